@@ -1,0 +1,284 @@
+//! The editable field: a generator with edit bricks laid over it, shared copy-on-write.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
+use crate::coords::{BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos};
+use crate::generator::{ColumnBounds, Generator};
+
+/// Settings of a field (serde: the `field` object of a session). Every field has a default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FieldSettings {
+    /// Spacing of samples in metres, in `[0.001, 1000]`. Default 1.
+    pub voxel_size: f64,
+    /// Narrow band and edit margin in voxels, in `[1, 16]`: values are clamped to
+    /// `±band_voxels · voxel_size` metres. Default 2.
+    pub band_voxels: f64,
+    /// Largest edit radius accepted, metres, in `(0, 4096]`. Default 64.
+    pub max_edit_radius: f64,
+}
+
+impl Default for FieldSettings {
+    fn default() -> Self {
+        Self {
+            voxel_size: 1.0,
+            band_voxels: 2.0,
+            max_edit_radius: 64.0,
+        }
+    }
+}
+
+/// Field settings were rejected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A setting is NaN, infinite or out of range.
+    #[error("field setting `{name}` = {value} is out of range {range}")]
+    OutOfRange {
+        /// The setting's name.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// The allowed range.
+        range: &'static str,
+    },
+}
+
+impl FieldSettings {
+    /// The narrow band (and edit margin) in metres.
+    pub fn band(&self) -> f64 {
+        self.band_voxels * self.voxel_size
+    }
+
+    /// Checks every setting.
+    ///
+    /// # Errors
+    /// [`SettingsError::OutOfRange`] naming the first bad setting.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let ok = |name, value: f64, good: bool, range| {
+            if value.is_finite() && good {
+                Ok(())
+            } else {
+                Err(SettingsError::OutOfRange { name, value, range })
+            }
+        };
+        let (v, b, r) = (self.voxel_size, self.band_voxels, self.max_edit_radius);
+        ok(
+            "voxel_size",
+            v,
+            (0.001..=1000.0).contains(&v),
+            "[0.001, 1000]",
+        )?;
+        ok("band_voxels", b, (1.0..=16.0).contains(&b), "[1, 16]")?;
+        ok("max_edit_radius", r, r > 0.0 && r <= 4096.0, "(0, 4096]")
+    }
+}
+
+/// The editable SDF: the generator where nothing was edited, bricks where something was.
+///
+/// Cloning is cheap (a few `Arc`s) and gives an immutable snapshot: a later edit of the
+/// original copies what it changes and never touches what a snapshot reads.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub(crate) settings: FieldSettings,
+    pub(crate) generator: Arc<Generator>,
+    pub(crate) bricks: Arc<BTreeMap<BrickKey, Arc<Brick>>>,
+    /// Lowest and highest brick layer with a brick, per brick column `(x, z)`.
+    pub(crate) columns: Arc<BTreeMap<(i32, i32), (i32, i32)>>,
+}
+
+/// Halo (samples) that [`Field::column_bounds`] covers on each side of a chunk column.
+pub const COLUMN_HALO: i32 = 2;
+
+impl Field {
+    /// A field with no edits.
+    ///
+    /// # Errors
+    /// [`SettingsError`] if a setting is out of range.
+    pub fn new(settings: FieldSettings, generator: Arc<Generator>) -> Result<Self, SettingsError> {
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            generator,
+            bricks: Arc::default(),
+            columns: Arc::default(),
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &FieldSettings {
+        &self.settings
+    }
+
+    /// The generator.
+    pub fn generator(&self) -> &Generator {
+        &self.generator
+    }
+
+    /// The value at sample `p`, metres, in `±band`.
+    pub fn sample(&self, p: SamplePos) -> f32 {
+        let (key, local) = p.brick();
+        match self.bricks.get(&key) {
+            Some(b) => b.value(local),
+            None => self
+                .generator
+                .sample(p, self.settings.voxel_size, self.settings.band()),
+        }
+    }
+
+    /// The material at sample `p`.
+    pub fn material(&self, p: SamplePos) -> MaterialId {
+        let (key, local) = p.brick();
+        self.bricks
+            .get(&key)
+            .map_or(GENERATOR_MATERIAL, |b| b.material(local))
+    }
+
+    /// The brick at `key`, if an edit made one.
+    pub fn brick(&self, key: BrickKey) -> Option<&Arc<Brick>> {
+        self.bricks.get(&key)
+    }
+
+    /// Every brick, in ascending `(z, y, x)` order.
+    pub fn bricks(&self) -> impl Iterator<Item = (BrickKey, &Arc<Brick>)> {
+        self.bricks.iter().map(|(k, b)| (*k, b))
+    }
+
+    /// Number of bricks.
+    pub fn brick_count(&self) -> usize {
+        self.bricks.len()
+    }
+
+    /// Fills the box of `dims` samples starting at `min`, x fastest, then y, then z: the
+    /// generator first, then every brick overlaid. Equal to [`Field::sample`] and
+    /// [`Field::material`] sample for sample.
+    ///
+    /// # Panics
+    /// If `values.len()` or `materials.len()` is not `dims[0] · dims[1] · dims[2]`.
+    pub fn fill(
+        &self,
+        min: SamplePos,
+        dims: [usize; 3],
+        values: &mut [f32],
+        materials: &mut [MaterialId],
+    ) {
+        let n = dims[0] * dims[1] * dims[2];
+        assert_eq!(values.len(), n, "values length");
+        assert_eq!(materials.len(), n, "materials length");
+        let vs = self.settings.voxel_size;
+        self.generator
+            .fill(min, dims, vs, self.settings.band(), values);
+        materials.fill(GENERATOR_MATERIAL);
+        if n == 0 || self.bricks.is_empty() {
+            return;
+        }
+        let max = SamplePos::new(
+            min.x + dims[0] as i32 - 1,
+            min.y + dims[1] as i32 - 1,
+            min.z + dims[2] as i32 - 1,
+        );
+        for_bricks_in(SampleBox { min, max }, |key, sub| {
+            let Some(brick) = self.bricks.get(&key) else {
+                return;
+            };
+            let b0 = key.min_sample();
+            for z in sub.min.z..=sub.max.z {
+                for y in sub.min.y..=sub.max.y {
+                    let row = (dims[0] * ((y - min.y) as usize + dims[1] * (z - min.z) as usize))
+                        as isize;
+                    for x in sub.min.x..=sub.max.x {
+                        let src = brick_index([x - b0.x, y - b0.y, z - b0.z]);
+                        let dst = (row + (x - min.x) as isize) as usize;
+                        values[dst] = brick.values()[src];
+                        materials[dst] = brick.materials()[src];
+                    }
+                }
+            }
+        });
+    }
+
+    /// Fills a chunk's grid: samples `32c − halo ..= 32c + 32 + halo` per axis
+    /// (`33 + 2·halo` per axis), x fastest. Returns the grid's lowest sample.
+    ///
+    /// # Panics
+    /// If the slices do not hold `(33 + 2·halo)³` samples.
+    pub fn fill_chunk(
+        &self,
+        chunk: ChunkKey,
+        halo: u32,
+        values: &mut [f32],
+        materials: &mut [MaterialId],
+    ) -> SamplePos {
+        let h = halo as i32;
+        let m = chunk.min_sample();
+        let min = SamplePos::new(m.x - h, m.y - h, m.z - h);
+        let n = (CHUNK_CELLS + 1 + 2 * h) as usize;
+        self.fill(min, [n; 3], values, materials);
+        min
+    }
+
+    /// Lowest and highest brick layer (`y` brick index) holding a brick in brick column
+    /// `(x, z)`, if any: a tower built into the sky is streamed from this.
+    pub fn edited_layers(&self, x: i32, z: i32) -> Option<(i32, i32)> {
+        self.columns.get(&(x, z)).copied()
+    }
+
+    /// Where chunk column `(cx, cz)` (with [`COLUMN_HALO`] samples around it) is certainly
+    /// air or solid: the generator's bounds widened by every brick the column's samples read.
+    pub fn column_bounds(&self, cx: i32, cz: i32) -> ColumnBounds {
+        let vs = self.settings.voxel_size;
+        let lo = |c: i32| f64::from(c * CHUNK_CELLS - COLUMN_HALO) * vs;
+        let hi = |c: i32| f64::from(c * CHUNK_CELLS + CHUNK_CELLS + COLUMN_HALO) * vs;
+        let mut b =
+            self.generator
+                .column_bounds([lo(cx), hi(cx)], [lo(cz), hi(cz)], self.settings.band());
+        for bz in cz - 1..=cz + 1 {
+            for bx in cx - 1..=cx + 1 {
+                if let Some((l, h)) = self.edited_layers(bx, bz) {
+                    b.solid_below = b.solid_below.min(f64::from(l * BRICK_SAMPLES) * vs);
+                    b.air_above = b
+                        .air_above
+                        .max(f64::from(h * BRICK_SAMPLES + BRICK_SAMPLES - 1) * vs);
+                }
+            }
+        }
+        b
+    }
+
+    /// Bytes held by bricks on the heap.
+    pub fn brick_bytes(&self) -> usize {
+        self.bricks.values().map(|b| b.heap_bytes()).sum()
+    }
+}
+
+/// Calls `f(key, sub_box)` for every brick overlapping `region`, in ascending `(z, y, x)`
+/// order, with the part of `region` inside that brick.
+pub(crate) fn for_bricks_in(region: SampleBox, mut f: impl FnMut(BrickKey, SampleBox)) {
+    let (kmin, _) = region.min.brick();
+    let (kmax, _) = region.max.brick();
+    for bz in kmin.z..=kmax.z {
+        for by in kmin.y..=kmax.y {
+            for bx in kmin.x..=kmax.x {
+                let key = BrickKey::new(bx, by, bz);
+                let b0 = key.min_sample();
+                let sub = SampleBox {
+                    min: SamplePos::new(
+                        region.min.x.max(b0.x),
+                        region.min.y.max(b0.y),
+                        region.min.z.max(b0.z),
+                    ),
+                    max: SamplePos::new(
+                        region.max.x.min(b0.x + BRICK_SAMPLES - 1),
+                        region.max.y.min(b0.y + BRICK_SAMPLES - 1),
+                        region.max.z.min(b0.z + BRICK_SAMPLES - 1),
+                    ),
+                };
+                f(key, sub);
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! # loam-field
+//!
+//! Loam's editable terrain as a signed distance field (SDF): negative inside solid ground,
+//! positive in air, the surface at zero, values in metres clamped to a narrow band of
+//! `±band` (default 2 voxels). A sample exactly 0 is air (`value < 0.0` is the one inside
+//! predicate).
+//!
+//! - [`coords`]: world (f64 metres) → sample (i32) → chunk / brick (i32) by floor division.
+//! - [`Generator`]: the base terrain, fractal noise or a real DEM, with caves; a safe
+//!   distance bound (1-Lipschitz) by construction.
+//! - [`Field`]: the generator with edit bricks (`32³` samples, chunk-aligned) laid over it,
+//!   shared copy-on-write so a clone is an immutable snapshot.
+//! - [`EditOp`] and [`Field::apply`]: dig and build balls with exact CSG; only samples within
+//!   reach change, and the box of changed samples is returned.
+//! - [`FieldHash`]: the one field hash of DESIGN.md.
+//!
+//! No threads, files or clocks: the crate builds for `wasm32-unknown-unknown`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use loam_field::{CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings, SamplePos};
+//!
+//! let generator = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default()).unwrap();
+//! let mut field = Field::new(FieldSettings::default(), Arc::new(generator)).unwrap();
+//! let h = field.generator().surface_height(0.0, 0.0);
+//! let before = field.clone(); // a snapshot
+//! let out = field
+//!     .apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 3.0, material: 0 })
+//!     .unwrap();
+//! assert!(out.samples_changed > 0);
+//! let p = SamplePos::new(0, h.round() as i32, 0);
+//! assert!(field.sample(p) > 0.0); // dug out: air
+//! assert_ne!(before.sample(p), field.sample(p)); // the snapshot still reads the old value
+//! println!("field-hash: {}", field.hash());
+//! ```
+#![deny(missing_docs)]
+
+mod brick;
+pub mod coords;
+mod edit;
+mod field;
+mod generator;
+mod hash;
+mod op;
+
+pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
+pub use coords::{
+    BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
+};
+pub use edit::EditOutcome;
+pub use field::{COLUMN_HALO, Field, FieldSettings, SettingsError};
+pub use generator::{
+    CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,
+    HeightmapMeta, HeightmapPlacement, NoiseLayer, NoiseTerrainSettings,
+};
+pub use hash::FieldHash;
+pub use op::{CsgMode, EditError, EditOp};

@@ -1,0 +1,314 @@
+//! Dig and build: exact values, reach, snapshots, bad input, bricks, hash.
+
+use std::sync::Arc;
+
+use crate::util::*;
+use loam_field::{BrickKey, EditError, EditOp, Field, FieldSettings, SamplePos};
+
+/// Exact values of a dig then a build of the same ball on flat ground `y − 10`, band 2.
+#[test]
+fn dig_then_build_same_ball() {
+    let mut f = flat_field(10.0);
+    let c = [4.0, 10.0, 4.0];
+    let out = f.apply(&dig(c, 3.0)).unwrap();
+    assert!(out.samples_changed > 0);
+    for s in samples([-2, 4, -2], [10, 16, 10]) {
+        let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
+        let want = (f64::from(s.y) - 10.0)
+            .max(3.0 - dist(p, c))
+            .clamp(-2.0, 2.0) as f32
+            + 0.0;
+        assert_eq!(f.sample(s).to_bits(), want.to_bits(), "after dig at {s:?}");
+    }
+    f.apply(&build(c, 3.0, 5)).unwrap();
+    for s in samples([-2, 4, -2], [10, 16, 10]) {
+        let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
+        let d = dist(p, c) - 3.0;
+        let dug = (f64::from(s.y) - 10.0).max(-d).clamp(-2.0, 2.0) as f32 + 0.0;
+        let want = dug.min(d.clamp(-2.0, 2.0) as f32 + 0.0);
+        assert_eq!(
+            f.sample(s).to_bits(),
+            want.to_bits(),
+            "after build at {s:?}"
+        );
+        // The ball is solid again, and built samples carry the build's material.
+        if d < 0.0 {
+            assert!(f.sample(s) < 0.0);
+            assert_eq!(f.material(s), 5);
+        }
+    }
+    assert_eq!(f.sample(SamplePos::new(4, 10, 4)), -2.0);
+}
+
+#[test]
+fn edits_across_brick_borders_and_negative_coordinates() {
+    let mut f = flat_field(-20.0);
+    let c = [-32.0, -20.0, -0.5];
+    let out = f.apply(&dig(c, 5.0)).unwrap();
+    // Reach 7 m around the centre crosses bricks −2/−1 in x, y and z.
+    let keys: Vec<BrickKey> = f.bricks().map(|(k, _)| k).collect();
+    assert!(
+        keys.contains(&BrickKey::new(-2, -1, -1)) && keys.contains(&BrickKey::new(-1, -1, 0)),
+        "{keys:?}"
+    );
+    let bx = out.changed.unwrap();
+    assert_eq!(bx.min, SamplePos::new(-38, -26, -7));
+    assert_eq!(bx.max, SamplePos::new(-26, -19, 6));
+    for s in samples([-40, -28, -9], [-24, -12, 8]) {
+        let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
+        let want = (f64::from(s.y) + 20.0)
+            .max(5.0 - dist(p, c))
+            .clamp(-2.0, 2.0) as f32
+            + 0.0;
+        assert_eq!(f.sample(s).to_bits(), want.to_bits(), "{s:?}");
+        if f.sample(s) != f.generator().sample(s, 1.0, 2.0) {
+            assert!(
+                bx.contains(s),
+                "changed sample {s:?} outside the returned box"
+            );
+        }
+    }
+}
+
+#[test]
+fn outside_reach_is_untouched_and_snapshots_keep_old_values() {
+    let mut f = field_with(noise_generator(21), 0.5);
+    let c = [3.3, f.generator().surface_height(3.3, -7.1), -7.1];
+    f.apply(&build([c[0] + 4.0, c[1] + 2.0, c[2]], 2.5, 1))
+        .unwrap();
+    let before = f.clone();
+    let (r, band) = (4.0, f.settings().band());
+    let out = f.apply(&dig(c, r)).unwrap();
+    let bx = out.changed.expect("the dig changed something");
+    let mut changed = 0u64;
+    for s in samples(
+        [-20, (c[1] * 2.0) as i32 - 30, -40],
+        [30, (c[1] * 2.0) as i32 + 30, 10],
+    ) {
+        let p = [
+            f64::from(s.x) * 0.5,
+            f64::from(s.y) * 0.5,
+            f64::from(s.z) * 0.5,
+        ];
+        let (old, new) = (before.sample(s), f.sample(s));
+        if dist(p, c) > r + band {
+            assert_eq!(old.to_bits(), new.to_bits(), "outside reach {s:?}");
+            assert_eq!(before.material(s), f.material(s));
+        }
+        if old.to_bits() != new.to_bits() {
+            changed += 1;
+            assert!(bx.contains(s));
+            assert!(new > old, "a dig only raises the field");
+        }
+    }
+    assert_eq!(changed, out.samples_changed);
+    // The snapshot is unchanged as a whole.
+    assert_ne!(before.hash(), f.hash());
+    let again = before.clone();
+    assert_eq!(before.hash(), again.hash());
+}
+
+#[test]
+fn fill_equals_sample_with_bricks() {
+    let mut f = field_with(noise_generator(5), 1.0);
+    for (i, c) in [[-1.0, 0.0, -1.0], [31.5, 20.0, 31.5], [-40.0, 5.0, 60.0]]
+        .into_iter()
+        .enumerate()
+    {
+        let y = f.generator().surface_height(c[0], c[2]);
+        f.apply(&dig([c[0], y, c[2]], 6.0)).unwrap();
+        f.apply(&build([c[0] + 3.0, y + 2.0, c[2]], 3.0, i as u8 + 1))
+            .unwrap();
+    }
+    assert!(f.brick_count() > 4);
+    let (min, dims) = (SamplePos::new(-45, -10, -8), [90usize, 50, 75]);
+    let n = dims[0] * dims[1] * dims[2];
+    let (mut v, mut m) = (vec![0.0f32; n], vec![0u8; n]);
+    f.fill(min, dims, &mut v, &mut m);
+    for (i, s) in samples([min.x, min.y, min.z], [min.x + 89, min.y + 49, min.z + 74]).enumerate() {
+        assert_eq!(v[i].to_bits(), f.sample(s).to_bits(), "{s:?}");
+        assert_eq!(m[i], f.material(s));
+    }
+    // A chunk grid with its halo.
+    let k = loam_field::ChunkKey::new(-1, 0, 0);
+    let (mut v, mut m) = (vec![0.0f32; 35 * 35 * 35], vec![0u8; 35 * 35 * 35]);
+    let g0 = f.fill_chunk(k, 1, &mut v, &mut m);
+    assert_eq!(g0, SamplePos::new(-33, -1, -1));
+    assert_eq!(
+        v[34 + 35 * (34 + 35 * 34)].to_bits(),
+        f.sample(SamplePos::new(1, 33, 33)).to_bits()
+    );
+}
+
+#[test]
+fn bad_input_changes_nothing() {
+    let mut f = field_with(noise_generator(1), 1.0);
+    f.apply(&dig([0.0, 10.0, 0.0], 4.0)).unwrap();
+    let (hash, count) = (f.hash(), f.brick_count());
+    type Check = fn(&EditError) -> bool;
+    let bad: Vec<(EditOp, Check)> = vec![
+        (dig([f64::NAN, 0.0, 0.0], 2.0), |e| {
+            matches!(
+                e,
+                EditError::NotFinite {
+                    name: "center.x",
+                    ..
+                }
+            )
+        }),
+        (build([0.0, f64::INFINITY, 0.0], 2.0, 0), |e| {
+            matches!(e, EditError::NotFinite { .. })
+        }),
+        (dig([0.0, 0.0, f64::NEG_INFINITY], 2.0), |e| {
+            matches!(e, EditError::NotFinite { .. })
+        }),
+        (dig([0.0, 0.0, 0.0], f64::NAN), |e| {
+            matches!(e, EditError::NotFinite { name: "radius", .. })
+        }),
+        (dig([0.0, 0.0, 0.0], 0.0), |e| {
+            matches!(e, EditError::RadiusNotPositive { .. })
+        }),
+        (dig([0.0, 0.0, 0.0], -3.0), |e| {
+            matches!(e, EditError::RadiusNotPositive { .. })
+        }),
+        (build([0.0, 0.0, 0.0], 64.5, 0), |e| {
+            matches!(e, EditError::RadiusTooLarge { max: 64.0, .. })
+        }),
+        (dig([1e12, 0.0, 0.0], 2.0), |e| {
+            matches!(e, EditError::OutOfRange { .. })
+        }),
+    ];
+    for (op, ok) in bad {
+        let e = f.apply(&op).unwrap_err();
+        assert!(ok(&e), "{op:?} gave {e:?}");
+        assert_eq!(
+            (f.hash(), f.brick_count()),
+            (hash, count),
+            "{op:?} changed the field"
+        );
+    }
+    // The limit is configurable and inclusive.
+    let s = FieldSettings {
+        max_edit_radius: 100.0,
+        ..Default::default()
+    };
+    let mut big = Field::new(s, Arc::new(flat_generator(0.0))).unwrap();
+    assert!(big.apply(&dig([0.0, 0.0, 0.0], 100.0)).is_ok());
+    assert!(
+        Field::new(
+            FieldSettings {
+                voxel_size: 0.0,
+                ..Default::default()
+            },
+            Arc::new(flat_generator(0.0))
+        )
+        .is_err()
+    );
+}
+
+/// After random edits the sampled field is still 1-Lipschitz between lattice points, and a
+/// ball built far above the ground does not let the air above it claim more distance.
+#[test]
+fn edits_keep_a_distance_bound() {
+    let mut f = field_with(noise_generator(13), 1.0);
+    let mut rng = TestRng(77);
+    for i in 0..40 {
+        let (x, z) = (rng.range(-30.0, 30.0), rng.range(-30.0, 30.0));
+        let y = f.generator().surface_height(x, z) + rng.range(-3.0, 3.0);
+        let op = if i % 3 == 0 {
+            build([x, y, z], rng.range(1.0, 6.0), 2)
+        } else {
+            dig([x, y, z], rng.range(1.0, 6.0))
+        };
+        f.apply(&op).unwrap();
+    }
+    // A floating ball far above the ground.
+    let top = f.generator().surface_height(0.0, 0.0) + 60.0;
+    f.apply(&build([0.0, top, 0.0], 4.0, 3)).unwrap();
+    let above = SamplePos::new(0, (top + 7.0) as i32, 0);
+    // True distance from that sample to the ball is 3+ m; the field must not claim more.
+    let p = [0.0, f64::from(above.y), 0.0];
+    assert!(f64::from(f.sample(above)) <= dist(p, [0.0, top, 0.0]) - 4.0 + 1e-6);
+    for _ in 0..30_000 {
+        let a = SamplePos::new(
+            rng.range(-36.0, 36.0) as i32,
+            rng.range(-10.0, 80.0) as i32,
+            rng.range(-36.0, 36.0) as i32,
+        );
+        let b = SamplePos::new(
+            a.x + rng.range(-4.0, 4.0) as i32,
+            a.y + rng.range(-4.0, 4.0) as i32,
+            a.z + rng.range(-4.0, 4.0) as i32,
+        );
+        let ab = dist(
+            [a.x, a.y, a.z].map(f64::from),
+            [b.x, b.y, b.z].map(f64::from),
+        );
+        let df = (f64::from(f.sample(a)) - f64::from(f.sample(b))).abs();
+        assert!(df <= ab + 2e-6, "{a:?} {b:?}: {df} > {ab}");
+    }
+}
+
+#[test]
+fn towers_are_tracked_per_column() {
+    let mut f = flat_field(0.0);
+    assert_eq!(f.edited_layers(0, 0), None);
+    let before = f.column_bounds(0, 0);
+    for y in (0..200).step_by(4) {
+        f.apply(&build([10.0, f64::from(y), 10.0], 3.0, 1)).unwrap();
+    }
+    assert_eq!(f.edited_layers(0, 0), Some((-1, 6)));
+    let after = f.column_bounds(0, 0);
+    assert!(
+        before.air_above < 10.0 && after.air_above >= 204.0,
+        "{before:?} {after:?}"
+    );
+    // A neighbour column reads this one's halo: its bounds grow too.
+    assert!(f.column_bounds(1, 0).air_above >= 204.0);
+    assert!(f.column_bounds(3, 0).air_above < 10.0);
+}
+
+#[test]
+fn edits_far_from_the_origin() {
+    for x in [1e6f64, -1e6, 1e6 + 0.37] {
+        let mut f = flat_field(3.0);
+        let out = f.apply(&dig([x, 3.0, -x], 2.0)).unwrap();
+        let bx = out.changed.unwrap();
+        let s = SamplePos::new(x.round() as i32, 3, (-x).round() as i32);
+        assert!(bx.contains(s));
+        assert!(f.sample(s) > 0.0, "centre at {x} not dug");
+        assert!(f.sample(SamplePos::new(s.x + 10, 3, s.z)) == 0.0);
+    }
+}
+
+#[test]
+fn no_change_makes_no_brick() {
+    let mut f = flat_field(0.0);
+    // Digging in the air and building deep in the ground change nothing.
+    assert_eq!(f.apply(&dig([0.0, 50.0, 0.0], 5.0)).unwrap().changed, None);
+    assert_eq!(
+        f.apply(&build([0.0, -50.0, 0.0], 5.0, 1)).unwrap().changed,
+        None
+    );
+    assert_eq!(f.brick_count(), 0);
+    assert_eq!(f.hash().to_string(), blake3::hash(b"").to_hex().to_string());
+}
+
+#[test]
+fn hash_is_order_independent_and_sensitive() {
+    let a_ops = [dig([5.0, 0.0, 5.0], 3.0), build([60.0, 0.0, -40.0], 4.0, 2)];
+    let (mut a, mut b) = (flat_field(0.0), flat_field(0.0));
+    for op in &a_ops {
+        a.apply(op).unwrap();
+    }
+    for op in a_ops.iter().rev() {
+        b.apply(op).unwrap();
+    }
+    assert_eq!(a.hash(), b.hash());
+    assert_eq!(a.hash().to_string().len(), 64);
+    b.apply(&dig([60.0, 0.0, -40.0], 0.3)).unwrap();
+    assert_ne!(a.hash(), b.hash());
+    // A region hash covers only its bricks.
+    let k = BrickKey::new(0, -1, 0);
+    assert_eq!(a.hash_region(k, k), b.hash_region(k, k));
+}

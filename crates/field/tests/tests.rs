@@ -1,0 +1,9 @@
+//! Integration tests of loam-field, one binary (see STYLE.md, "Tests").
+
+mod util;
+
+mod cases;
+mod edits;
+mod generator;
+mod heightmap;
+mod reference;
