@@ -1,1 +1,112 @@
-fn main() {}
+//! Criterion benchmarks of loam-field: digs of r = 3 m and r = 8 m, and filling a chunk grid
+//! (35³ samples, halo 1) from the generator and from bricks.
+//!
+//! Run: `cargo bench -p loam-bench --bench field`. Results: BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use loam_field::{
+    CaveSettings, ChunkKey, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
+};
+
+fn generator() -> Arc<Generator> {
+    let terrain = NoiseTerrainSettings {
+        seed: 7,
+        ..Default::default()
+    };
+    let caves = CaveSettings {
+        y_min: 20.0,
+        y_max: 90.0,
+        ..Default::default()
+    };
+    Arc::new(Generator::noise(&terrain, &caves).unwrap())
+}
+
+fn dig(c: [f64; 3], r: f64) -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: c,
+        radius: r,
+        material: 0,
+    }
+}
+
+fn digs(c: &mut Criterion) {
+    let g = generator();
+    // A point on the ground next to a chunk corner, so the dig spans several bricks.
+    let (x, z) = (30.0, 30.0);
+    let y = g.surface_height(x, z);
+    let mut group = c.benchmark_group("field/dig");
+    for r in [3.0, 8.0] {
+        // Bricks are created (filled from the generator) by the dig itself.
+        group.bench_function(format!("r{r}/new_bricks"), |b| {
+            b.iter_batched(
+                || Field::new(FieldSettings::default(), g.clone()).unwrap(),
+                |mut f| black_box(f.apply(&dig([x, y, z], r)).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+        // The bricks exist already (made by an earlier edit nearby) and are not shared.
+        group.bench_function(format!("r{r}/existing_bricks"), |b| {
+            b.iter_batched(
+                || {
+                    let mut f = Field::new(FieldSettings::default(), g.clone()).unwrap();
+                    f.apply(&dig([x + 0.5, y + 1.0, z - 0.5], r)).unwrap();
+                    f
+                },
+                |mut f| black_box(f.apply(&dig([x, y, z], r)).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+fn fills(c: &mut Criterion) {
+    let g = generator();
+    let mut group = c.benchmark_group("field/fill_chunk_35");
+    let n = 35 * 35 * 35;
+    let (mut v, mut m) = (vec![0.0f32; n], vec![0u8; n]);
+    let y = g.surface_height(16.0, 16.0);
+    let chunk = ChunkKey::new(0, (y / 32.0).floor() as i32, 0);
+    let fresh = Field::new(FieldSettings::default(), g.clone()).unwrap();
+    group.bench_function("generator", |b| {
+        b.iter(|| fresh.fill_chunk(black_box(chunk), 1, &mut v, &mut m))
+    });
+    // Cover the chunk and its halo with bricks.
+    let mut edited = fresh.clone();
+    for (dx, dz) in [
+        (-1.0, -1.0),
+        (33.0, -1.0),
+        (-1.0, 33.0),
+        (33.0, 33.0),
+        (16.0, 16.0),
+    ] {
+        for dy in [-1.0, 16.0, 33.0] {
+            let p = [dx, f64::from(chunk.y) * 32.0 + dy, dz];
+            edited
+                .apply(&EditOp::Sphere {
+                    mode: CsgMode::Union,
+                    center: p,
+                    radius: 1.0,
+                    material: 1,
+                })
+                .unwrap();
+            edited.apply(&dig(p, 0.5)).unwrap();
+        }
+    }
+    assert!(
+        edited.brick_count() >= 27,
+        "{} bricks",
+        edited.brick_count()
+    );
+    group.bench_function("bricks", |b| {
+        b.iter(|| edited.fill_chunk(black_box(chunk), 1, &mut v, &mut m))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, digs, fills);
+criterion_main!(benches);

@@ -1,1 +1,42 @@
-fn main() {}
+//! `loam`: Loam's command-line entry point. For now the headless `replay` subcommand; the
+//! editor comes with its issue.
+
+mod replay;
+mod session;
+
+use clap::{Parser, Subcommand};
+
+/// Loam: editable smooth-voxel terrain.
+#[derive(Debug, Parser)]
+#[command(name = "loam", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply a session's ops to its world, write a summary and print the field hash.
+    Replay(replay::ReplayArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Replay(args) => replay::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("loam: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}

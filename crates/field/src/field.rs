@@ -154,7 +154,8 @@ impl Field {
     }
 
     /// Fills the box of `dims` samples starting at `min`, x fastest, then y, then z: the
-    /// generator first, then every brick overlaid. Equal to [`Field::sample`] and
+    /// brick samples copied, the generator's
+    /// computed only where there is no brick. Equal to [`Field::sample`] and
     /// [`Field::material`] sample for sample.
     ///
     /// # Panics
@@ -169,32 +170,34 @@ impl Field {
         let n = dims[0] * dims[1] * dims[2];
         assert_eq!(values.len(), n, "values length");
         assert_eq!(materials.len(), n, "materials length");
-        let vs = self.settings.voxel_size;
-        self.generator
-            .fill(min, dims, vs, self.settings.band(), values);
-        materials.fill(GENERATOR_MATERIAL);
-        if n == 0 || self.bricks.is_empty() {
+        if n == 0 {
             return;
         }
+        let (vs, band) = (self.settings.voxel_size, self.settings.band());
         let max = SamplePos::new(
             min.x + dims[0] as i32 - 1,
             min.y + dims[1] as i32 - 1,
             min.z + dims[2] as i32 - 1,
         );
+        // Brick by brick: a brick's samples are copied, the generator fills the rest.
         for_bricks_in(SampleBox { min, max }, |key, sub| {
-            let Some(brick) = self.bricks.get(&key) else {
-                return;
-            };
+            let brick = self.bricks.get(&key);
+            if brick.is_none() {
+                self.generator.fill_part(min, dims, sub, vs, band, values);
+            }
             let b0 = key.min_sample();
+            let (a, b) = ((sub.min.x - min.x) as usize, (sub.max.x - min.x) as usize);
             for z in sub.min.z..=sub.max.z {
                 for y in sub.min.y..=sub.max.y {
-                    let row = (dims[0] * ((y - min.y) as usize + dims[1] * (z - min.z) as usize))
-                        as isize;
-                    for x in sub.min.x..=sub.max.x {
-                        let src = brick_index([x - b0.x, y - b0.y, z - b0.z]);
-                        let dst = (row + (x - min.x) as isize) as usize;
-                        values[dst] = brick.values()[src];
-                        materials[dst] = brick.materials()[src];
+                    let row = dims[0] * ((y - min.y) as usize + dims[1] * (z - min.z) as usize);
+                    let (dst, len) = (row + a..=row + b, b - a + 1);
+                    match brick {
+                        Some(brick) => {
+                            let src = brick_index([sub.min.x - b0.x, y - b0.y, z - b0.z]);
+                            values[dst.clone()].copy_from_slice(&brick.values()[src..src + len]);
+                            materials[dst].copy_from_slice(&brick.materials()[src..src + len]);
+                        }
+                        None => materials[dst].fill(GENERATOR_MATERIAL),
                     }
                 }
             }

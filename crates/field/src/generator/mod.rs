@@ -20,7 +20,7 @@ pub use caves::CaveSettings;
 pub use heightmap::{Heightmap, HeightmapError, HeightmapMeta, HeightmapPlacement};
 pub use noise_terrain::{NoiseLayer, NoiseTerrainSettings};
 
-use crate::coords::SamplePos;
+use crate::coords::{SampleBox, SamplePos};
 use caves::Caves;
 use heightmap::HeightmapGround;
 use noise_terrain::NoiseGround;
@@ -199,16 +199,41 @@ impl Generator {
         out: &mut [f32],
     ) {
         assert_eq!(out.len(), dims[0] * dims[1] * dims[2], "output length");
+        if out.is_empty() {
+            return;
+        }
+        let max = SamplePos::new(
+            min.x + dims[0] as i32 - 1,
+            min.y + dims[1] as i32 - 1,
+            min.z + dims[2] as i32 - 1,
+        );
+        self.fill_part(min, dims, SampleBox { min, max }, voxel_size, band, out);
+    }
+
+    /// Fills only the samples of `part` in `out`, a grid of `dims` samples starting at
+    /// `grid_min` (x fastest). `part` must lie inside the grid.
+    pub(crate) fn fill_part(
+        &self,
+        grid_min: SamplePos,
+        dims: [usize; 3],
+        part: SampleBox,
+        voxel_size: f64,
+        band: f64,
+        out: &mut [f32],
+    ) {
         let inv = 1.0 / self.ground_scale();
         let (nx, ny) = (dims[0], dims[1]);
-        for k in 0..dims[2] {
-            let z = f64::from(min.z + k as i32) * voxel_size;
-            for i in 0..nx {
-                let x = f64::from(min.x + i as i32) * voxel_size;
-                let h = self.surface_height(x, z);
-                for j in 0..ny {
-                    let y = f64::from(min.y + j as i32) * voxel_size;
-                    out[i + nx * (j + ny * k)] = self.value_with([x, y, z], h, inv, band);
+        for z in part.min.z..=part.max.z {
+            let wz = f64::from(z) * voxel_size;
+            let k = (z - grid_min.z) as usize;
+            for x in part.min.x..=part.max.x {
+                let wx = f64::from(x) * voxel_size;
+                let i = (x - grid_min.x) as usize;
+                let h = self.surface_height(wx, wz);
+                for y in part.min.y..=part.max.y {
+                    let j = (y - grid_min.y) as usize;
+                    out[i + nx * (j + ny * k)] =
+                        self.value_with([wx, f64::from(y) * voxel_size, wz], h, inv, band);
                 }
             }
         }

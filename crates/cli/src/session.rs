@@ -1,0 +1,296 @@
+//! Session files: a world (field settings and generator) and a list of ops, as JSON.
+//!
+//! The format is specified in `docs/session-format.md`. Version 1 is the current one; every
+//! later version must keep loading older files.
+
+use std::path::{Path, PathBuf};
+
+use loam_field::{
+    CaveSettings, EditOp, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
+    NoiseTerrainSettings,
+};
+use serde::{Deserialize, Serialize};
+
+/// The `format` value every session carries.
+pub const FORMAT: &str = "loam-session";
+
+/// The newest session version this build reads.
+pub const VERSION: u32 = 1;
+
+/// A session could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The file could not be read.
+    #[error("cannot read {path:?}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not JSON, a missing or unknown field, or a value of the wrong type.
+    #[error("{path:?} is not a valid session: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What serde said, with line and column.
+        message: String,
+    },
+    /// `format` is not `"loam-session"`.
+    #[error("{path:?} has format {found:?}, expected \"loam-session\"")]
+    WrongFormat {
+        /// The file.
+        path: PathBuf,
+        /// The format found.
+        found: String,
+    },
+    /// `version` is newer than this build reads.
+    #[error("{path:?} is session version {found}; this build reads versions 1 to {max}")]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version found.
+        found: u64,
+        /// The newest version this build reads.
+        max: u32,
+    },
+    /// The heightmap or its sidecar could not be loaded.
+    #[error("heightmap {path:?}")]
+    Heightmap {
+        /// The heightmap file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: HeightmapSourceError,
+    },
+    /// The generator settings were rejected.
+    #[error(transparent)]
+    Generator(#[from] loam_field::GeneratorError),
+}
+
+/// Why a heightmap could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum HeightmapSourceError {
+    /// File I/O failed (the image or its sidecar).
+    #[error("cannot read {path:?}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Decoding failed.
+    #[error(transparent)]
+    Decode(#[from] loam_field::HeightmapError),
+    /// The extension is neither `.png` nor `.f32`.
+    #[error("unknown heightmap extension (expected .png or .f32)")]
+    Extension,
+}
+
+/// A session, version 1.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// Always `"loam-session"`.
+    pub format: String,
+    /// The format version, 1.
+    pub version: u32,
+    /// Field settings; every one has a default.
+    #[serde(default)]
+    pub field: FieldSettings,
+    /// The base terrain.
+    pub generator: GeneratorSpec,
+    /// The ops, applied in order.
+    #[serde(default)]
+    pub ops: Vec<EditOp>,
+}
+
+/// The base terrain of a session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum GeneratorSpec {
+    /// Fractal-noise terrain with caves.
+    Noise {
+        /// Ground settings; every one has a default.
+        #[serde(default)]
+        terrain: NoiseTerrainSettings,
+        /// Caves; every setting has a default.
+        #[serde(default)]
+        caves: CaveSettings,
+    },
+    /// A real DEM with caves.
+    Heightmap {
+        /// The `.png` (16-bit grey) or `.f32` (little-endian) file, relative to the session
+        /// file. Its sidecar is the same path with the extension `.json`.
+        path: PathBuf,
+        /// How the DEM is laid into the world.
+        #[serde(default)]
+        placement: HeightmapPlacement,
+        /// Caves; every setting has a default.
+        #[serde(default)]
+        caves: CaveSettings,
+    },
+}
+
+/// A loaded session: the parsed file and the generator it names.
+pub struct Loaded {
+    /// The parsed session.
+    pub session: Session,
+    /// The generator, heightmap decoded.
+    pub generator: Generator,
+    /// BLAKE3 of the heightmap file, if the session uses one.
+    pub heightmap_blake3: Option<String>,
+}
+
+/// Reads and checks a session file, and builds its generator.
+///
+/// # Errors
+/// [`SessionError`] for unreadable files, malformed JSON, unknown fields, another format, a
+/// newer version, a bad heightmap or bad generator settings.
+pub fn load(path: &Path) -> Result<Loaded, SessionError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SessionError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let session = parse(&text, path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let (generator, heightmap_blake3) = match &session.generator {
+        GeneratorSpec::Noise { terrain, caves } => (Generator::noise(terrain, caves)?, None),
+        GeneratorSpec::Heightmap {
+            path: rel,
+            placement,
+            caves,
+        } => {
+            let file = base.join(rel);
+            let wrap = |source| SessionError::Heightmap {
+                path: file.clone(),
+                source,
+            };
+            let (map, hash) = read_heightmap(&file).map_err(wrap)?;
+            (Generator::heightmap(&map, placement, caves)?, Some(hash))
+        }
+    };
+    Ok(Loaded {
+        session,
+        generator,
+        heightmap_blake3,
+    })
+}
+
+/// Parses a session's text; `path` is only used in errors.
+///
+/// # Errors
+/// As [`load`], for everything but files.
+pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
+    let invalid = |e: serde_json::Error| SessionError::Invalid {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    // Format and version first, so a newer file says so instead of "unknown field".
+    let head: serde_json::Value = serde_json::from_str(text).map_err(invalid)?;
+    let format = head
+        .get("format")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    if format != FORMAT {
+        return Err(SessionError::WrongFormat {
+            path: path.into(),
+            found: format.into(),
+        });
+    }
+    let version = head
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    if version == 0 || version > u64::from(VERSION) {
+        return Err(SessionError::UnsupportedVersion {
+            path: path.into(),
+            found: version,
+            max: VERSION,
+        });
+    }
+    serde_json::from_str(text).map_err(invalid)
+}
+
+fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|source| HeightmapSourceError::Io {
+            path: p.into(),
+            source,
+        })
+    };
+    let bytes = read(file)?;
+    let sidecar = file.with_extension("json");
+    let meta_bytes = read(&sidecar)?;
+    let meta = HeightmapMeta::from_json(&String::from_utf8_lossy(&meta_bytes))?;
+    let map = match file.extension().and_then(|e| e.to_str()) {
+        Some("png") => Heightmap::from_png(&bytes, &meta)?,
+        Some("f32") => Heightmap::from_f32_le(&bytes, &meta)?,
+        _ => return Err(HeightmapSourceError::Extension),
+    };
+    Ok((map, blake3::hash(&bytes).to_hex().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Session, SessionError> {
+        parse(text, Path::new("t.json"))
+    }
+
+    #[test]
+    fn minimal_session_uses_defaults() {
+        let s = p(r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise"}}"#)
+            .unwrap();
+        assert_eq!(s.field, FieldSettings::default());
+        assert!(s.ops.is_empty());
+        assert!(matches!(s.generator, GeneratorSpec::Noise { .. }));
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_everywhere() {
+        let cases = [
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise"}, "colour": 3}"#,
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise", "sead": 3}}"#,
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise", "terrain": {"sead": 3}}}"#,
+            r#"{"format": "loam-session", "version": 1, "field": {"voxel": 1}, "generator": {"kind": "noise"}}"#,
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise"}, "ops": [{"kind": "sphere", "mode": "dig", "center": [0,0,0], "radius": 1, "colour": 2}]}"#,
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise"}, "ops": [{"kind": "cube", "mode": "dig", "center": [0,0,0], "radius": 1}]}"#,
+            r#"{"format": "loam-session", "version": 1, "generator": {"kind": "volcano"}}"#,
+        ];
+        for c in cases {
+            let e = p(c).unwrap_err();
+            assert!(matches!(e, SessionError::Invalid { .. }), "{c}: {e}");
+        }
+        let e = p(cases[1]).unwrap_err().to_string();
+        assert!(e.contains("sead"), "{e}");
+    }
+
+    #[test]
+    fn format_and_version_are_checked() {
+        let e = p(r#"{"format": "loam-world", "version": 1, "generator": {"kind": "noise"}}"#)
+            .unwrap_err();
+        assert!(matches!(e, SessionError::WrongFormat { .. }));
+        let e = p(r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "viewers": []}"#).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SessionError::UnsupportedVersion {
+                    found: 2,
+                    max: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = p(r#"{"format": "loam-session", "generator": {"kind": "noise"}}"#).unwrap_err();
+        assert!(matches!(
+            e,
+            SessionError::UnsupportedVersion { found: 0, .. }
+        ));
+    }
+}
