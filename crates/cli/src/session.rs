@@ -270,6 +270,28 @@ mod tests {
         assert!(e.contains("sead"), "{e}");
     }
 
+    /// The full example in docs/session-format.md parses, so the document stays true.
+    #[test]
+    fn documented_example_parses() {
+        let doc = include_str!("../../../docs/session-format.md");
+        let start = doc.find("```json\n").unwrap() + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let s = p(&doc[start..end]).unwrap();
+        assert_eq!(s.ops.len(), 2);
+        let GeneratorSpec::Noise { terrain, caves } = &s.generator else {
+            panic!("noise")
+        };
+        assert_eq!((terrain.seed, caves.y_max), (7, 4.0));
+        assert_eq!(
+            *terrain,
+            NoiseTerrainSettings {
+                seed: 7,
+                ..Default::default()
+            }
+        );
+        assert_eq!(*caves, CaveSettings::default());
+    }
+
     #[test]
     fn format_and_version_are_checked() {
         let e = p(r#"{"format": "loam-world", "version": 1, "generator": {"kind": "noise"}}"#)
