@@ -191,6 +191,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
     };
     // Format and version first, so a newer file says so instead of "unknown field".
     let head: serde_json::Value = serde_json::from_str(text).map_err(invalid)?;
+    let Some(head) = head.as_object() else {
+        return Err(SessionError::Invalid {
+            path: path.into(),
+            message: "the top level must be a JSON object".into(),
+        });
+    };
     let format = head
         .get("format")
         .and_then(|v| v.as_str())
@@ -201,11 +207,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
             found: format.into(),
         });
     }
-    let version = head
-        .get("version")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0);
-    if version == 0 || version > u64::from(VERSION) {
+    let version = match head.get("version") {
+        Some(v) => v
+            .as_u64()
+            .filter(|&v| v >= 1)
+            .ok_or_else(|| SessionError::Invalid {
+                path: path.into(),
+                message: format!("`version` must be a positive integer, found {v}"),
+            })?,
+        None => {
+            return Err(SessionError::Invalid {
+                path: path.into(),
+                message: "missing field `version`".into(),
+            });
+        }
+    };
+    if version > u64::from(VERSION) {
         return Err(SessionError::UnsupportedVersion {
             path: path.into(),
             found: version,
@@ -310,9 +327,15 @@ mod tests {
             "{e}"
         );
         let e = p(r#"{"format": "loam-session", "generator": {"kind": "noise"}}"#).unwrap_err();
-        assert!(matches!(
-            e,
-            SessionError::UnsupportedVersion { found: 0, .. }
-        ));
+        assert!(e.to_string().contains("missing field `version`"), "{e}");
+        for v in ["1.0", "\"1\"", "-1", "0"] {
+            let text = format!(
+                r#"{{"format": "loam-session", "version": {v}, "generator": {{"kind": "noise"}}}}"#
+            );
+            let e = p(&text).unwrap_err();
+            assert!(e.to_string().contains("positive integer"), "{v}: {e}");
+        }
+        let e = p("[]").unwrap_err();
+        assert!(e.to_string().contains("JSON object"), "{e}");
     }
 }

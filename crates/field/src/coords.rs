@@ -87,12 +87,15 @@ impl ChunkKey {
     }
 
     /// The chunk's lowest corner sample, `32 · key`.
+    ///
+    /// # Panics
+    /// If the key is outside the sample range (|key| > 2²⁶).
     pub fn min_sample(self) -> SamplePos {
-        SamplePos::new(
-            self.x * CHUNK_CELLS,
-            self.y * CHUNK_CELLS,
-            self.z * CHUNK_CELLS,
-        )
+        let m = |v: i32| {
+            v.checked_mul(CHUNK_CELLS)
+                .expect("chunk key outside the sample range")
+        };
+        SamplePos::new(m(self.x), m(self.y), m(self.z))
     }
 }
 
@@ -150,6 +153,28 @@ impl SampleBox {
     /// The box holding one sample.
     pub fn point(p: SamplePos) -> Self {
         Self { min: p, max: p }
+    }
+
+    /// The box of `dims` samples (each ≥ 1) starting at `min`.
+    ///
+    /// # Panics
+    /// If a dimension is 0 or the box reaches outside the `i32` sample range.
+    pub fn from_min_dims(min: SamplePos, dims: [usize; 3]) -> Self {
+        let end = |m: i32, d: usize| -> i32 {
+            assert!(d >= 1, "empty box");
+            i32::try_from(d - 1)
+                .ok()
+                .and_then(|d| m.checked_add(d))
+                .expect("box outside the i32 sample range")
+        };
+        Self {
+            min,
+            max: SamplePos::new(
+                end(min.x, dims[0]),
+                end(min.y, dims[1]),
+                end(min.z, dims[2]),
+            ),
+        }
     }
 
     /// Grows the box to hold `p`.

@@ -107,6 +107,13 @@ impl Field {
             min: SamplePos::new(x0, y0, z0),
             max: SamplePos::new(x1, y1, z1),
         };
+        let samples = region.volume();
+        if samples > self.settings.max_edit_samples {
+            return Err(EditError::TooManySamples {
+                samples,
+                max: self.settings.max_edit_samples,
+            });
+        }
         let mut changes: Vec<SampleChange> = Vec::new();
         let mut touched: Vec<TouchedBrick> = Vec::new();
         for_bricks_in(region, |key, sub| {

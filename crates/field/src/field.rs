@@ -20,6 +20,9 @@ pub struct FieldSettings {
     pub band_voxels: f64,
     /// Largest edit radius accepted, metres, in `(0, 4096]`. Default 64.
     pub max_edit_radius: f64,
+    /// Most samples one op may visit (its reach box), in `[1, 2³¹]`. Default 2²⁴ (a ball of
+    /// radius ≈ 126 voxels); bounds the time and memory of one op at small voxel sizes.
+    pub max_edit_samples: u64,
 }
 
 impl Default for FieldSettings {
@@ -28,6 +31,7 @@ impl Default for FieldSettings {
             voxel_size: 1.0,
             band_voxels: 2.0,
             max_edit_radius: 64.0,
+            max_edit_samples: 1 << 24,
         }
     }
 }
@@ -74,7 +78,14 @@ impl FieldSettings {
             "[0.001, 1000]",
         )?;
         ok("band_voxels", b, (1.0..=16.0).contains(&b), "[1, 16]")?;
-        ok("max_edit_radius", r, r > 0.0 && r <= 4096.0, "(0, 4096]")
+        ok("max_edit_radius", r, r > 0.0 && r <= 4096.0, "(0, 4096]")?;
+        let m = self.max_edit_samples as f64;
+        ok(
+            "max_edit_samples",
+            m,
+            (1.0..=2147483648.0).contains(&m),
+            "[1, 2^31]",
+        )
     }
 }
 
@@ -159,7 +170,8 @@ impl Field {
     /// [`Field::material`] sample for sample.
     ///
     /// # Panics
-    /// If `values.len()` or `materials.len()` is not `dims[0] · dims[1] · dims[2]`.
+    /// If `values.len()` or `materials.len()` is not `dims[0] · dims[1] · dims[2]`, or the box
+    /// reaches outside the `i32` sample range.
     pub fn fill(
         &self,
         min: SamplePos,
@@ -167,20 +179,19 @@ impl Field {
         values: &mut [f32],
         materials: &mut [MaterialId],
     ) {
-        let n = dims[0] * dims[1] * dims[2];
+        let n = dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .expect("dims overflow");
         assert_eq!(values.len(), n, "values length");
         assert_eq!(materials.len(), n, "materials length");
         if n == 0 {
             return;
         }
         let (vs, band) = (self.settings.voxel_size, self.settings.band());
-        let max = SamplePos::new(
-            min.x + dims[0] as i32 - 1,
-            min.y + dims[1] as i32 - 1,
-            min.z + dims[2] as i32 - 1,
-        );
+        let region = SampleBox::from_min_dims(min, dims);
         // Brick by brick: a brick's samples are copied, the generator fills the rest.
-        for_bricks_in(SampleBox { min, max }, |key, sub| {
+        for_bricks_in(region, |key, sub| {
             let brick = self.bricks.get(&key);
             if brick.is_none() {
                 self.generator.fill_part(min, dims, sub, vs, band, values);
@@ -245,7 +256,7 @@ impl Field {
                     b.solid_below = b.solid_below.min(f64::from(l * BRICK_SAMPLES) * vs);
                     b.air_above = b
                         .air_above
-                        .max(f64::from(h * BRICK_SAMPLES + BRICK_SAMPLES - 1) * vs);
+                        .max(f64::from(h * BRICK_SAMPLES + (BRICK_SAMPLES - 1)) * vs);
                 }
             }
         }
@@ -275,9 +286,9 @@ pub(crate) fn for_bricks_in(region: SampleBox, mut f: impl FnMut(BrickKey, Sampl
                         region.min.z.max(b0.z),
                     ),
                     max: SamplePos::new(
-                        region.max.x.min(b0.x + BRICK_SAMPLES - 1),
-                        region.max.y.min(b0.y + BRICK_SAMPLES - 1),
-                        region.max.z.min(b0.z + BRICK_SAMPLES - 1),
+                        region.max.x.min(b0.x + (BRICK_SAMPLES - 1)),
+                        region.max.y.min(b0.y + (BRICK_SAMPLES - 1)),
+                        region.max.z.min(b0.z + (BRICK_SAMPLES - 1)),
                     ),
                 };
                 f(key, sub);

@@ -51,7 +51,7 @@ pub use edit::EditOutcome;
 pub use field::{COLUMN_HALO, Field, FieldSettings, SettingsError};
 pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,
-    HeightmapMeta, HeightmapPlacement, NoiseLayer, NoiseTerrainSettings,
+    HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES, NoiseLayer, NoiseTerrainSettings,
 };
 pub use hash::FieldHash;
 pub use op::{CsgMode, EditError, EditOp};

@@ -62,6 +62,16 @@ pub enum EditError {
         /// The limit (`FieldSettings::max_edit_radius`), metres.
         max: f64,
     },
+    /// The op would visit more samples than the field allows.
+    #[error(
+        "edit visits {samples} samples, above the limit of {max} (smaller radius, or raise max_edit_samples)"
+    )]
+    TooManySamples {
+        /// Samples in the op's reach box.
+        samples: u64,
+        /// `FieldSettings::max_edit_samples`.
+        max: u64,
+    },
     /// The edit reaches outside the sample range (`i32` indices).
     #[error("edit at {center:?} reaches outside the sample range")]
     OutOfRange {

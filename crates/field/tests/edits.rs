@@ -312,3 +312,52 @@ fn hash_is_order_independent_and_sensitive() {
     let k = BrickKey::new(0, -1, 0);
     assert_eq!(a.hash_region(k, k), b.hash_region(k, k));
 }
+
+/// An op whose reach box holds more samples than `max_edit_samples` is refused before any
+/// work (a radius-64 ball at 0.1 m voxels would visit 2·10⁹ samples).
+#[test]
+fn oversized_ops_are_refused() {
+    let s = FieldSettings {
+        voxel_size: 0.1,
+        ..Default::default()
+    };
+    let mut f = Field::new(s, Arc::new(flat_generator(0.0))).unwrap();
+    let e = f.apply(&build([0.0, 50.0, 0.0], 64.0, 1)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            EditError::TooManySamples {
+                max: 16_777_216,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(f.brick_count(), 0);
+    // A ball of radius 3 m (30 voxels) is well under the default limit.
+    assert!(f.apply(&dig([0.0, 0.0, 0.0], 3.0)).unwrap().samples_changed > 0);
+}
+
+/// Edits and fills on the last bricks of the sample range do not overflow.
+#[test]
+fn edits_at_the_end_of_the_sample_range() {
+    let mut f = flat_field(10.0);
+    let c = [2147483644.0, 10.0, -2147483645.0];
+    let out = f.apply(&dig(c, 1.0)).unwrap();
+    assert!(out.samples_changed > 0);
+    let (mut v, mut m) = (vec![f32::NAN; 4], vec![9u8; 4]);
+    f.fill(
+        SamplePos::new(i32::MAX - 3, 10, 0),
+        [4, 1, 1],
+        &mut v,
+        &mut m,
+    );
+    assert!(v.iter().all(|x| *x == 0.0), "{v:?}");
+    let g = noise_generator(1);
+    for p in [
+        SamplePos::new(i32::MAX, 0, i32::MIN),
+        SamplePos::new(i32::MIN, i32::MAX, i32::MAX),
+    ] {
+        assert!(g.sample(p, 1000.0, 2.0).is_finite());
+    }
+}

@@ -192,3 +192,16 @@ fn bad_generator_settings_are_errors() {
     };
     assert!(Generator::noise(&NoiseTerrainSettings::default(), &bad_caves).is_err());
 }
+
+#[test]
+fn tiny_wavelengths_are_refused() {
+    use loam_field::{CaveSettings, NoiseTerrainSettings};
+    let mut bad = NoiseTerrainSettings::default();
+    bad.hills.wavelength = 1e-20;
+    assert!(Generator::noise(&bad, &CaveSettings::default()).is_err());
+    let caves = CaveSettings {
+        wavelength: 1e-300,
+        ..Default::default()
+    };
+    assert!(Generator::noise(&NoiseTerrainSettings::default(), &caves).is_err());
+}

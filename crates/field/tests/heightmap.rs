@@ -225,3 +225,50 @@ fn bad_placement_is_an_error() {
         assert!(Generator::heightmap(&map, &p, &caves).is_err(), "{p:?}");
     }
 }
+
+#[test]
+fn oversized_and_degenerate_placements_are_refused() {
+    let huge = HeightmapMeta {
+        width: 2147483648,
+        height: 2147483648,
+        ..meta(2, 2)
+    };
+    assert!(matches!(
+        Heightmap::from_f32_le(&[], &huge),
+        Err(HeightmapError::TooLarge { .. })
+    ));
+    assert!(matches!(
+        Heightmap::from_png(&[], &huge),
+        Err(HeightmapError::TooLarge { .. })
+    ));
+    let four: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let wide = HeightmapMeta {
+        cell_size_m: Some(1e308),
+        ..meta(2, 2)
+    };
+    let map = Heightmap::from_f32_le(&four, &wide).unwrap();
+    let p = HeightmapPlacement {
+        horizontal_scale: 1000.0,
+        ..Default::default()
+    };
+    assert!(
+        Generator::heightmap(&map, &p, &CaveSettings::default()).is_err(),
+        "infinite cells"
+    );
+    let tiny = HeightmapMeta {
+        cell_size_m: Some(1e-300),
+        ..meta(2, 2)
+    };
+    let map = Heightmap::from_f32_le(&four, &tiny).unwrap();
+    let p = HeightmapPlacement {
+        horizontal_scale: 1e-10,
+        ..Default::default()
+    };
+    assert!(
+        Generator::heightmap(&map, &p, &CaveSettings::default()).is_err(),
+        "zero cells"
+    );
+}

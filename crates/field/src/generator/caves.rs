@@ -3,7 +3,7 @@
 use noise::{NoiseFn, Perlin};
 use serde::{Deserialize, Serialize};
 
-use super::{GeneratorError, check};
+use super::{GeneratorError, check, wrap_noise};
 
 /// Measured maximum of `|∇perlin_3d|` for `noise` 0.9 (3.60 over 4·10⁶ random points), with a
 /// margin of about 17%, so `n / PERLIN3_GRADIENT_BOUND` is 1-Lipschitz.
@@ -17,7 +17,8 @@ pub struct CaveSettings {
     pub enabled: bool,
     /// Seed of the two cave noises. Default 1.
     pub seed: u32,
-    /// Wavelength of the cave noise in metres (larger: longer, straighter tunnels). Default 48.
+    /// Wavelength of the cave noise in metres, in `[0.01, 10⁷]` (larger: longer, straighter
+    /// tunnels). Default 48.
     pub wavelength: f64,
     /// Half-width of a tunnel in noise units, in (0, 1); about `width · wavelength / 2`
     /// metres of radius. Default 0.1.
@@ -61,8 +62,8 @@ impl Caves {
         check(
             "caves.wavelength",
             s.wavelength,
-            s.wavelength > 0.0,
-            "> 0 m",
+            (0.01..=1e7).contains(&s.wavelength),
+            "in [0.01, 1e7] m",
         )?;
         check(
             "caves.width",
@@ -90,7 +91,7 @@ impl Caves {
 
     /// A 1-Lipschitz bound of the distance to cave space, negative inside a tunnel (metres).
     pub(crate) fn sdf(&self, p: [f64; 3]) -> f64 {
-        let q = p.map(|v| v * self.inv_wavelength);
+        let q = p.map(|v| wrap_noise(v * self.inv_wavelength));
         let n1 = self.a.get(q).abs();
         let n2 = self.b.get([q[2], q[0], q[1]]).abs();
         let tunnel = (n1.max(n2) - self.width) * self.scale;

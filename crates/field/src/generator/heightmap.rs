@@ -103,6 +103,16 @@ pub enum HeightmapError {
         /// The value.
         value: f64,
     },
+    /// More samples than [`MAX_HEIGHTMAP_SAMPLES`].
+    #[error("heightmap of {width} × {height} samples is larger than the limit of {max}")]
+    TooLarge {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// The limit.
+        max: u64,
+    },
     /// Fewer than 2 × 2 samples.
     #[error("heightmap must be at least 2 × 2 samples, found {width} × {height}")]
     TooSmall {
@@ -111,6 +121,22 @@ pub enum HeightmapError {
         /// Height.
         height: u32,
     },
+}
+
+/// Most samples a heightmap may have (2²⁸, e.g. 16384 × 16384).
+pub const MAX_HEIGHTMAP_SAMPLES: u64 = 1 << 28;
+
+/// Checks the sidecar's size before anything is allocated.
+fn check_size(meta: &HeightmapMeta) -> Result<usize, HeightmapError> {
+    let n = u64::from(meta.width) * u64::from(meta.height);
+    if n > MAX_HEIGHTMAP_SAMPLES {
+        return Err(HeightmapError::TooLarge {
+            width: meta.width,
+            height: meta.height,
+            max: MAX_HEIGHTMAP_SAMPLES,
+        });
+    }
+    Ok(n as usize)
 }
 
 /// A decoded DEM: elevations in metres, row-major, row 0 north, column 0 west.
@@ -176,6 +202,7 @@ impl Heightmap {
                 value: hi,
             });
         }
+        check_size(meta)?;
         let png_err = |e: png::DecodingError| HeightmapError::Png(e.to_string());
         let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
         decoder.set_transformations(png::Transformations::IDENTITY);
@@ -210,7 +237,7 @@ impl Heightmap {
     /// [`HeightmapError`] for a byte count other than `width · height · 4`, or NaN, infinite or
     /// absurd (|e| > 10⁶ m) elevations.
     pub fn from_f32_le(bytes: &[u8], meta: &HeightmapMeta) -> Result<Self, HeightmapError> {
-        let expected = meta.width as usize * meta.height as usize * 4;
+        let expected = check_size(meta)? * 4;
         if bytes.len() != expected {
             return Err(HeightmapError::RawLength {
                 expected,
@@ -317,7 +344,22 @@ impl HeightmapGround {
                 }
             }
         }
+        for c in cell {
+            check(
+                "cell size × horizontal_scale",
+                c,
+                c > 0.0 && c <= 1e7,
+                "in (0, 1e7] m",
+            )?;
+        }
         let (sx, sz) = (mx / cell[0], mz / cell[1]);
+        let slope = (sx * sx + sz * sz).sqrt();
+        check(
+            "DEM slope bound",
+            slope,
+            slope <= 1e6,
+            "<= 1e6 (cells too small for the relief)",
+        )?;
         Ok(Self {
             width,
             rows,
@@ -329,7 +371,7 @@ impl HeightmapGround {
             ],
             // Inside a cell, ∂h/∂x is a blend of the two x-edge differences over the cell
             // size, so |∂h/∂x| ≤ sx and |∂h/∂z| ≤ sz.
-            slope: (sx * sx + sz * sz).sqrt(),
+            slope,
         })
     }
 

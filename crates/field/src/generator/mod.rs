@@ -17,7 +17,9 @@ mod heightmap;
 mod noise_terrain;
 
 pub use caves::CaveSettings;
-pub use heightmap::{Heightmap, HeightmapError, HeightmapMeta, HeightmapPlacement};
+pub use heightmap::{
+    Heightmap, HeightmapError, HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES,
+};
 pub use noise_terrain::{NoiseLayer, NoiseTerrainSettings};
 
 use crate::coords::{SampleBox, SamplePos};
@@ -189,7 +191,8 @@ impl Generator {
     /// height is computed once per column.
     ///
     /// # Panics
-    /// If `out.len()` is not `dims[0] · dims[1] · dims[2]`.
+    /// If `out.len()` is not `dims[0] · dims[1] · dims[2]`, or the box reaches outside the
+    /// `i32` sample range.
     pub fn fill(
         &self,
         min: SamplePos,
@@ -198,16 +201,22 @@ impl Generator {
         band: f64,
         out: &mut [f32],
     ) {
-        assert_eq!(out.len(), dims[0] * dims[1] * dims[2], "output length");
+        let n = dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .expect("dims overflow");
+        assert_eq!(out.len(), n, "output length");
         if out.is_empty() {
             return;
         }
-        let max = SamplePos::new(
-            min.x + dims[0] as i32 - 1,
-            min.y + dims[1] as i32 - 1,
-            min.z + dims[2] as i32 - 1,
+        self.fill_part(
+            min,
+            dims,
+            SampleBox::from_min_dims(min, dims),
+            voxel_size,
+            band,
+            out,
         );
-        self.fill_part(min, dims, SampleBox { min, max }, voxel_size, band, out);
     }
 
     /// Fills only the samples of `part` in `out`, a grid of `dims` samples starting at
@@ -238,6 +247,14 @@ impl Generator {
             }
         }
     }
+}
+
+/// Wraps a noise-space coordinate into `[0, 256)`. `noise`'s Perlin hashes lattice points
+/// modulo 256, so this leaves the noise unchanged in exact arithmetic, and keeps its
+/// float-to-integer conversion in range for any world coordinate (also on 32-bit targets).
+#[inline]
+pub(crate) fn wrap_noise(q: f64) -> f64 {
+    q - 256.0 * (q * (1.0 / 256.0)).floor()
 }
 
 /// Clamps `v` to `±band`, converts to f32 and writes −0 as +0, so that every stored value has

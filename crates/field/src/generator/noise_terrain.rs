@@ -6,7 +6,7 @@
 use noise::{NoiseFn, Perlin};
 use serde::{Deserialize, Serialize};
 
-use super::{GeneratorError, check};
+use super::{GeneratorError, check, wrap_noise};
 
 /// Measured maximum of `|∇perlin_2d|` for `noise` 0.9 (3.89 over 4·10⁶ random points), with a
 /// margin of about 16%.
@@ -19,7 +19,7 @@ pub(crate) const PERLIN2_GRADIENT_BOUND: f64 = 4.5;
 pub struct NoiseLayer {
     /// Amplitude of the first octave in metres (≥ 0).
     pub amplitude: f64,
-    /// Wavelength of the first octave in metres (> 0).
+    /// Wavelength of the first octave in metres, in `[0.01, 10⁷]`.
     pub wavelength: f64,
     /// Number of octaves, 0 ..= 12 (0 turns the layer off).
     pub octaves: u32,
@@ -84,7 +84,10 @@ fn layer_sum(p: &Perlin, l: &NoiseLayer, x: f64, z: f64, ridged: bool) -> f64 {
     let mut sum = 0.0;
     for i in 0..l.octaves {
         let o = f64::from(i);
-        let n = p.get([x * f + o * OCTAVE_OFFSET[0], z * f + o * OCTAVE_OFFSET[1]]);
+        let n = p.get([
+            wrap_noise(x * f + o * OCTAVE_OFFSET[0]),
+            wrap_noise(z * f + o * OCTAVE_OFFSET[1]),
+        ]);
         let v = if ridged {
             let r = 1.0 - n.abs();
             r * r
@@ -118,8 +121,8 @@ fn check_layer(name: &'static str, l: &NoiseLayer) -> Result<(), GeneratorError>
     check(
         name,
         l.wavelength,
-        l.wavelength > 0.0 && l.wavelength <= 1e7,
-        "wavelength in (0, 1e7] m",
+        l.wavelength >= 0.01 && l.wavelength <= 1e7,
+        "wavelength in [0.01, 1e7] m",
     )?;
     check(
         name,
