@@ -1,0 +1,79 @@
+//! The caller-owned, reusable mesh buffer.
+
+/// A triangle mesh, reused between calls: a mesher clears it (keeping its capacity) and fills
+/// it. Positions are local f32 metres (see [`crate::Grid`]), normals unit length,
+/// triangles counter-clockwise seen from the air side.
+#[derive(Default, Clone, Debug)]
+pub struct MeshBuffer {
+    /// Vertex positions, metres.
+    pub positions: Vec<[f32; 3]>,
+    /// Unit vertex normals pointing into the air.
+    pub normals: Vec<[f32; 3]>,
+    /// Material id per vertex (from the nearest inside sample).
+    pub materials: Vec<u8>,
+    /// Three vertex indices per triangle.
+    pub indices: Vec<u32>,
+    pub(crate) scratch: Scratch,
+}
+
+/// Per-call caches, kept between calls so meshing does not allocate once grown.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct Scratch {
+    /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none.
+    pub(crate) ids: Vec<u32>,
+    /// Vertex id per sample for vertices that land exactly on a sample.
+    pub(crate) sample_ids: Vec<u32>,
+    /// Entries of `ids` / `sample_ids` written this call, reset at the end.
+    pub(crate) written: Vec<usize>,
+    pub(crate) sample_written: Vec<usize>,
+    /// Accumulated triangle normals for the gradient fallback.
+    pub(crate) face_normals: Vec<[f32; 3]>,
+    /// Flat triangles of [`crate::mc33`] awaiting cancellation.
+    pub(crate) flat: Vec<[u32; 3]>,
+    /// Whether a zero-area triangle was pushed this call.
+    pub(crate) has_degenerate: bool,
+}
+
+impl Scratch {
+    /// Grows the caches to `n` entries (edges or cells) and `samples` samples.
+    pub(crate) fn prepare(&mut self, n: usize, samples: usize) {
+        if self.ids.len() < n {
+            self.ids.resize(n, u32::MAX);
+        }
+        if self.sample_ids.len() < samples {
+            self.sample_ids.resize(samples, u32::MAX);
+        }
+    }
+
+    /// Resets every entry written this call to `u32::MAX`.
+    pub(crate) fn reset(&mut self) {
+        for &i in &self.written {
+            self.ids[i] = u32::MAX;
+        }
+        for &i in &self.sample_written {
+            self.sample_ids[i] = u32::MAX;
+        }
+        self.written.clear();
+        self.sample_written.clear();
+    }
+}
+
+impl MeshBuffer {
+    /// Empties the mesh, keeping capacity.
+    pub fn clear(&mut self) {
+        self.positions.clear();
+        self.normals.clear();
+        self.materials.clear();
+        self.indices.clear();
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    /// Whether the mesh has no triangles.
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+}

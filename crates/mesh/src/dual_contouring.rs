@@ -1,0 +1,133 @@
+//! Dual Contouring (Ju, Losasso, Schaefer & Warren 2002): each surface cell's vertex minimises
+//! the quadratic error function (QEF) of the tangent planes at its edge crossings.
+
+use crate::buffer::MeshBuffer;
+use crate::dual::{Crossings, dual_mesh};
+use crate::grid::Grid;
+use crate::surface_nets::mean_point;
+
+/// Eigenvalues below this fraction of the largest are treated as zero in the QEF solve
+/// (the truncated pseudo-inverse of Lindstrom 2000), so flat and edge cells keep their
+/// vertex at the mass point along the free directions.
+const EIGEN_CUTOFF: f64 = 0.05;
+
+/// Meshes the grid with Dual Contouring into `out` (cleared first).
+///
+/// Same cells, quads and halo as [`crate::surface_nets`]; the vertex solves the QEF
+/// `Σ (nᵢ · (x − pᵢ))²` over the crossings `pᵢ` and their unit gradient normals `nᵢ`, relative
+/// to the crossings' mean with a truncated eigen-decomposition, then is clamped into its cell.
+/// Sharp edges and corners of dug boxes stay sharp (case C03).
+///
+/// # Panics
+/// If the grid breaks [`Grid::check`]'s contract.
+pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
+    dual_mesh(grid, out, qef_vertex);
+}
+
+fn qef_vertex(c: &Crossings) -> [f32; 3] {
+    let mass = mean_point(c).map(f64::from);
+    let mut ata = [[0.0f64; 3]; 3];
+    let mut atb = [0.0f64; 3];
+    for k in 0..c.len {
+        let g = c.normals[k].map(f64::from);
+        let l = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+        if !(l > 0.0 && l.is_finite()) {
+            continue;
+        }
+        let n = g.map(|v| v / l);
+        let p = c.points[k].map(f64::from);
+        // Plane through p relative to the mass point: n · y = n · (p − mass).
+        let d = n[0] * (p[0] - mass[0]) + n[1] * (p[1] - mass[1]) + n[2] * (p[2] - mass[2]);
+        for i in 0..3 {
+            for j in 0..3 {
+                ata[i][j] += n[i] * n[j];
+            }
+            atb[i] += n[i] * d;
+        }
+    }
+    let (vals, vecs) = jacobi_eigen(ata);
+    let max = vals.iter().fold(0.0f64, |a, &b| a.max(b));
+    let mut y = [0.0f64; 3];
+    if max > 0.0 {
+        for k in 0..3 {
+            if vals[k] > EIGEN_CUTOFF * max {
+                let v = [vecs[0][k], vecs[1][k], vecs[2][k]];
+                let s = (v[0] * atb[0] + v[1] * atb[1] + v[2] * atb[2]) / vals[k];
+                for i in 0..3 {
+                    y[i] += s * v[i];
+                }
+            }
+        }
+    }
+    [0, 1, 2].map(|i| ((mass[i] + y[i]).clamp(0.0, 1.0)) as f32)
+}
+
+/// Eigenvalues and eigenvectors (columns) of a symmetric 3×3 matrix by cyclic Jacobi
+/// rotations; a fixed number of sweeps keeps it deterministic.
+fn jacobi_eigen(mut a: [[f64; 3]; 3]) -> ([f64; 3], [[f64; 3]; 3]) {
+    let mut v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    for _ in 0..16 {
+        let off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+        if off < 1e-30 {
+            break;
+        }
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            if a[p][q].abs() < 1e-300 {
+                continue;
+            }
+            let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+            let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+            let t = if theta == 0.0 { 1.0 } else { t };
+            let c = 1.0 / (t * t + 1.0).sqrt();
+            let s = t * c;
+            for row in a.iter_mut() {
+                let (akp, akq) = (row[p], row[q]);
+                row[p] = c * akp - s * akq;
+                row[q] = s * akp + c * akq;
+            }
+            let (rp, rq) = (a[p], a[q]);
+            for k in 0..3 {
+                a[p][k] = c * rp[k] - s * rq[k];
+                a[q][k] = s * rp[k] + c * rq[k];
+            }
+            for row in v.iter_mut() {
+                let (vp, vq) = (row[p], row[q]);
+                row[p] = c * vp - s * vq;
+                row[q] = s * vp + c * vq;
+            }
+        }
+    }
+    ([a[0][0], a[1][1], a[2][2]], v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jacobi_diagonalises() {
+        let m = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 1.0]];
+        let (vals, vecs) = jacobi_eigen(m);
+        for k in 0..3 {
+            let v = [vecs[0][k], vecs[1][k], vecs[2][k]];
+            for i in 0..3 {
+                let mv = m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2];
+                assert!((mv - vals[k] * v[i]).abs() < 1e-9);
+            }
+        }
+        assert!((vals.iter().sum::<f64>() - 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn three_orthogonal_planes_meet_at_the_corner() {
+        let mut c = Crossings {
+            points: [[0.0; 3]; 12],
+            normals: [[0.0; 3]; 12],
+            len: 3,
+            corners: [0.0; 8],
+        };
+        c.points[..3].copy_from_slice(&[[1.0, 0.2, 0.3], [0.1, 1.0, 0.4], [0.3, 0.6, 1.0]]);
+        c.normals[..3].copy_from_slice(&[[2.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]]);
+        assert_eq!(qef_vertex(&c), [1.0, 1.0, 1.0]);
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests of loam-mesh, one binary.
+
+mod util;
+
+mod cases;
+mod mc33;
+mod random;
+mod seams;
+mod sphere;

@@ -1,0 +1,41 @@
+//! Shared fixtures: analytic fields sampled on grids.
+
+#![allow(dead_code)]
+
+use loam_mesh::{Grid, MeshBuffer, MeshStats, Mesher, mesh_stats};
+
+/// Samples `f` at grid index `(x, y, z)` for `dims`, x fastest.
+pub fn sample(dims: [u32; 3], f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
+    let mut v = Vec::with_capacity(dims.iter().map(|&d| d as usize).product());
+    for z in 0..dims[2] {
+        for y in 0..dims[1] {
+            for x in 0..dims[0] {
+                v.push(f(f64::from(x), f64::from(y), f64::from(z)) as f32);
+            }
+        }
+    }
+    v
+}
+
+pub fn mesh(m: Mesher, grid: &Grid) -> MeshBuffer {
+    let mut out = MeshBuffer::default();
+    m.mesh(grid, &mut out);
+    out
+}
+
+pub fn stats(b: &MeshBuffer) -> MeshStats {
+    mesh_stats(&b.positions, &b.indices)
+}
+
+pub fn assert_unit_normals(b: &MeshBuffer, what: &str) {
+    assert_eq!(b.normals.len(), b.positions.len());
+    for (i, n) in b.normals.iter().enumerate() {
+        let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        assert!((l - 1.0).abs() < 1e-5, "{what}: normal {i} = {n:?}");
+    }
+}
+
+/// A sphere SDF of radius `r` around `c` (grid units).
+pub fn sphere(c: [f64; 3], r: f64) -> impl Fn(f64, f64, f64) -> f64 {
+    move |x, y, z| ((x - c[0]).powi(2) + (y - c[1]).powi(2) + (z - c[2]).powi(2)).sqrt() - r
+}
