@@ -1,6 +1,8 @@
-//! `loam`: Loam's command-line entry point. For now the headless `replay` subcommand; the
-//! editor comes with its issue.
+//! `loam`: Loam's command-line entry point: the headless `replay` and `mesh-volume`
+//! subcommands; the editor comes with its issue.
 
+mod export;
+mod mesh_volume;
 mod replay;
 mod session;
 
@@ -18,12 +20,15 @@ struct Cli {
 enum Command {
     /// Apply a session's ops to its world, write a summary and print the field hash.
     Replay(replay::ReplayArgs),
+    /// Mesh a raw scalar volume and print one line of JSON with the mesh's statistics.
+    MeshVolume(mesh_volume::MeshVolumeArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Replay(args) => replay::run(args),
+        Command::MeshVolume(args) => mesh_volume::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
