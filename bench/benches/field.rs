@@ -7,21 +7,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use loam_field::{
-    CaveSettings, ChunkKey, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-};
+use loam_field::{ChunkKey, CsgMode, EditOp, Field, FieldSettings, Generator};
 
+/// The benchmarks' terrain (seed 7, caves crossing the ground).
 fn generator() -> Arc<Generator> {
-    let terrain = NoiseTerrainSettings {
-        seed: 7,
-        ..Default::default()
-    };
-    let caves = CaveSettings {
-        y_min: 20.0,
-        y_max: 90.0,
-        ..Default::default()
-    };
-    Arc::new(Generator::noise(&terrain, &caves).unwrap())
+    loam_bench::terrain()
 }
 
 fn dig(c: [f64; 3], r: f64) -> EditOp {

@@ -1,6 +1,7 @@
 //! `loam`: Loam's command-line entry point: the headless `replay` and `mesh-volume`
 //! subcommands; the editor comes with its issue.
 
+mod chunk_meshes;
 mod export;
 mod mesh_volume;
 mod replay;

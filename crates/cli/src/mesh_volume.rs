@@ -37,13 +37,13 @@ pub struct MeshVolumeArgs {
     #[arg(required_unless_present = "sidecar")]
     pub raw: Option<PathBuf>,
     /// Samples per axis, `X,Y,Z`.
-    #[arg(long, value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_delimiter = ',')]
     pub dims: Option<Vec<u32>>,
     /// Sample type.
     #[arg(long = "type", value_enum)]
     pub sample_type: Option<SampleType>,
     /// Spacing of samples per axis, `SX,SY,SZ` (default 1,1,1); lengths are reported in its unit.
-    #[arg(long, value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_delimiter = ',')]
     pub spacing: Option<Vec<f64>>,
     /// A JSON sidecar (`file`, `dims_xyz`, `dtype`, `spacing_xyz`, `iso_values`) replacing the
     /// four options above; `file` is relative to the sidecar.
@@ -112,13 +112,19 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
         v.path = raw.clone();
     }
     if let Some(d) = &args.dims {
-        v.dims = [d[0], d[1], d[2]];
+        let [x, y, z] = d[..] else {
+            bail!("--dims takes three sizes X,Y,Z, got {d:?}")
+        };
+        v.dims = [x, y, z];
     }
     if let Some(t) = args.sample_type {
         v.sample_type = t;
     }
     if let Some(s) = &args.spacing {
-        v.spacing = [s[0], s[1], s[2]];
+        let [x, y, z] = s[..] else {
+            bail!("--spacing takes three values SX,SY,SZ, got {s:?}")
+        };
+        v.spacing = [x, y, z];
     }
     if args.sidecar.is_none() && (args.dims.is_none() || args.sample_type.is_none()) {
         bail!("give --dims and --type (or --sidecar)");

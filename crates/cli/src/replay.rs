@@ -1,6 +1,7 @@
 //! `loam replay SESSION --out DIR`: apply a session's ops to its world, write a summary and
 //! print the field hash.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,8 +9,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 use loam_field::{Field, SampleBox};
+use loam_mesh::Mesher;
 use serde::Serialize;
 
+use crate::chunk_meshes::{self, ChunkMeshStats};
+use crate::export;
 use crate::session::{self, GeneratorSpec};
 
 /// Arguments of `loam replay`.
@@ -17,9 +21,14 @@ use crate::session::{self, GeneratorSpec};
 pub struct ReplayArgs {
     /// The session file (JSON, see docs/session-format.md).
     pub session: PathBuf,
-    /// Folder for the outputs (`summary.json`); created if missing.
+    /// Folder for the outputs (`summary.json`, and `chunks.glb` with --mesher); created if
+    /// missing.
     #[arg(long)]
     pub out: PathBuf,
+    /// Also mesh every chunk the session's edits changed (mc, mc33, sn or dc) and write them
+    /// to `chunks.glb`, one node per chunk at its origin.
+    #[arg(long)]
+    pub mesher: Option<String>,
 }
 
 /// Wall-clock times of the replay's phases, milliseconds.
@@ -64,6 +73,8 @@ pub struct Summary {
     pub timings_ms: Timings,
     /// The field hash (DESIGN.md), 64 hex digits.
     pub field_hash: String,
+    /// Chunk mesh statistics, with --mesher.
+    pub meshes: Option<ChunkMeshStats>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -77,6 +88,13 @@ fn ms(since: Instant) -> f64 {
 /// write the summary.
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let start = Instant::now();
+    let mesher = match &args.mesher {
+        Some(name) => Some(
+            Mesher::from_name(name)
+                .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?,
+        ),
+        None => None,
+    };
     let loaded = session::load(&args.session)?;
     let generator_kind = match loaded.session.generator {
         GeneratorSpec::Noise { .. } => "noise",
@@ -87,6 +105,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
 
     let t = Instant::now();
     let (mut samples_changed, mut changed_box) = (0u64, None::<SampleBox>);
+    let mut chunks = BTreeSet::new();
     for (i, op) in loaded.session.ops.iter().enumerate() {
         let out = field
             .apply(op)
@@ -94,6 +113,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         samples_changed += out.samples_changed;
         if let Some(b) = out.changed {
             changed_box = Some(changed_box.map_or(b, |a| a.union(b)));
+            if mesher.is_some() {
+                chunk_meshes::chunks_reading(&b, &mut chunks);
+            }
         }
     }
     let apply = ms(t);
@@ -102,6 +124,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let hash = field.hash();
     let hash_ms = ms(t);
 
+    let meshed = mesher.map(|m| chunk_meshes::mesh_chunks(&field, &chunks, m));
     let summary = Summary {
         session: args.session.clone(),
         format_version: loaded.session.version,
@@ -121,7 +144,15 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             total: ms(start),
         },
         field_hash: hash.to_string(),
+        meshes: None,
     };
+    let mut summary = summary;
+    if let Some(m) = &meshed {
+        let glb = args.out.join("chunks.glb");
+        std::fs::create_dir_all(&args.out).with_context(|| format!("creating {:?}", args.out))?;
+        export::write(&glb, &m.parts(field.settings().voxel_size))?;
+        summary.meshes = Some(m.stats.clone());
+    }
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {:?}", args.out))?;
     let path = args.out.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
@@ -151,6 +182,26 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         o,
         "timings   load {load:.1} ms, apply {apply:.1} ms, hash {hash_ms:.1} ms"
     )?;
+    if let Some(m) = &s.meshes {
+        writeln!(
+            o,
+            "meshes    {}: {} chunks ({} with triangles), {} vertices, {} triangles, {:.1} m², fill {:.1} ms, mesh {:.1} ms",
+            m.mesher,
+            m.chunks,
+            m.nonempty_chunks,
+            m.vertices,
+            m.triangles,
+            m.area_m2,
+            m.fill_ms,
+            m.mesh_ms
+        )?;
+        writeln!(
+            o,
+            "welded    {} open edges (outline of the meshed region), {} non-manifold",
+            m.welded_boundary_edges, m.welded_nonmanifold_edges
+        )?;
+        writeln!(o, "glb       {}", args.out.join("chunks.glb").display())?;
+    }
     writeln!(o, "summary   {}", path.display())?;
     writeln!(o, "field-hash: {hash}")?;
     Ok(())

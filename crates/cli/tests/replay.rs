@@ -124,3 +124,155 @@ fn raw_dem_session() {
     assert_eq!(s["heightmap_blake3"].as_str().unwrap().len(), 64);
     assert!(s["samples_changed"].as_u64().unwrap() > 200);
 }
+
+/// `--mesher` meshes the chunks the edits changed into `chunks.glb`; Marching Cubes chunks
+/// weld into a crack-free, manifold surface.
+#[test]
+fn replay_with_mesher_writes_chunk_meshes() {
+    for mesher in ["mc", "mc33", "sn", "dc"] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args(["replay", "--mesher", mesher, "--out"])
+            .arg(dir.path())
+            .arg(root().join("examples/generated.json"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let glb = std::fs::read(dir.path().join("chunks.glb")).unwrap();
+        assert_eq!(&glb[..4], b"glTF");
+        assert_eq!(
+            u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize,
+            glb.len()
+        );
+        let s: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        let m = &s["meshes"];
+        assert_eq!(m["mesher"], mesher);
+        assert!(m["chunks"].as_u64().unwrap() >= 8, "{m}");
+        assert!(m["triangles"].as_u64().unwrap() > 10_000, "{m}");
+        if mesher.starts_with("mc") {
+            assert_eq!(m["welded_nonmanifold_edges"], 0, "{m}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = replay_args(
+        &["--mesher", "xx"],
+        &root().join("examples/generated.json"),
+        dir.path(),
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown mesher"));
+}
+
+fn replay_args(extra: &[&str], session: &Path, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loam"))
+        .arg("replay")
+        .args(extra)
+        .arg(session)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// `mesh-volume` on the real scans: Loam's Marching Cubes gives VTK's figures (data/README.md).
+#[test]
+fn mesh_volume_matches_vtk_on_real_scans() {
+    let run = |sidecar: &str, mesher: &str| -> serde_json::Value {
+        let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args(["mesh-volume", "--mesher", mesher, "--sidecar"])
+            .arg(root().join(sidecar))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let line = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(line.lines().count(), 1);
+        serde_json::from_str(&line).unwrap()
+    };
+    let head = run("data/volumes/head_mr_48x62x42_uint8.json", "mc");
+    assert_eq!(head["triangles"], 47206);
+    assert_eq!(head["boundary_edges"], 68);
+    assert!(
+        (head["area"].as_f64().unwrap() / 231_739.0 - 1.0).abs() < 1e-4,
+        "{head}"
+    );
+    assert!(head["volume"].is_null());
+    let h = run(
+        "data/volumes/hydrogen_orbital_64x64x64_float32le.json",
+        "mc",
+    );
+    assert_eq!(
+        (h["triangles"].as_u64(), h["boundary_edges"].as_u64()),
+        (Some(19672), Some(0))
+    );
+    assert!(
+        (h["area"].as_f64().unwrap() / 6584.2 - 1.0).abs() < 1e-4,
+        "{h}"
+    );
+    assert!(h["volume"].as_f64().unwrap() > 0.0);
+    let keys: Vec<&String> = h.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "area",
+            "boundary_edges",
+            "degenerate_triangles",
+            "nonmanifold_edges",
+            "seconds",
+            "triangles",
+            "vertices",
+            "volume"
+        ]
+    );
+    for m in ["mc33", "sn", "dc"] {
+        let v = run("data/volumes/hydrogen_orbital_64x64x64_float32le.json", m);
+        assert_eq!(v["degenerate_triangles"], 0, "{m}");
+        assert!(
+            (v["area"].as_f64().unwrap() / 6584.2 - 1.0).abs() < 0.01,
+            "{m}: {v}"
+        );
+    }
+}
+
+/// Bad volumes and options are clear errors.
+#[test]
+fn mesh_volume_bad_input() {
+    let raw = root().join("data/volumes/head_mr_48x62x42_uint8.raw");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--dims", "48,62,41", "--type", "u8", "--iso", "49.5"],
+            "bytes",
+        ),
+        (
+            &["--dims", "48,62", "--type", "u8", "--iso", "49.5"],
+            "dims",
+        ),
+        (
+            &["--dims", "48,62,42", "--type", "u8", "--iso", "nan"],
+            "finite",
+        ),
+        (
+            &[
+                "--dims", "48,62,42", "--type", "u8", "--iso", "49.5", "--mesher", "qq",
+            ],
+            "unknown mesher",
+        ),
+        (
+            &["--dims", "1,62,42", "--type", "u8", "--iso", "49.5"],
+            "at least 2",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .arg("mesh-volume")
+            .arg(&raw)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
+}

@@ -30,6 +30,10 @@ pub(crate) struct Scratch {
     pub(crate) face_normals: Vec<[f32; 3]>,
     /// Flat triangles of [`crate::mc33`] awaiting cancellation.
     pub(crate) flat: Vec<[u32; 3]>,
+    /// Marching Cubes case per cell for the dual meshers, `u16::MAX` when not computed.
+    pub(crate) cases: Vec<u16>,
+    /// Entries of `cases` written this call.
+    pub(crate) case_written: Vec<usize>,
     /// Whether a zero-area triangle was pushed this call.
     pub(crate) has_degenerate: bool,
 }
@@ -53,8 +57,12 @@ impl Scratch {
         for &i in &self.sample_written {
             self.sample_ids[i] = u32::MAX;
         }
+        for &i in &self.case_written {
+            self.cases[i] = u16::MAX;
+        }
         self.written.clear();
         self.sample_written.clear();
+        self.case_written.clear();
     }
 }
 

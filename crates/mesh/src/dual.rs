@@ -33,6 +33,9 @@ pub(crate) fn dual_mesh(grid: &Grid, out: &mut MeshBuffer, place: impl Fn(&Cross
     }
     let n = grid.len();
     out.scratch.prepare(4 * n, 0);
+    if out.scratch.cases.len() < n {
+        out.scratch.cases.resize(n, NO_CASE);
+    }
     let (sy, sz) = (
         grid.dims[0] as usize,
         grid.dims[0] as usize * grid.dims[1] as usize,
@@ -106,18 +109,17 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
     /// index `base`), made on first use.
     fn vertex(&self, out: &mut MeshBuffer, cell: [u32; 3], base: usize, edge: u8) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        let mut cr = Crossings {
-            points: [[0.0; 3]; 12],
-            normals: [[0.0; 3]; 12],
-            len: 0,
-            corners: [0.0; 8],
-        };
-        let mut inside = 0usize;
-        for (m, off) in corner_offset.iter().enumerate() {
-            cr.corners[m] = grid.values[base + off];
-            if cr.corners[m] < 0.0 {
-                inside |= 1 << m;
+        // The cell's case is cached: a cell is asked for by up to 12 quads.
+        let mut inside = out.scratch.cases[base] as usize;
+        if inside == NO_CASE as usize {
+            inside = 0;
+            for (m, off) in corner_offset.iter().enumerate() {
+                if grid.values[base + off] < 0.0 {
+                    inside |= 1 << m;
+                }
             }
+            out.scratch.cases[base] = inside as u16;
+            out.scratch.case_written.push(base);
         }
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
@@ -126,7 +128,17 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
         if id != u32::MAX {
             return id;
         }
+        let mut cr = Crossings {
+            points: [[0.0; 3]; 12],
+            normals: [[0.0; 3]; 12],
+            len: 0,
+            corners: [0.0; 8],
+        };
+        for (m, off) in corner_offset.iter().enumerate() {
+            cr.corners[m] = grid.values[base + off];
+        }
         let [x, y, z] = cell;
+        let mut grads: [Option<[f32; 3]>; 8] = [None; 8];
         // The material of the deepest inside corner (first in corner order on ties).
         let mut deepest = (f32::INFINITY, base);
         for off in corner_offset {
@@ -148,12 +160,14 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
             let (va, vb) = (cr.corners[a], cr.corners[b]);
             let t = va / (va - vb);
             let (ca, cb) = (CORNERS[a].map(f32::from), CORNERS[b].map(f32::from));
-            let at = |c: usize| {
-                grid.gradient(
-                    x + u32::from(CORNERS[c][0]),
-                    y + u32::from(CORNERS[c][1]),
-                    z + u32::from(CORNERS[c][2]),
-                )
+            let mut at = |c: usize| {
+                *grads[c].get_or_insert_with(|| {
+                    grid.gradient(
+                        x + u32::from(CORNERS[c][0]),
+                        y + u32::from(CORNERS[c][1]),
+                        z + u32::from(CORNERS[c][2]),
+                    )
+                })
             };
             let (ga, gb) = (at(a), at(b));
             let k = cr.len;
@@ -188,6 +202,9 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
         id
     }
 }
+
+/// Marks a cell whose case is not cached yet.
+pub(crate) const NO_CASE: u16 = u16::MAX;
 
 /// Marks an edge no patch crosses.
 const NO_PATCH: u8 = u8::MAX;

@@ -152,20 +152,26 @@ impl<'a> Grid<'a> {
     /// differences `f(i+1) − f(i−1)`, or twice the one-sided difference at the grid border.
     #[inline]
     pub fn gradient(&self, x: u32, y: u32, z: u32) -> [f32; 3] {
-        let f = |x: u32, y: u32, z: u32| self.values[self.index(x, y, z)];
-        let d = |i: u32, n: u32, at: &dyn Fn(u32) -> f32| -> f32 {
-            if i == 0 {
-                2.0 * (at(1) - at(0))
-            } else if i + 1 == n {
-                2.0 * (at(i) - at(i - 1))
+        let v = self.values;
+        let i = self.index(x, y, z);
+        let (sy, sz) = (
+            self.dims[0] as usize,
+            self.dims[0] as usize * self.dims[1] as usize,
+        );
+        #[inline(always)]
+        fn d(v: &[f32], i: usize, s: usize, c: u32, n: u32) -> f32 {
+            if c == 0 {
+                2.0 * (v[i + s] - v[i])
+            } else if c + 1 == n {
+                2.0 * (v[i] - v[i - s])
             } else {
-                at(i + 1) - at(i - 1)
+                v[i + s] - v[i - s]
             }
-        };
+        }
         [
-            d(x, self.dims[0], &|i| f(i, y, z)),
-            d(y, self.dims[1], &|i| f(x, i, z)),
-            d(z, self.dims[2], &|i| f(x, y, i)),
+            d(v, i, 1, x, self.dims[0]),
+            d(v, i, sy, y, self.dims[1]),
+            d(v, i, sz, z, self.dims[2]),
         ]
     }
 }
