@@ -1,6 +1,11 @@
 //! The dual-contouring skeleton shared by Surface Nets and Dual Contouring: one vertex per
 //! surface cell, one quad per crossed grid edge joining the four cells around it.
 //!
+//! Vertex normals (and Dual Contouring's crossing normals) are the gradient of the cell's
+//! trilinear interpolant, read from the cell's own eight samples, as in Gibson's Surface Nets
+//! and fast-surface-nets: a vertex shared by two chunks is computed from the same samples in
+//! both, and no halo beyond the cell below the chunk is needed.
+//!
 //! Edge ownership makes chunks seamless: a grid edge belongs to the chunk owning its lower
 //! end sample, so every edge is meshed by exactly one chunk. Its quad reads the cells on the
 //! edge's low side too (cell −1 of the chunk), whose vertices are computed from those cells'
@@ -15,8 +20,6 @@ use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 pub(crate) struct Crossings {
     /// Crossing points.
     pub points: [[f32; 3]; 12],
-    /// Field gradient at each crossing (not normalised).
-    pub normals: [[f32; 3]; 12],
     /// Number of crossings.
     pub len: usize,
     /// The cell's corner values in [`CORNERS`] order.
@@ -46,39 +49,53 @@ pub(crate) fn dual_mesh(grid: &Grid, out: &mut MeshBuffer, place: impl Fn(&Cross
         corner_offset,
         place: &place,
     };
-    // One quad per owned crossed edge.
+    // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
+    // so it is an edge of cell p at its corner 0: only surface cells need looking at.
     let stride = [1usize, sy, sz];
+    // The corner at the other end of cell-corner 0's edge along x, y, z.
+    const FAR_CORNER: [u32; 3] = [1, 3, 4];
+    let v = grid.values;
     for z in grid.cells_min[2]..grid.cells_max[2] {
         for y in grid.cells_min[1]..grid.cells_max[1] {
+            let row = grid.index(0, y, z);
             for x in grid.cells_min[0]..grid.cells_max[0] {
+                let base = row + x as usize;
+                let mut case = 0usize;
+                for (m, off) in corner_offset.iter().enumerate() {
+                    case |= usize::from(v[base + off] < 0.0) << m;
+                }
+                if case == 0 || case == 255 {
+                    continue;
+                }
+                if out.scratch.cases[base] == NO_CASE {
+                    out.scratch.cases[base] = case as u16;
+                    out.scratch.case_written.push(base);
+                }
                 let p = [x, y, z];
-                let base = grid.index(x, y, z);
-                let v0 = grid.values[base];
+                let inside0 = case & 1;
                 for a in 0..3 {
+                    if (case >> FAR_CORNER[a]) & 1 == inside0 {
+                        continue;
+                    }
                     let (b, c) = ((a + 1) % 3, (a + 2) % 3);
                     if p[b] == 0 || p[c] == 0 {
                         continue;
                     }
-                    let v1 = grid.values[base + stride[a]];
-                    if (v0 < 0.0) == (v1 < 0.0) {
-                        continue;
-                    }
-                    // The edge starts at cell-local corner d of the cell p − d.
-                    let mut cell = |d: [u32; 3], i: usize| {
-                        let q = [p[0] - d[0], p[1] - d[1], p[2] - d[2]];
-                        ctx.vertex(out, q, i, EDGE_AT[a][corner_index(d)])
-                    };
                     let (eb, ec) = (unit(b), unit(c));
+                    let e = QUAD_EDGES[a];
                     let ids = [
-                        cell(
-                            [eb[0] + ec[0], eb[1] + ec[1], eb[2] + ec[2]],
+                        ctx.vertex(
+                            out,
+                            sub3(p, add3(eb, ec)),
                             base - stride[b] - stride[c],
+                            e[0],
                         ),
-                        cell(ec, base - stride[c]),
-                        cell([0; 3], base),
-                        cell(eb, base - stride[b]),
+                        ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
+                        ctx.vertex(out, p, base, e[2]),
+                        ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
                     ];
-                    let q = if v0 < 0.0 {
+                    // Inside at the edge's start: the surface faces +a.
+                    let q = if inside0 == 1 {
                         ids
                     } else {
                         [ids[3], ids[2], ids[1], ids[0]]
@@ -90,6 +107,45 @@ pub(crate) fn dual_mesh(grid: &Grid, out: &mut MeshBuffer, place: impl Fn(&Cross
     }
     out.scratch.reset();
     finish(out);
+}
+
+fn add3(a: [u32; 3], b: [u32; 3]) -> [u32; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+fn sub3(a: [u32; 3], b: [u32; 3]) -> [u32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+/// For a quad around an edge along axis `a` from sample `p`: the edge's local index in the
+/// cells `p − e_b − e_c`, `p − e_c`, `p`, `p − e_b` (b, c the next axes), in that order.
+static QUAD_EDGES: [[u8; 4]; 3] = quad_edges_table();
+
+const fn quad_edges_table() -> [[u8; 4]; 3] {
+    let mut out = [[0u8; 4]; 3];
+    let mut a = 0;
+    while a < 3 {
+        let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+        // Offsets of the edge's start within each cell: e_b + e_c, e_c, 0, e_b.
+        let ds = [(1, 1), (0, 1), (0, 0), (1, 0)];
+        let mut k = 0;
+        while k < 4 {
+            let mut d = [0u8; 3];
+            d[b] = ds[k].0;
+            d[c] = ds[k].1;
+            let mut corner = 0;
+            while !(CORNERS[corner][0] == d[0]
+                && CORNERS[corner][1] == d[1]
+                && CORNERS[corner][2] == d[2])
+            {
+                corner += 1;
+            }
+            out[a][k] = EDGE_AT[a][corner];
+            k += 1;
+        }
+        a += 1;
+    }
+    out
 }
 
 fn unit(a: usize) -> [u32; 3] {
@@ -130,7 +186,6 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
         }
         let mut cr = Crossings {
             points: [[0.0; 3]; 12],
-            normals: [[0.0; 3]; 12],
             len: 0,
             corners: [0.0; 8],
         };
@@ -138,20 +193,19 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
             cr.corners[m] = grid.values[base + off];
         }
         let [x, y, z] = cell;
-        let mut grads: [Option<[f32; 3]>; 8] = [None; 8];
         // The material of the deepest inside corner (first in corner order on ties).
-        let mut deepest = (f32::INFINITY, base);
-        for off in corner_offset {
-            let v = grid.values[base + off];
+        let mut deepest = (f32::INFINITY, 0);
+        for (m, &v) in cr.corners.iter().enumerate() {
             if v < deepest.0 {
-                deepest = (v, base + off);
+                deepest = (v, m);
             }
         }
-        for (e, [c0, c1]) in EDGES.into_iter().enumerate() {
+        let mut edges = PATCH_EDGES[inside][component as usize];
+        while edges != 0 {
+            let e = edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            let [c0, c1] = EDGES[e];
             let (a, b) = (c0 as usize, c1 as usize);
-            if PATCH_OF_EDGE[inside][e] != component {
-                continue;
-            }
             let (a, b) = if corner_offset[a] < corner_offset[b] {
                 (a, b)
             } else {
@@ -160,35 +214,14 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
             let (va, vb) = (cr.corners[a], cr.corners[b]);
             let t = va / (va - vb);
             let (ca, cb) = (CORNERS[a].map(f32::from), CORNERS[b].map(f32::from));
-            let mut at = |c: usize| {
-                *grads[c].get_or_insert_with(|| {
-                    grid.gradient(
-                        x + u32::from(CORNERS[c][0]),
-                        y + u32::from(CORNERS[c][1]),
-                        z + u32::from(CORNERS[c][2]),
-                    )
-                })
-            };
-            let (ga, gb) = (at(a), at(b));
             let k = cr.len;
             for i in 0..3 {
                 cr.points[k][i] = ca[i] + t * (cb[i] - ca[i]);
-                cr.normals[k][i] = ga[i] + t * (gb[i] - ga[i]);
             }
             cr.len += 1;
         }
         let local = (self.place)(&cr);
-        let mut normal = [0.0f32; 3];
-        for g in &cr.normals[..cr.len] {
-            let l = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
-            if l > 0.0 && l.is_finite() {
-                normal = [
-                    normal[0] + g[0] / l,
-                    normal[1] + g[1] / l,
-                    normal[2] + g[2] / l,
-                ];
-            }
-        }
+        let (_, normal) = trilinear(&cr.corners, local);
         let id = out.positions.len() as u32;
         out.positions.push(grid.position([
             x as f32 + local[0],
@@ -196,7 +229,8 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
             z as f32 + local[2],
         ]));
         out.normals.push(normal);
-        out.materials.push(grid.material(deepest.1));
+        out.materials
+            .push(grid.material(base + corner_offset[deepest.1]));
         out.scratch.ids[key] = id;
         out.scratch.written.push(key);
         id
@@ -258,19 +292,51 @@ const fn patch_table() -> [[u8; 12]; 256] {
     out
 }
 
+/// For each case and patch, the bit set of the cell edges whose crossings belong to it.
+static PATCH_EDGES: [[u16; 4]; 256] = patch_edges_table();
+
+const fn patch_edges_table() -> [[u16; 4]; 256] {
+    let mut out = [[0u16; 4]; 256];
+    let mut case = 0;
+    while case < 256 {
+        let mut e = 0;
+        while e < 12 {
+            let p = PATCH_OF_EDGE[case][e];
+            if p != NO_PATCH {
+                out[case][p as usize] |= 1 << e;
+            }
+            e += 1;
+        }
+        case += 1;
+    }
+    out
+}
+
+/// Value and gradient of the trilinear interpolant of a cell's corners (in [`CORNERS`]
+/// order) at `p` in `[0, 1]³`, gradient in value units per voxel.
+pub(crate) fn trilinear(v: &[f32; 8], p: [f32; 3]) -> (f32, [f32; 3]) {
+    let [x, y, z] = p;
+    let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
+    // Corners 0 (0,0,0) 1 (1,0,0) 2 (1,1,0) 3 (0,1,0), then 4..7 the same at z = 1.
+    let (c00, c10, c01, c11) = (v[0], v[1], v[3], v[2]);
+    let (d00, d10, d01, d11) = (v[4], v[5], v[7], v[6]);
+    let bottom = lerp(lerp(c00, c10, x), lerp(c01, c11, x), y);
+    let top = lerp(lerp(d00, d10, x), lerp(d01, d11, x), y);
+    let dx_b = lerp(c10 - c00, c11 - c01, y);
+    let dx_t = lerp(d10 - d00, d11 - d01, y);
+    let dy_b = lerp(c01 - c00, c11 - c10, x);
+    let dy_t = lerp(d01 - d00, d11 - d10, x);
+    (
+        lerp(bottom, top, z),
+        [lerp(dx_b, dx_t, z), lerp(dy_b, dy_t, z), top - bottom],
+    )
+}
+
 const fn root(parent: &[u8; 12], mut i: usize) -> usize {
     while parent[i] as usize != i {
         i = parent[i] as usize;
     }
     i
-}
-
-/// Local index of the cell corner at offset `d` (each 0 or 1), in [`CORNERS`] order.
-fn corner_index(d: [u32; 3]) -> usize {
-    CORNERS
-        .iter()
-        .position(|c| c.map(u32::from) == d)
-        .expect("a corner")
 }
 
 /// `EDGE_AT[axis][corner]`: the local edge leaving `corner` along `+axis` (only meaningful

@@ -1,10 +1,11 @@
 //! The read-only sample grid a mesher reads.
 
 /// Samples a chunk grid carries on each side beyond its `32³` cells so that every mesher's
-/// vertices and gradient normals on a chunk border are computed from the same samples in both
-/// chunks: Surface Nets and Dual Contouring read the cell below the chunk (−1), and central
-/// differences at its corners read one sample further.
-pub const CHUNK_HALO: u32 = 2;
+/// vertices and normals on a chunk border are computed from the same samples in both chunks:
+/// Marching Cubes' central differences read one sample beyond the chunk's corners on each side,
+/// and Surface Nets and Dual Contouring read the cell below the chunk (−1). The grid is
+/// `35³` samples, `32c − 1 ..= 32c + 33` (DESIGN.md).
+pub const CHUNK_HALO: u32 = 1;
 
 /// Cells per chunk along each axis (DESIGN.md).
 pub const CHUNK_CELLS: u32 = 32;

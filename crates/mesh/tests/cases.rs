@@ -6,7 +6,7 @@ use loam_mesh::{CHUNK_HALO, Grid, Mesher};
 /// A chunk grid (halo 2) of `f` at world sample coordinates (voxel 1).
 fn chunk_grid(f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
     let h = f64::from(CHUNK_HALO);
-    sample([37; 3], |x, y, z| f(x - h, y - h, z - h))
+    sample([33 + 2 * CHUNK_HALO; 3], |x, y, z| f(x - h, y - h, z - h))
 }
 
 /// C01: flat ground exactly on a layer of samples gives one sheet of 32 × 32 m² at y = 8.

@@ -14,7 +14,7 @@ fn field(x: f64, y: f64, z: f64) -> f64 {
 
 fn chunk_mesh(m: Mesher, c: [i64; 3]) -> MeshBuffer {
     let h = i64::from(CHUNK_HALO);
-    let values = sample([37; 3], |x, y, z| {
+    let values = sample([33 + 2 * CHUNK_HALO; 3], |x, y, z| {
         field(
             (x as i64 + 32 * c[0] - h) as f64,
             (y as i64 + 32 * c[1] - h) as f64,
