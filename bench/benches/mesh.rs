@@ -15,7 +15,17 @@ fn meshers(c: &mut Criterion) {
     let field = terrain_field();
     let chunk = surface_chunk(field.generator());
     let values = chunk_samples(&field, chunk, CHUNK_HALO);
-    let grid = Grid::chunk(&values, &[], CHUNK_HALO, 1.0);
+    // The chunk pipeline keeps the grid's min/max while filling it (loam-mesh's `Grid::range`),
+    // so it is given here too rather than rescanned per call.
+    let range = values
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let grid = Grid {
+        range: Some(range),
+        ..Grid::chunk(&values, &[], CHUNK_HALO, 1.0)
+    };
     let mut group = c.benchmark_group("mesh/terrain_chunk_32");
     for m in Mesher::ALL {
         let mut out = MeshBuffer::default();

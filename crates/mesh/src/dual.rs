@@ -12,6 +12,7 @@
 //! own samples, identically in both chunks.
 
 use crate::buffer::MeshBuffer;
+use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
 use crate::normals::{cross, finish, push_triangle};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
@@ -27,8 +28,12 @@ pub(crate) struct Crossings {
 }
 
 /// Runs the dual mesher: `place` turns a cell's crossings into its vertex (cell-local grid
-/// units, inside `[0, 1]³`).
-pub(crate) fn dual_mesh(grid: &Grid, out: &mut MeshBuffer, place: impl Fn(&Crossings) -> [f32; 3]) {
+/// units, inside `[0, 1]³`) and the vertex normal (not normalised).
+pub(crate) fn dual_mesh(
+    grid: &Grid,
+    out: &mut MeshBuffer,
+    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
+) {
     grid.check();
     out.clear();
     if grid.is_uniform() {
@@ -54,57 +59,42 @@ pub(crate) fn dual_mesh(grid: &Grid, out: &mut MeshBuffer, place: impl Fn(&Cross
     let stride = [1usize, sy, sz];
     // The corner at the other end of cell-corner 0's edge along x, y, z.
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
-    let v = grid.values;
-    for z in grid.cells_min[2]..grid.cells_max[2] {
-        for y in grid.cells_min[1]..grid.cells_max[1] {
-            let row = grid.index(0, y, z);
-            for x in grid.cells_min[0]..grid.cells_max[0] {
-                let base = row + x as usize;
-                let mut case = 0usize;
-                for (m, off) in corner_offset.iter().enumerate() {
-                    case |= usize::from(v[base + off] < 0.0) << m;
-                }
-                if case == 0 || case == 255 {
-                    continue;
-                }
-                if out.scratch.cases[base] == NO_CASE {
-                    out.scratch.cases[base] = case as u16;
-                    out.scratch.case_written.push(base);
-                }
-                let p = [x, y, z];
-                let inside0 = case & 1;
-                for a in 0..3 {
-                    if (case >> FAR_CORNER[a]) & 1 == inside0 {
-                        continue;
-                    }
-                    let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-                    if p[b] == 0 || p[c] == 0 {
-                        continue;
-                    }
-                    let (eb, ec) = (unit(b), unit(c));
-                    let e = QUAD_EDGES[a];
-                    let ids = [
-                        ctx.vertex(
-                            out,
-                            sub3(p, add3(eb, ec)),
-                            base - stride[b] - stride[c],
-                            e[0],
-                        ),
-                        ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
-                        ctx.vertex(out, p, base, e[2]),
-                        ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
-                    ];
-                    // Inside at the edge's start: the surface faces +a.
-                    let q = if inside0 == 1 {
-                        ids
-                    } else {
-                        [ids[3], ids[2], ids[1], ids[0]]
-                    };
-                    push_quad(out, q);
-                }
-            }
+    for_each_surface_cell(grid, |p, base, case| {
+        if out.scratch.cases[base] == NO_CASE {
+            out.scratch.cases[base] = case as u16;
+            out.scratch.case_written.push(base);
         }
-    }
+        let inside0 = case & 1;
+        for a in 0..3 {
+            if (case >> FAR_CORNER[a]) & 1 == inside0 {
+                continue;
+            }
+            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+            if p[b] == 0 || p[c] == 0 {
+                continue;
+            }
+            let (eb, ec) = (unit(b), unit(c));
+            let e = QUAD_EDGES[a];
+            let ids = [
+                ctx.vertex(
+                    out,
+                    sub3(p, add3(eb, ec)),
+                    base - stride[b] - stride[c],
+                    e[0],
+                ),
+                ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
+                ctx.vertex(out, p, base, e[2]),
+                ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
+            ];
+            // Inside at the edge's start: the surface faces +a.
+            let q = if inside0 == 1 {
+                ids
+            } else {
+                [ids[3], ids[2], ids[1], ids[0]]
+            };
+            push_quad(out, q);
+        }
+    });
     out.scratch.reset();
     finish(out);
 }
@@ -160,7 +150,7 @@ struct Ctx<'g, 'a, F> {
     place: &'g F,
 }
 
-impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
+impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// The vertex of the surface patch through local edge `edge` of cell `cell` (grid sample
     /// index `base`), made on first use.
     fn vertex(&self, out: &mut MeshBuffer, cell: [u32; 3], base: usize, edge: u8) -> u32 {
@@ -213,15 +203,14 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
             };
             let (va, vb) = (cr.corners[a], cr.corners[b]);
             let t = va / (va - vb);
-            let (ca, cb) = (CORNERS[a].map(f32::from), CORNERS[b].map(f32::from));
+            let (ca, cb) = (CORNERS_F32[a], CORNERS_F32[b]);
             let k = cr.len;
             for i in 0..3 {
                 cr.points[k][i] = ca[i] + t * (cb[i] - ca[i]);
             }
             cr.len += 1;
         }
-        let local = (self.place)(&cr);
-        let (_, normal) = trilinear(&cr.corners, local);
+        let (local, normal) = (self.place)(&cr);
         let id = out.positions.len() as u32;
         out.positions.push(grid.position([
             x as f32 + local[0],
@@ -236,6 +225,21 @@ impl<F: Fn(&Crossings) -> [f32; 3]> Ctx<'_, '_, F> {
         id
     }
 }
+
+/// [`CORNERS`] as f32 offsets.
+const CORNERS_F32: [[f32; 3]; 8] = {
+    let mut out = [[0.0f32; 3]; 8];
+    let mut i = 0;
+    while i < 8 {
+        out[i] = [
+            CORNERS[i][0] as f32,
+            CORNERS[i][1] as f32,
+            CORNERS[i][2] as f32,
+        ];
+        i += 1;
+    }
+    out
+};
 
 /// Marks a cell whose case is not cached yet.
 pub(crate) const NO_CASE: u16 = u16::MAX;

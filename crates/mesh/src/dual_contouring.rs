@@ -25,7 +25,7 @@ pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
     dual_mesh(grid, out, qef_vertex);
 }
 
-fn qef_vertex(c: &Crossings) -> [f32; 3] {
+fn qef_vertex(c: &Crossings) -> ([f32; 3], [f32; 3]) {
     let mass = mean_point(c).map(f64::from);
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [0.0f64; 3];
@@ -60,7 +60,8 @@ fn qef_vertex(c: &Crossings) -> [f32; 3] {
             }
         }
     }
-    [0, 1, 2].map(|i| ((mass[i] + y[i]).clamp(0.0, 1.0)) as f32)
+    let p = [0, 1, 2].map(|i| ((mass[i] + y[i]).clamp(0.0, 1.0)) as f32);
+    (p, trilinear(&c.corners, p).1)
 }
 
 /// Eigenvalues and eigenvectors (columns) of a symmetric 3×3 matrix by cyclic Jacobi

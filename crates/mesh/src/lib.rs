@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod buffer;
+mod cells;
 mod dual;
 mod dual_contouring;
 mod grid;

@@ -6,6 +6,7 @@
 //! crossing lands exactly on a sample whose value is 0.
 
 use crate::buffer::MeshBuffer;
+use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
 use crate::normals::{finish, push_triangle};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
@@ -30,43 +31,27 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     let sz = sy * grid.dims[1] as usize;
     let corner_offset =
         CORNERS.map(|c| c[0] as usize * sx + c[1] as usize * sy + c[2] as usize * sz);
-    let v = grid.values;
-    for z in grid.cells_min[2]..grid.cells_max[2] {
-        for y in grid.cells_min[1]..grid.cells_max[1] {
-            let row = grid.index(0, y, z);
-            for x in grid.cells_min[0]..grid.cells_max[0] {
-                let base = row + x as usize;
-                let mut case = 0usize;
-                for (m, off) in corner_offset.iter().enumerate() {
-                    if v[base + off] < 0.0 {
-                        case |= 1 << m;
-                    }
-                }
-                if case == 0 || case == 255 {
-                    continue;
-                }
-                let tris = &TRI_TABLE[case];
-                let mut i = 0;
-                while i < 15 && tris[i] >= 0 {
-                    let mut ids = [0u32; 3];
-                    for k in 0..3 {
-                        ids[k] = edge_vertex(
-                            grid,
-                            out,
-                            [x, y, z],
-                            tris[i + k] as usize,
-                            &corner_offset,
-                            base,
-                        );
-                    }
-                    // The tables wind clockwise seen from the inside-below-iso side's outside;
-                    // reversed here so triangles are counter-clockwise seen from the air.
-                    push_triangle(out, ids[0], ids[2], ids[1]);
-                    i += 3;
-                }
+    for_each_surface_cell(grid, |[x, y, z], base, case| {
+        let tris = &TRI_TABLE[case];
+        let mut i = 0;
+        while i < 15 && tris[i] >= 0 {
+            let mut ids = [0u32; 3];
+            for k in 0..3 {
+                ids[k] = edge_vertex(
+                    grid,
+                    out,
+                    [x, y, z],
+                    tris[i + k] as usize,
+                    &corner_offset,
+                    base,
+                );
             }
+            // The tables wind clockwise seen from the air; reversed here so triangles are
+            // counter-clockwise seen from the air.
+            push_triangle(out, ids[0], ids[2], ids[1]);
+            i += 3;
         }
-    }
+    });
     out.scratch.reset();
     finish(out);
 }
