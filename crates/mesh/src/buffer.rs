@@ -30,6 +30,8 @@ pub(crate) struct Scratch {
     pub(crate) face_normals: Vec<[f32; 3]>,
     /// Flat triangles of [`crate::mc33`] awaiting cancellation.
     pub(crate) flat: Vec<[u32; 3]>,
+    /// Vertex ids of a dual cell's second to fourth patch: ((cell index, patch), id).
+    pub(crate) extra_patches: Vec<((usize, u8), u32)>,
     /// Marching Cubes case per cell for the dual meshers, `u16::MAX` when not computed.
     pub(crate) cases: Vec<u16>,
     /// Entries of `cases` written this call.

@@ -40,7 +40,8 @@ pub(crate) fn dual_mesh(
         return;
     }
     let n = grid.len();
-    out.scratch.prepare(4 * n, 0);
+    out.scratch.prepare(n, 0);
+    out.scratch.extra_patches.clear();
     if out.scratch.cases.len() < n {
         out.scratch.cases.resize(n, NO_CASE);
     }
@@ -169,8 +170,18 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         }
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
-        let key = 4 * base + component as usize;
-        let id = out.scratch.ids[key];
+        // Patch 0 of a cell keeps its vertex id in `ids`; the rare further patches of an
+        // ambiguous cell in a short list.
+        let key = base;
+        let id = if component == 0 {
+            out.scratch.ids[key]
+        } else {
+            out.scratch
+                .extra_patches
+                .iter()
+                .find(|e| e.0 == (base, component))
+                .map_or(u32::MAX, |e| e.1)
+        };
         if id != u32::MAX {
             return id;
         }
@@ -220,8 +231,12 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         out.normals.push(normal);
         out.materials
             .push(grid.material(base + corner_offset[deepest.1]));
-        out.scratch.ids[key] = id;
-        out.scratch.written.push(key);
+        if component == 0 {
+            out.scratch.ids[key] = id;
+            out.scratch.written.push(key);
+        } else {
+            out.scratch.extra_patches.push(((base, component), id));
+        }
         id
     }
 }
