@@ -49,10 +49,11 @@ pub struct MeshVolumeArgs {
     /// four options above; `file` is relative to the sidecar.
     #[arg(long)]
     pub sidecar: Option<PathBuf>,
-    /// Iso level; values above it are inside. Default: the sidecar's first iso value.
+    /// Iso level; values above it are inside. Default: the sidecar's iso value (when it
+    /// names exactly one, or one called "default").
     #[arg(long, allow_hyphen_values = true)]
     pub iso: Option<f64>,
-    /// Mesher: mc, sn or dc.
+    /// Mesher: mc, mc33, sn or dc.
     #[arg(long, default_value = "mc")]
     pub mesher: String,
     /// Write the mesh here (.glb or .obj).
@@ -106,7 +107,19 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
         if let Some(sp) = s.spacing_xyz {
             v.spacing = sp;
         }
-        sidecar_iso = s.iso_values.values().find_map(serde_json::Value::as_f64);
+        sidecar_iso = match (s.iso_values.len(), s.iso_values.get("default")) {
+            (_, Some(v)) => v.as_f64(),
+            (1, None) => s
+                .iso_values
+                .values()
+                .next()
+                .and_then(serde_json::Value::as_f64),
+            (0, None) => None,
+            (_, None) => {
+                let names: Vec<&String> = s.iso_values.keys().collect();
+                bail!("sidecar {sc:?} names several iso values {names:?}: choose one with --iso")
+            }
+        };
     }
     if let Some(raw) = &args.raw {
         v.path = raw.clone();
@@ -139,8 +152,17 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
     if v.dims.iter().any(|&d| d < 2) {
         bail!("every dimension must be at least 2, got {:?}", v.dims);
     }
-    if v.spacing.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-        bail!("spacing must be finite and > 0, got {:?}", v.spacing);
+    if v.spacing
+        .iter()
+        .any(|s| !(s.is_finite() && (1e-6..=1e6).contains(s)))
+    {
+        bail!("spacing must be in [1e-6, 1e6], got {:?}", v.spacing);
+    }
+    if v.iso.abs() > f64::from(f32::MAX) / 2.0 {
+        bail!(
+            "--iso {} is out of range (|iso| must fit an f32 field)",
+            v.iso
+        );
     }
     Ok(v)
 }
@@ -179,7 +201,10 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
             .collect(),
     };
     if let Some(i) = field.iter().position(|f| !f.is_finite()) {
-        bail!("{:?}: sample {i} is not finite", v.path);
+        bail!(
+            "{:?}: sample {i} is not finite (or too far from the iso level for f32)",
+            v.path
+        );
     }
     Ok(field)
 }
@@ -212,7 +237,7 @@ pub fn mesh_scaled(
 /// Bad options, an unreadable or wrongly sized file, a non-finite iso or sample.
 pub fn run(args: &MeshVolumeArgs) -> anyhow::Result<()> {
     let mesher = Mesher::from_name(&args.mesher)
-        .with_context(|| format!("unknown mesher {:?} (mc, sn, dc)", args.mesher))?;
+        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
     let v = resolve(args)?;
     let field = read_field(&v)?;
     let mut mesh = MeshBuffer::default();

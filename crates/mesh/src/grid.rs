@@ -10,7 +10,7 @@ pub const CHUNK_HALO: u32 = 1;
 /// Cells per chunk along each axis (DESIGN.md).
 pub const CHUNK_CELLS: u32 = 32;
 
-/// A read-only grid of SDF samples (negative inside, `value < 0.0` is the one inside
+/// A read-only grid of finite SDF samples (negative inside, `value < 0.0` is the one inside
 /// predicate; a sample exactly 0 is air) and the range of cells to mesh.
 ///
 /// `values[x + dims[0]·(y + dims[1]·z)]` is the sample at grid index `(x, y, z)`, whose
@@ -42,8 +42,13 @@ impl<'a> Grid<'a> {
     /// local position 0 at the chunk's lowest corner.
     ///
     /// # Panics
-    /// If the slices do not hold `(33 + 2·halo)³` samples (materials may be empty).
+    /// If `halo` is 0 or above 64, or the slices do not hold `(33 + 2·halo)³` samples
+    /// (materials may be empty).
     pub fn chunk(values: &'a [f32], materials: &'a [u8], halo: u32, voxel_size: f32) -> Self {
+        assert!(
+            (1..=64).contains(&halo),
+            "a chunk grid needs a halo of 1 to 64 samples"
+        );
         let n = CHUNK_CELLS + 1 + 2 * halo;
         let g = Self {
             values,
@@ -82,11 +87,17 @@ impl<'a> Grid<'a> {
         g
     }
 
-    /// Checks the grid's contract.
+    /// Checks the grid's contract. (Samples must also be finite: NaN or infinite samples give
+    /// NaN positions; they are not scanned for, since the field layer never stores them.)
     ///
     /// # Panics
-    /// On a length mismatch or a cell range outside the grid.
+    /// On a length mismatch, a cell range outside the grid, or a voxel size that is not finite
+    /// and positive.
     pub fn check(&self) {
+        assert!(
+            self.voxel_size.is_finite() && self.voxel_size > 0.0,
+            "voxel size must be finite and > 0"
+        );
         let n = self.len();
         assert_eq!(self.values.len(), n, "values length != dims product");
         assert!(

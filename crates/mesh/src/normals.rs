@@ -1,6 +1,8 @@
 //! Vertex normals: gradient normals, with the triangle-normal fallback where the gradient
 //! vanishes (case C02), so that no normal is ever NaN.
 
+use std::collections::BTreeMap;
+
 use crate::buffer::MeshBuffer;
 
 /// Squared length below which a gradient counts as vanished.
@@ -28,6 +30,8 @@ fn len2(a: [f32; 3]) -> f32 {
 #[inline]
 pub(crate) fn push_triangle(out: &mut MeshBuffer, a: u32, b: u32, c: u32) {
     if a == b || b == c || a == c {
+        // Its vertices may now be unused: let the clean-up compact them.
+        out.scratch.has_degenerate = true;
         return;
     }
     let p = &out.positions;
@@ -105,46 +109,137 @@ fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
 }
 
 /// Removes zero-area triangles whose three distinct vertices are collinear without opening
-/// a hole: with `b` between `a` and `c`, the neighbour `(a, c, d)` across the long edge is
-/// split into `(a, b, d)` and `(b, c, d)` (every such neighbour, where the edge is
-/// non-manifold) and the sliver dropped, which keeps every edge's triangle count even.
+/// a hole: with `b` between `a` and `c`, every neighbour `(a, c, d)` across the long edge is
+/// split into `(a, b, d)` and `(b, c, d)` and the sliver dropped, which keeps every edge's
+/// triangle count even.
+///
+/// Slivers whose neighbours are not slivers are split first: such a split never makes a new
+/// sliver. Only when none is left may a sliver be split into sliver neighbours (which makes
+/// new slivers), within a budget of a few per sliver, because a fan of collinear slivers would
+/// otherwise split without end. Slivers left after that are dropped; that happens only where
+/// whole patches are flat on exact-zero samples, and may leave an open edge there.
 fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>) {
-    let mut guard = 4 * tris.len() + 16;
-    while let Some(i) = tris.iter().position(|&t| area2(p, t) == 0.0) {
-        guard -= 1;
-        if guard == 0 {
-            tris.retain(|&t| area2(p, t) != 0.0);
-            return;
-        }
-        let t = tris.swap_remove(i);
-        // Rotate so that t = (a, b, c) with b the middle vertex (opposite the longest edge).
-        let d2 = |u: u32, v: u32| len2(sub(p[u as usize], p[v as usize]));
-        let k = (0..3).max_by(|&x, &y| {
-            d2(t[(x + 2) % 3], t[x])
-                .total_cmp(&d2(t[(y + 2) % 3], t[y]))
-                .then(y.cmp(&x))
-        });
-        // Edge (t[k+2], t[k]) is the longest; its opposite vertex t[k+1] is the middle.
-        let k = k.expect("three edges");
-        let (a, b, c) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
-        // Split every other user of the long edge: (x, y, d) with {x, y} = {a, c} becomes
-        // (x, b, d) and (b, y, d). An edge used an even number of times keeps even counts.
-        let users: Vec<usize> = (0..tris.len())
-            .filter(|&j| {
-                let u = tris[j];
-                (0..3).any(|e| (u[e], u[(e + 1) % 3]) == (a, c) || (u[e], u[(e + 1) % 3]) == (c, a))
-            })
-            .collect();
-        for j in users {
-            let u = tris[j];
-            let e = (0..3)
-                .find(|&e| [a, c].contains(&u[e]) && [a, c].contains(&u[(e + 1) % 3]))
-                .expect("user");
-            let (x, y, d) = (u[e], u[(e + 1) % 3], u[(e + 2) % 3]);
-            tris[j] = [x, b, d];
-            tris.push([b, y, d]);
+    let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
+    let mut pending: Vec<usize> = (0..tris.len()).filter(|&i| is_sliver(tris[i])).collect();
+    if pending.is_empty() {
+        return;
+    }
+    let key = |u: u32, v: u32| (u.min(v), u.max(v));
+    let mut users: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    for (i, t) in tris.iter().enumerate() {
+        for k in 0..3 {
+            users.entry(key(t[k], t[(k + 1) % 3])).or_default().push(i);
         }
     }
+    let unlink = |users: &mut BTreeMap<(u32, u32), Vec<usize>>, e: (u32, u32), i: usize| {
+        if let Some(v) = users.get_mut(&e) {
+            v.retain(|&j| j != i);
+        }
+    };
+    let mut alive = vec![true; tris.len()];
+    // Splits into neighbours that are slivers themselves make new slivers; a few are allowed
+    // (they resolve fans of two or three collinear slivers), bounded so fans cannot explode.
+    let mut forced_budget = 4 * pending.len() + 8;
+    let mut allow_forced = false;
+    loop {
+        let mut progress = false;
+        let mut left = Vec::new();
+        for &s in &pending {
+            if !alive[s] {
+                continue;
+            }
+            let t = tris[s];
+            let d2 = |u: u32, v: u32| len2(sub(p[u as usize], p[v as usize]));
+            // Edge (t[k+2], t[k]) is the longest; its opposite vertex t[k+1] is the middle.
+            let k = (0..3)
+                .max_by(|&x, &y| {
+                    d2(t[(x + 2) % 3], t[x])
+                        .total_cmp(&d2(t[(y + 2) % 3], t[y]))
+                        .then(y.cmp(&x))
+                })
+                .expect("three edges");
+            let (a, b, c) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
+            let has_ac = |u: [u32; 3]| (0..3).any(|e| key(u[e], u[(e + 1) % 3]) == key(a, c));
+            let others: Vec<usize> = users[&key(a, c)]
+                .iter()
+                .copied()
+                .filter(|&j| j != s && alive[j] && has_ac(tris[j]))
+                .collect();
+            // A twin (the same three vertices, the other way round) cancels with the sliver:
+            // both go, and every edge loses two uses.
+            if let Some(&twin) = others.iter().find(|&&j| tris[j].contains(&b)) {
+                for (i, t) in [(s, t), (twin, tris[twin])] {
+                    alive[i] = false;
+                    for k in 0..3 {
+                        unlink(&mut users, key(t[k], t[(k + 1) % 3]), i);
+                    }
+                }
+                progress = true;
+                continue;
+            }
+            let forced = others.iter().any(|&j| is_sliver(tris[j]));
+            if forced && (forced_budget == 0 || !allow_forced) {
+                left.push(s);
+                continue;
+            }
+            if forced {
+                forced_budget -= 1;
+            }
+            alive[s] = false;
+            for e in [key(a, b), key(b, c), key(c, a)] {
+                unlink(&mut users, e, s);
+            }
+            for &j in &others {
+                let u = tris[j];
+                let Some(e) = (0..3).find(|&e| key(u[e], u[(e + 1) % 3]) == key(a, c)) else {
+                    continue;
+                };
+                let (x, y, d) = (u[e], u[(e + 1) % 3], u[(e + 2) % 3]);
+                unlink(&mut users, key(x, y), j);
+                unlink(&mut users, key(y, d), j);
+                tris[j] = [x, b, d];
+                users.entry(key(x, b)).or_default().push(j);
+                users.entry(key(b, d)).or_default().push(j);
+                let n = tris.len();
+                tris.push([b, y, d]);
+                alive.push(true);
+                for e in [key(b, y), key(y, d), key(d, b)] {
+                    users.entry(e).or_default().push(n);
+                }
+                if forced {
+                    // The split halves of a sliver are slivers: queue them.
+                    for t in [j, n] {
+                        if is_sliver(tris[t]) {
+                            left.push(t);
+                        }
+                    }
+                }
+            }
+            progress = true;
+        }
+        pending = left;
+        pending.retain(|&t| alive[t]);
+        pending.sort_unstable();
+        pending.dedup();
+        if pending.is_empty() {
+            break;
+        }
+        if progress {
+            // Clean splits first, again, after any progress.
+            allow_forced = false;
+        } else if allow_forced || forced_budget == 0 {
+            break;
+        } else {
+            // No clean split left: allow forced ones (within the budget) for one round.
+            allow_forced = true;
+        }
+    }
+    let mut i = 0;
+    tris.retain(|&t| {
+        let keep = alive[i] && !is_sliver(t);
+        i += 1;
+        keep
+    });
 }
 
 /// Normalises every vertex normal in place. Where the stored gradient is zero or not finite,
