@@ -58,7 +58,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
 
 /// The vertex on edge `e` of the cell at `cell` (grid index `base`), made on first use.
 #[inline]
-fn edge_vertex(
+pub(crate) fn edge_vertex(
     grid: &Grid,
     out: &mut MeshBuffer,
     cell: [u32; 3],

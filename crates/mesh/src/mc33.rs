@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 use crate::buffer::MeshBuffer;
 use crate::grid::Grid;
 use crate::normals::{finish, push_triangle};
-use crate::tables::{CORNERS, EDGE_TABLE, EDGES};
+use crate::tables::{CORNERS, EDGE_TABLE};
 
 /// How far (in voxels) the vertex inside a cell stays from the cell's faces.
 const INNER_MARGIN: f32 = 1.0 / 16.0;
@@ -199,62 +199,11 @@ struct Cell<'a> {
     corner_offset: &'a [usize; 8],
 }
 
-/// The vertex on edge `e` of the cell, made on first use (as in [`crate::marching_cubes`]).
+/// The vertex on edge `e` of the cell, shared with [`crate::marching_cubes`]'s vertices
+/// (one per crossed edge, one per zero-valued sample).
 #[inline]
 fn edge_vertex(grid: &Grid, out: &mut MeshBuffer, cell: &Cell, e: usize) -> u32 {
-    // Canonical direction: from the edge's lower corner to its upper one.
-    let [c0, c1] = EDGES[e];
-    let off = cell.corner_offset;
-    let (lo, hi) = if off[c0 as usize] < off[c1 as usize] {
-        (c0, c1)
-    } else {
-        (c1, c0)
-    };
-    let (ia, ib) = (cell.base + off[lo as usize], cell.base + off[hi as usize]);
-    let (va, vb) = (grid.values[ia], grid.values[ib]);
-    let axis = (0..3)
-        .find(|&a| CORNERS[lo as usize][a] != CORNERS[hi as usize][a])
-        .expect("an axis");
-    let ga: [u32; 3] = std::array::from_fn(|a| cell.at[a] + u32::from(CORNERS[lo as usize][a]));
-    let gb: [u32; 3] = std::array::from_fn(|a| ga[a] + u32::from(a == axis));
-    // A crossing exactly on a sample (value 0, which is air) is that sample's vertex.
-    if va == 0.0 || vb == 0.0 {
-        let (s, g) = if va == 0.0 { (ia, ga) } else { (ib, gb) };
-        let id = out.scratch.sample_ids[s];
-        if id != u32::MAX {
-            return id;
-        }
-        let id = out.positions.len() as u32;
-        out.positions.push(grid.position(g.map(|c| c as f32)));
-        out.normals.push(grid.gradient(g[0], g[1], g[2]));
-        out.materials
-            .push(grid.material(if va < 0.0 { ia } else { ib }));
-        out.scratch.sample_ids[s] = id;
-        out.scratch.sample_written.push(s);
-        return id;
-    }
-    let key = 3 * ia + axis;
-    let id = out.scratch.ids[key];
-    if id != u32::MAX {
-        return id;
-    }
-    let t = va / (va - vb);
-    let mut g = ga.map(|c| c as f32);
-    g[axis] += t;
-    let na = grid.gradient(ga[0], ga[1], ga[2]);
-    let nb = grid.gradient(gb[0], gb[1], gb[2]);
-    let id = out.positions.len() as u32;
-    out.positions.push(grid.position(g));
-    out.normals.push([
-        na[0] + t * (nb[0] - na[0]),
-        na[1] + t * (nb[1] - na[1]),
-        na[2] + t * (nb[2] - na[2]),
-    ]);
-    out.materials
-        .push(grid.material(if va < 0.0 { ia } else { ib }));
-    out.scratch.ids[key] = id;
-    out.scratch.written.push(key);
-    id
+    crate::marching_cubes::edge_vertex(grid, out, cell.at, e, cell.corner_offset, cell.base)
 }
 
 /// The vertex inside the cell (Lewiner's vertex 12): the mean of the cell's edge crossings,

@@ -3,6 +3,8 @@
 use loam_mesh::{Grid, MeshBuffer, MeshStats, marching_cubes, mc33, mesh_stats};
 use proptest::prelude::*;
 
+use crate::util::with_air_border;
+
 /// One single-cube case of `tests/data/cgal_tmc_topology_cases.json`.
 struct TopologyCase {
     name: String,
@@ -150,17 +152,8 @@ const N: u32 = 6;
 /// `N³` small integers in −2..=2 (a fifth of them exactly 0), the outer layer air.
 fn small_integer_grid() -> impl Strategy<Value = Vec<f32>> {
     prop::collection::vec(-2i8..=2, (N * N * N) as usize).prop_map(|v| {
-        let mut out: Vec<f32> = v.into_iter().map(f32::from).collect();
-        for z in 0..N {
-            for y in 0..N {
-                for x in 0..N {
-                    if [x, y, z].iter().any(|&c| c == 0 || c == N - 1) {
-                        out[(x + N * (y + N * z)) as usize] = 1.0;
-                    }
-                }
-            }
-        }
-        out
+        // The outer layer is air, so the surface never reaches the grid border.
+        with_air_border(v.into_iter().map(f32::from).collect(), N)
     })
 }
 

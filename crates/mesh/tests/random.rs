@@ -9,18 +9,8 @@ const N: u32 = 7;
 
 fn grid_values() -> impl Strategy<Value = Vec<f32>> {
     prop::collection::vec(-2i8..=2, (N * N * N) as usize).prop_map(|v| {
-        let mut out: Vec<f32> = v.into_iter().map(f32::from).collect();
         // The outer layer is air, so the surface never reaches the grid border.
-        for z in 0..N {
-            for y in 0..N {
-                for x in 0..N {
-                    if [x, y, z].iter().any(|&c| c == 0 || c == N - 1) {
-                        out[(x + N * (y + N * z)) as usize] = 1.0;
-                    }
-                }
-            }
-        }
-        out
+        with_air_border(v.into_iter().map(f32::from).collect(), N)
     })
 }
 

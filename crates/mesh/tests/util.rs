@@ -39,3 +39,17 @@ pub fn assert_unit_normals(b: &MeshBuffer, what: &str) {
 pub fn sphere(c: [f64; 3], r: f64) -> impl Fn(f64, f64, f64) -> f64 {
     move |x, y, z| ((x - c[0]).powi(2) + (y - c[1]).powi(2) + (z - c[2]).powi(2)).sqrt() - r
 }
+
+/// Sets the outer layer of an `n³` grid to air (+1), so a surface never reaches the border.
+pub fn with_air_border(mut v: Vec<f32>, n: u32) -> Vec<f32> {
+    for z in 0..n {
+        for y in 0..n {
+            for x in 0..n {
+                if [x, y, z].iter().any(|&c| c == 0 || c == n - 1) {
+                    v[(x + n * (y + n * z)) as usize] = 1.0;
+                }
+            }
+        }
+    }
+    v
+}
