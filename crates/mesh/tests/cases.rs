@@ -3,7 +3,7 @@
 use crate::util::*;
 use loam_mesh::{CHUNK_HALO, Grid, Mesher};
 
-/// A chunk grid (halo 2) of `f` at world sample coordinates (voxel 1).
+/// A chunk grid (halo [`CHUNK_HALO`]) of `f` at world sample coordinates (voxel 1).
 fn chunk_grid(f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
     let h = f64::from(CHUNK_HALO);
     sample([33 + 2 * CHUNK_HALO; 3], |x, y, z| f(x - h, y - h, z - h))
