@@ -36,44 +36,78 @@ const fn case_table() -> [[u8; 16]; 16] {
     out
 }
 
+/// Sign bits of one row of samples: bit `i` set when sample `start + i` is inside.
+#[inline]
+fn sign_mask(row: &[f32]) -> u64 {
+    row.iter()
+        .enumerate()
+        .fold(0u64, |m, (i, &v)| m | (u64::from(v < 0.0) << i))
+}
+
+/// Cells per segment of a row: a segment's samples (cells + 1) fit one `u64` of sign bits.
+const SEGMENT: u32 = 63;
+
 /// Calls `f(cell, index, case)` for every cell of the grid's cell range whose corners are not
 /// all on one side (`value < 0.0` is inside), in z, y, x order; `index` is the cell's lowest
 /// corner in `grid.values`.
+///
+/// Each row of samples is read once into a mask of sign bits (kept in `masks`, a reusable
+/// buffer); a row of cells is then skipped in one test when all four of its sample rows agree,
+/// and otherwise only its mixed cells are visited, found with bit operations.
 #[inline]
-pub(crate) fn for_each_surface_cell(grid: &Grid, mut f: impl FnMut([u32; 3], usize, usize)) {
+pub(crate) fn for_each_surface_cell(
+    grid: &Grid,
+    masks: &mut Vec<u64>,
+    mut f: impl FnMut([u32; 3], usize, usize),
+) {
     let v = grid.values;
-    let (sy, sz) = (
-        grid.dims[0] as usize,
-        grid.dims[0] as usize * grid.dims[1] as usize,
-    );
-    let (x0, x1) = (grid.cells_min[0], grid.cells_max[0]);
-    let cells = (x1 - x0) as usize;
-    for z in grid.cells_min[2]..grid.cells_max[2] {
-        for y in grid.cells_min[1]..grid.cells_max[1] {
-            let r = grid.index(x0, y, z);
-            // The four sample rows of this row of cells, each cells + 1 samples long.
-            let rows = [
-                &v[r..=r + cells],
-                &v[r + sy..=r + sy + cells],
-                &v[r + sz..=r + sz + cells],
-                &v[r + sy + sz..=r + sy + sz + cells],
-            ];
-            let column = |i: usize| -> usize {
-                usize::from(rows[0][i] < 0.0)
-                    | usize::from(rows[1][i] < 0.0) << 1
-                    | usize::from(rows[2][i] < 0.0) << 2
-                    | usize::from(rows[3][i] < 0.0) << 3
-            };
-            let mut left = column(0);
-            for i in 0..cells {
-                let right = column(i + 1);
-                if left != right || (left != 0 && left != 15) {
-                    let case = CASE_OF_COLUMNS[left][right] as usize;
-                    f([x0 + i as u32, y, z], r + i, case);
-                }
-                left = right;
+    let [cx0, cy0, cz0] = grid.cells_min;
+    let [cx1, cy1, cz1] = grid.cells_max;
+    // Sample rows y in cy0..=cy1, z in cz0..=cz1.
+    let (ny, nz) = ((cy1 - cy0 + 1) as usize, (cz1 - cz0 + 1) as usize);
+    let mut x = cx0;
+    while x < cx1 {
+        let cells = SEGMENT.min(cx1 - x);
+        let len = cells as usize + 1;
+        masks.clear();
+        for z in cz0..=cz1 {
+            for y in cy0..=cy1 {
+                let r = grid.index(x, y, z);
+                masks.push(sign_mask(&v[r..r + len]));
             }
         }
+        let cell_bits = (1u64 << cells) - 1;
+        for (k, z) in (cz0..cz1).enumerate() {
+            for (j, y) in (cy0..cy1).enumerate() {
+                let m = [
+                    masks[j + ny * k],
+                    masks[j + 1 + ny * k],
+                    masks[j + ny * (k + 1)],
+                    masks[j + 1 + ny * (k + 1)],
+                ];
+                // Cell i is mixed unless all eight corner bits (i and i + 1 of each row) agree.
+                let mut mixed = 0u64;
+                for &mk in &m {
+                    mixed |= (mk ^ (mk >> 1)) | (m[0] ^ mk);
+                }
+                mixed &= cell_bits;
+                let r = grid.index(x, y, z);
+                while mixed != 0 {
+                    let i = mixed.trailing_zeros();
+                    mixed &= mixed - 1;
+                    let col = |b: u32| -> usize {
+                        (((m[0] >> b) & 1)
+                            | ((m[1] >> b) & 1) << 1
+                            | ((m[2] >> b) & 1) << 2
+                            | ((m[3] >> b) & 1) << 3) as usize
+                    };
+                    let case = CASE_OF_COLUMNS[col(i)][col(i + 1)] as usize;
+                    f([x + i, y, z], r + i as usize, case);
+                }
+            }
+        }
+        let _ = nz;
+        x += cells;
     }
 }
 

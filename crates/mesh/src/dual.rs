@@ -60,7 +60,8 @@ pub(crate) fn dual_mesh(
     let stride = [1usize, sy, sz];
     // The corner at the other end of cell-corner 0's edge along x, y, z.
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
-    for_each_surface_cell(grid, |p, base, case| {
+    let mut masks = std::mem::take(&mut out.scratch.masks);
+    for_each_surface_cell(grid, &mut masks, |p, base, case| {
         if out.scratch.cases[base] == NO_CASE {
             out.scratch.cases[base] = case as u16;
             out.scratch.case_written.push(base);
@@ -96,6 +97,7 @@ pub(crate) fn dual_mesh(
             push_quad(out, q);
         }
     });
+    out.scratch.masks = masks;
     out.scratch.reset();
     finish(out);
 }
@@ -407,11 +409,18 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     if degenerate(first) && !degenerate(!first) {
         first = !first;
     }
-    if first {
-        push_triangle(out, q[0], q[1], q[2]);
-        push_triangle(out, q[0], q[2], q[3]);
+    let (t1, t2) = if first {
+        ([q[0], q[1], q[2]], [q[0], q[2], q[3]])
     } else {
-        push_triangle(out, q[1], q[2], q[3]);
-        push_triangle(out, q[1], q[3], q[0]);
+        ([q[1], q[2], q[3]], [q[1], q[3], q[0]])
+    };
+    let distinct = |t: [u32; 3]| t[0] != t[1] && t[1] != t[2] && t[0] != t[2];
+    if distinct(t1) && distinct(t2) && !degenerate(first) {
+        // The common case: both triangles are proper, already checked.
+        out.indices.extend_from_slice(&t1);
+        out.indices.extend_from_slice(&t2);
+    } else {
+        push_triangle(out, t1[0], t1[1], t1[2]);
+        push_triangle(out, t2[0], t2[1], t2[2]);
     }
 }

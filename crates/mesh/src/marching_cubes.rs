@@ -31,7 +31,8 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     let sz = sy * grid.dims[1] as usize;
     let corner_offset =
         CORNERS.map(|c| c[0] as usize * sx + c[1] as usize * sy + c[2] as usize * sz);
-    for_each_surface_cell(grid, |[x, y, z], base, case| {
+    let mut masks = std::mem::take(&mut out.scratch.masks);
+    for_each_surface_cell(grid, &mut masks, |[x, y, z], base, case| {
         let tris = &TRI_TABLE[case];
         let mut i = 0;
         while i < 15 && tris[i] >= 0 {
@@ -52,6 +53,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
             i += 3;
         }
     });
+    out.scratch.masks = masks;
     out.scratch.reset();
     finish(out);
 }
