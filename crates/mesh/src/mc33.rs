@@ -15,6 +15,7 @@ mod cases;
 use std::cmp::Ordering;
 
 use crate::buffer::MeshBuffer;
+use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
 use crate::normals::{finish, push_triangle};
 use crate::tables::{CORNERS, EDGE_TABLE};
@@ -56,56 +57,43 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     // buffer's scratch so a reused buffer does not allocate.
     let mut flat = std::mem::take(&mut out.scratch.flat);
     flat.clear();
-    for z in grid.cells_min[2]..grid.cells_max[2] {
-        for y in grid.cells_min[1]..grid.cells_max[1] {
-            let row = grid.index(0, y, z);
-            for x in grid.cells_min[0]..grid.cells_max[0] {
-                let base = row + x as usize;
-                let mut case = 0usize;
-                for (m, off) in corner_offset.iter().enumerate() {
-                    if v[base + off] < 0.0 {
-                        case |= 1 << m;
+    let mut masks = std::mem::take(&mut out.scratch.masks);
+    for_each_surface_cell(grid, &mut masks, |at, base, case| {
+        let w = corner_offset.map(|off| -f64::from(v[base + off]));
+        let cell = Cell {
+            at,
+            base,
+            corner_offset: &corner_offset,
+        };
+        let mut inner = u32::MAX;
+        let flat_start = flat.len();
+        let (tiling, from_air) = cases::tiling(case, &w);
+        for tri in tiling.chunks_exact(3) {
+            let mut ids = [0u32; 3];
+            for (id, &e) in ids.iter_mut().zip(tri) {
+                *id = if e == 12 {
+                    if inner == u32::MAX {
+                        inner = inner_vertex(grid, out, &cell, case);
                     }
-                }
-                if case == 0 || case == 255 {
-                    continue;
-                }
-                let w = corner_offset.map(|off| -f64::from(v[base + off]));
-                let cell = Cell {
-                    at: [x, y, z],
-                    base,
-                    corner_offset: &corner_offset,
+                    inner
+                } else {
+                    edge_vertex(grid, out, &cell, e as usize)
                 };
-                let mut inner = u32::MAX;
-                let flat_start = flat.len();
-                let (tiling, from_air) = cases::tiling(case, &w);
-                for tri in tiling.chunks_exact(3) {
-                    let mut ids = [0u32; 3];
-                    for (id, &e) in ids.iter_mut().zip(tri) {
-                        *id = if e == 12 {
-                            if inner == u32::MAX {
-                                inner = inner_vertex(grid, out, &cell, case);
-                            }
-                            inner
-                        } else {
-                            edge_vertex(grid, out, &cell, e as usize)
-                        };
-                    }
-                    // Like the classic tables, a tiling winds counter-clockwise seen from its
-                    // index's positive side: the inside, or the air for a complementary index.
-                    if !from_air {
-                        ids.swap(1, 2);
-                    }
-                    if on_a_face(grid, out, &cell, ids) {
-                        flat.push(ids);
-                    } else {
-                        push_triangle(out, ids[0], ids[1], ids[2]);
-                    }
-                }
-                canonical_quads(out, &mut flat[flat_start..]);
+            }
+            // Like the classic tables, a tiling winds counter-clockwise seen from its
+            // index's positive side: the inside, or the air for a complementary index.
+            if !from_air {
+                ids.swap(1, 2);
+            }
+            if on_a_face(grid, out, &cell, ids) {
+                flat.push(ids);
+            } else {
+                push_triangle(out, ids[0], ids[1], ids[2]);
             }
         }
-    }
+        canonical_quads(out, &mut flat[flat_start..]);
+    });
+    out.scratch.masks = masks;
     push_flat(out, &mut flat);
     out.scratch.flat = flat;
     out.scratch.reset();
