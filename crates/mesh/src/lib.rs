@@ -6,7 +6,7 @@
 //! `value < 0.0` is the one inside predicate, so a sample exactly 0 is air.
 //!
 //! Speed on a 32³ terrain chunk (2-core x86_64, `cargo bench -p loam-bench --bench mesh`):
-//! Marching Cubes 221 µs, MC33 266 µs, Surface Nets 222 µs, Dual Contouring 1.46 ms
+//! Marching Cubes 221 µs, MC33 266 µs, Surface Nets 222 µs, Dual Contouring 1.03 ms
 //! (fast-surface-nets: 209 µs on the same samples). Figures and peers: BENCHMARKS.md.
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
