@@ -61,7 +61,16 @@ def rust_value(v, depth, indent):
     if not isinstance(v[0], list):
         return "[" + ", ".join(str(x) for x in v) + "]"
     if depth == 0:
-        return "[\n" + "".join("    " + rust_value(x, depth + 1, indent) + ",\n" for x in v) + "]"
+        # Rows packed several to a line (up to 100 columns) so the tables stay readable.
+        lines, cur = [], "   "
+        for x in v:
+            item = " " + rust_value(x, depth + 1, indent) + ","
+            if len(cur) + len(item) > 100 and cur.strip():
+                lines.append(cur)
+                cur = "   "
+            cur += item
+        lines.append(cur)
+        return "[\n" + "".join(l + "\n" for l in lines) + "]"
     return "[" + ", ".join(rust_value(x, depth + 1, indent) for x in v) + "]"
 
 

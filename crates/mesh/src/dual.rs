@@ -49,7 +49,7 @@ pub(crate) fn dual_mesh(
         grid.dims[0] as usize,
         grid.dims[0] as usize * grid.dims[1] as usize,
     );
-    let corner_offset = CORNERS.map(|c| c[0] as usize + c[1] as usize * sy + c[2] as usize * sz);
+    let corner_offset = grid.corner_offsets();
     let ctx = Ctx {
         grid,
         corner_offset,

@@ -144,6 +144,16 @@ impl<'a> Grid<'a> {
         lo >= 0.0 || hi < 0.0
     }
 
+    /// Offsets in `values` of a cell's eight corners from its lowest one, in
+    /// [`crate::tables::CORNERS`] order.
+    pub fn corner_offsets(&self) -> [usize; 8] {
+        let (sy, sz) = (
+            self.dims[0] as usize,
+            self.dims[0] as usize * self.dims[1] as usize,
+        );
+        crate::tables::CORNERS.map(|c| c[0] as usize + c[1] as usize * sy + c[2] as usize * sz)
+    }
+
     /// The material at sample index `i` (0 when the grid has none).
     #[inline]
     pub fn material(&self, i: usize) -> u8 {

@@ -27,10 +27,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     }
     let n = grid.len();
     out.scratch.prepare(3 * n, n);
-    let [sx, sy] = [1usize, grid.dims[0] as usize];
-    let sz = sy * grid.dims[1] as usize;
-    let corner_offset =
-        CORNERS.map(|c| c[0] as usize * sx + c[1] as usize * sy + c[2] as usize * sz);
+    let corner_offset = grid.corner_offsets();
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |[x, y, z], base, case| {
         let tris = &TRI_TABLE[case];

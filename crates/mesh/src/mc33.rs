@@ -48,10 +48,7 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     }
     let n = grid.len();
     out.scratch.prepare(3 * n, n);
-    let [sx, sy] = [1usize, grid.dims[0] as usize];
-    let sz = sy * grid.dims[1] as usize;
-    let corner_offset =
-        CORNERS.map(|c| c[0] as usize * sx + c[1] as usize * sy + c[2] as usize * sz);
+    let corner_offset = grid.corner_offsets();
     let v = grid.values;
     // Triangles lying in a face of their cell (tunnel walls, exact zeros); kept in the
     // buffer's scratch so a reused buffer does not allocate.

@@ -19,6 +19,7 @@
 //!   complementary index (`255 − index`, `w → −w`), whose tiling winds the other way.
 
 use crate::mc33_tables::*;
+use crate::tables::{CORNERS, EDGES};
 
 /// Corners `(A, B, C, D)` of Lewiner's faces 1..=6, going round the face: `A`–`C` and `B`–`D` are
 /// its diagonals. Faces: 1 y = 0, 2 x = 1, 3 y = 1, 4 x = 0, 5 z = 0, 6 z = 1.
@@ -29,34 +30,6 @@ const FACES: [[usize; 4]; 6] = [
     [3, 7, 4, 0],
     [0, 3, 2, 1],
     [4, 7, 6, 5],
-];
-
-/// Corner coordinates, as [`crate::tables::CORNERS`].
-const COORDS: [[usize; 3]; 8] = [
-    [0, 0, 0],
-    [1, 0, 0],
-    [1, 1, 0],
-    [0, 1, 0],
-    [0, 0, 1],
-    [1, 0, 1],
-    [1, 1, 1],
-    [0, 1, 1],
-];
-
-/// The cube's edges as corner pairs, as [`crate::tables::EDGES`].
-const EDGES: [[usize; 2]; 12] = [
-    [0, 1],
-    [1, 2],
-    [2, 3],
-    [3, 0],
-    [4, 5],
-    [5, 6],
-    [6, 7],
-    [7, 4],
-    [0, 4],
-    [1, 5],
-    [2, 6],
-    [3, 7],
 ];
 
 /// The corner at coordinates `c`.
@@ -133,7 +106,7 @@ impl View {
             let (ra, rb) = (find(root, a), find(root, b));
             root[ra] = rb;
         };
-        for [a, b] in EDGES {
+        for [a, b] in EDGES.map(|e| e.map(usize::from)) {
             if self.positive(a) == self.positive(b) {
                 join(&mut root, a, b);
             }
@@ -319,7 +292,7 @@ impl View {
 
 /// The corner at the other end of corner `p`'s body diagonal.
 fn opposite(p: usize) -> usize {
-    corner(COORDS[p].map(|c| 1 - c))
+    corner(CORNERS[p].map(|c| 1 - usize::from(c)))
 }
 
 /// Whether corner `p`, where `u > 0`, is joined to the region `u > 0` around the far end of its
@@ -330,7 +303,7 @@ fn opposite(p: usize) -> usize {
 /// over the positions where `A` and `C` are positive is at an end of that interval or at the
 /// parabola's apex.
 fn slice_joins(u: &[f64; 8], p: usize) -> bool {
-    let pc = COORDS[p];
+    let pc = CORNERS[p].map(usize::from);
     (0..3).any(|k| {
         let [o1, o2] = [(k + 1) % 3, (k + 2) % 3];
         // The edge along axis k through p flipped across `flips`, from p's side: (value, slope).
