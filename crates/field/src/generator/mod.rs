@@ -79,9 +79,21 @@ pub struct ColumnBounds {
 pub struct Generator {
     ground: Ground,
     caves: Option<Caves>,
+    /// `1 / √(1 + Lh²)`, computed once: every sample multiplies by it.
+    inv_scale: f64,
 }
 
 impl Generator {
+    fn with(ground: Ground, caves: Option<Caves>) -> Self {
+        let mut g = Self {
+            ground,
+            caves,
+            inv_scale: 1.0,
+        };
+        g.inv_scale = 1.0 / g.ground_scale();
+        g
+    }
+
     /// Fractal-noise terrain (hills, ridges, detail) with caves.
     ///
     /// # Errors
@@ -90,10 +102,10 @@ impl Generator {
         settings: &NoiseTerrainSettings,
         caves: &CaveSettings,
     ) -> Result<Self, GeneratorError> {
-        Ok(Self {
-            ground: Ground::Noise(Box::new(NoiseGround::new(settings)?)),
-            caves: Caves::new(caves)?,
-        })
+        Ok(Self::with(
+            Ground::Noise(Box::new(NoiseGround::new(settings)?)),
+            Caves::new(caves)?,
+        ))
     }
 
     /// A real heightmap (DEM) as ground, bilinearly interpolated, centred on the origin, with
@@ -106,10 +118,10 @@ impl Generator {
         placement: &HeightmapPlacement,
         caves: &CaveSettings,
     ) -> Result<Self, GeneratorError> {
-        Ok(Self {
-            ground: Ground::Heightmap(HeightmapGround::new(map, placement)?),
-            caves: Caves::new(caves)?,
-        })
+        Ok(Self::with(
+            Ground::Heightmap(HeightmapGround::new(map, placement)?),
+            Caves::new(caves)?,
+        ))
     }
 
     /// Ground height `h(x, z)` in metres, before caves.
@@ -176,14 +188,14 @@ impl Generator {
     /// continuous function the samples are taken from. 1-Lipschitz up to f32 rounding.
     pub fn value(&self, p: [f64; 3], band: f64) -> f32 {
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, 1.0 / self.ground_scale(), band)
+        self.value_with(p, h, self.inv_scale, band)
     }
 
     /// The field value at sample `s` for `voxel_size` metres and a band of `band` metres.
     pub fn sample(&self, s: SamplePos, voxel_size: f64, band: f64) -> f32 {
         let p = crate::coords::sample_to_world(s, voxel_size);
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, 1.0 / self.ground_scale(), band)
+        self.value_with(p, h, self.inv_scale, band)
     }
 
     /// Fills `out` with the samples of the box starting at `min` with `dims` samples per axis,
@@ -230,7 +242,7 @@ impl Generator {
         band: f64,
         out: &mut [f32],
     ) {
-        let inv = 1.0 / self.ground_scale();
+        let inv = self.inv_scale;
         let (nx, ny) = (dims[0], dims[1]);
         for z in part.min.z..=part.max.z {
             let wz = f64::from(z) * voxel_size;
