@@ -140,6 +140,19 @@ impl PartialOrd for BrickKey {
     }
 }
 
+/// Chunks order by `(z, y, x)` ascending, like bricks.
+impl Ord for ChunkKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.z, self.y, self.x).cmp(&(other.z, other.y, other.x))
+    }
+}
+
+impl PartialOrd for ChunkKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// An inclusive box of samples, `min ..= max` on every axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SampleBox {

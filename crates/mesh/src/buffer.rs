@@ -79,6 +79,18 @@ impl MeshBuffer {
         self.indices.clear();
     }
 
+    /// A copy of the mesh (positions, normals, materials, indices) sized to fit, without the
+    /// per-call caches: what a worker hands on while it keeps this buffer for the next call.
+    pub fn detach(&self) -> MeshBuffer {
+        MeshBuffer {
+            positions: self.positions.clone(),
+            normals: self.normals.clone(),
+            materials: self.materials.clone(),
+            indices: self.indices.clone(),
+            scratch: Scratch::default(),
+        }
+    }
+
     /// Number of triangles.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3

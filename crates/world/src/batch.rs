@@ -1,0 +1,118 @@
+//! Batches: the chunks of one edit (or one streaming load, or one rebuild), delivered to the
+//! front end together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loam_field::ChunkKey;
+use loam_mesh::MeshBuffer;
+
+/// A chunk's mesh as the front end receives it.
+#[derive(Debug, Clone)]
+pub struct ChunkMesh {
+    /// The chunk.
+    pub key: ChunkKey,
+    /// The chunk version the mesh was built for; versions of one chunk only grow.
+    pub version: u64,
+    /// World position of the chunk's lowest corner (sample `32 · key`), metres; the mesh's
+    /// positions are relative to it.
+    pub origin: [f64; 3],
+    /// The mesh (empty: the chunk has no surface, drop what was shown).
+    pub mesh: Arc<MeshBuffer>,
+}
+
+/// Why a group of meshes was built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchKind {
+    /// Chunks changed by edits applied in one frame (several, when a newer edit merged an
+    /// older one still being built). Swap all of them in the same frame.
+    Edit,
+    /// A chunk that came into view.
+    Stream,
+    /// A chunk rebuilt after the mesher changed.
+    Rebuild,
+}
+
+/// Meshes to show together, in one frame.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Batch id, increasing in the order batches were formed.
+    pub id: u64,
+    /// Why it was built.
+    pub kind: BatchKind,
+    /// Ops whose changes it shows (0 for streaming and rebuilds).
+    pub ops: usize,
+    /// One mesh per chunk, in ascending chunk order.
+    pub meshes: Vec<ChunkMesh>,
+}
+
+/// What the front end is told, in order.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// Show these meshes, all in the same frame.
+    Group(Group),
+    /// The chunk left the view: stop showing it.
+    Removed(ChunkKey),
+}
+
+/// How much one [`World::pull`](crate::World::pull) hands over. A group is never split, and
+/// the first group is always handed over even if it alone exceeds the budget, so no group
+/// waits forever.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PullBudget {
+    /// Most chunk meshes.
+    pub max_chunks: usize,
+    /// Most time spent, measured from the call; `None` for no limit.
+    pub max_time: Option<Duration>,
+}
+
+impl PullBudget {
+    /// Everything that is ready.
+    pub const ALL: Self = Self {
+        max_chunks: usize::MAX,
+        max_time: None,
+    };
+
+    /// At most `n` chunk meshes.
+    pub fn chunks(n: usize) -> Self {
+        Self {
+            max_chunks: n,
+            max_time: None,
+        }
+    }
+}
+
+/// A batch being built or waiting to be pulled.
+#[derive(Debug)]
+pub(crate) struct Batch {
+    pub kind: BatchKind,
+    /// Chunks whose current version is not built yet.
+    pub waiting: BTreeSet<ChunkKey>,
+    /// Built meshes of current versions.
+    pub ready: BTreeMap<ChunkKey, ChunkMesh>,
+    /// When each op of the batch was applied.
+    pub edits: Vec<Instant>,
+    /// When the last chunk was built; `None` while a chunk is waiting.
+    pub complete: Option<Instant>,
+    /// When it first completed (its ops' latency is measured to there).
+    pub completed_once: Option<Instant>,
+}
+
+impl Batch {
+    pub fn new(kind: BatchKind) -> Self {
+        Self {
+            kind,
+            waiting: BTreeSet::new(),
+            ready: BTreeMap::new(),
+            edits: Vec::new(),
+            complete: None,
+            completed_once: None,
+        }
+    }
+
+    /// When its oldest op was applied.
+    pub fn oldest(&self) -> Option<Instant> {
+        self.edits.iter().min().copied()
+    }
+}

@@ -1,0 +1,59 @@
+//! # loam-world
+//!
+//! The chunk pipeline (DESIGN.md, "One edit, end to end"): the chunks around one or more
+//! viewers, kept meshed by a pool of worker threads while the field is edited.
+//!
+//! - **Streaming** ([`streaming`]): chunk columns within the view radius of a viewer, from
+//!   [`WorldSettings::view_depth`] layers below it up to the highest ground of each column
+//!   (generated or edited); dropped only [`WorldSettings::unload_margin`] chunks further out.
+//!   Chunks the column bounds prove all air or all solid are loaded without meshing.
+//! - **Workers**: a job reads an immutable snapshot of the field (a [`loam_field::Field`]
+//!   clone) and carries the chunk version it was started for; older results are dropped and
+//!   counted. Edited chunks are built first, then the ones nearest a viewer.
+//! - **Batches**: an op marks every chunk whose grid (halo included) holds a changed sample,
+//!   loaded or newly in view; the ops applied before one [`World::update`] form one batch,
+//!   delivered by [`World::pull`] only when all of its chunks are built, as one [`Group`].
+//! - **Metrics**: [`World::metrics`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use loam_field::{CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings};
+//! use loam_world::{PullBudget, Shown, Viewer, World, WorldSettings};
+//!
+//! let g = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings { enabled: false, ..Default::default() }).unwrap();
+//! let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+//! let h = field.generator().surface_height(0.0, 0.0);
+//! let settings = WorldSettings { view_radius: 1, view_depth: 1, threads: 2, ..Default::default() };
+//! let mut world = World::new(field, settings).unwrap();
+//! let viewer = [Viewer::at([0.0, h + 2.0, 0.0])];
+//! let mut shown = Shown::default();
+//! world.update(&viewer);
+//! assert!(world.wait_idle(Duration::from_secs(60)));
+//! shown.apply(world.pull(PullBudget::ALL)).unwrap();
+//! assert!(!shown.is_empty());
+//!
+//! world.apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 4.0, material: 0 }).unwrap();
+//! world.update(&viewer); // the op's chunks become one batch
+//! assert!(world.wait_idle(Duration::from_secs(60)));
+//! shown.apply(world.pull(PullBudget::ALL)).unwrap();
+//! assert_eq!(world.metrics().batches_delivered, 1);
+//! ```
+#![deny(missing_docs)]
+
+mod batch;
+mod dirty;
+mod metrics;
+mod pool;
+mod settings;
+mod shown;
+pub mod streaming;
+mod world;
+
+pub use batch::{BatchKind, ChunkMesh, Group, PullBudget, Update};
+pub use dirty::{chunk_grid_box, chunks_reading};
+pub use metrics::{Metrics, Percentiles};
+pub use settings::{WorldError, WorldSettings};
+pub use shown::{Shown, StaleMesh};
+pub use streaming::Viewer;
+pub use world::{IDLE_TIMEOUT, World};

@@ -1,0 +1,190 @@
+//! The worker pool: threads that take the most urgent chunk job from a shared queue, fill the
+//! chunk's grid from the job's field snapshot and mesh it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use loam_field::{CHUNK_CELLS, ChunkKey, Field};
+use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};
+
+use crate::settings::WorldError;
+
+/// One chunk to build: the version it is for, the field snapshot it reads and the mesher.
+pub(crate) struct Job {
+    pub version: u64,
+    /// `Some(batch id)` for a chunk an edit changed: built before any streaming job, older
+    /// batches first.
+    pub rank: Option<u64>,
+    pub field: Field,
+    pub mesher: Mesher,
+}
+
+/// A built chunk.
+pub(crate) struct JobResult {
+    pub key: ChunkKey,
+    pub version: u64,
+    pub mesh: MeshBuffer,
+    pub mesh_s: f64,
+    pub finished: Instant,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// At most one job per chunk: a newer version replaces a queued older one.
+    jobs: BTreeMap<ChunkKey, Job>,
+    /// Viewer positions in chunk units, for nearest-first order.
+    viewers: Vec<[f64; 3]>,
+    shutdown: bool,
+}
+
+impl Queue {
+    /// The most urgent job: edited chunks first (oldest batch first), then the chunk nearest to
+    /// a viewer, then the lowest key.
+    fn pop(&mut self) -> Option<(ChunkKey, Job)> {
+        let dist = |k: &ChunkKey| {
+            let c = [k.x, k.y, k.z].map(|v| f64::from(v) + 0.5);
+            self.viewers
+                .iter()
+                .map(|v| (0..3).map(|i| (c[i] - v[i]) * (c[i] - v[i])).sum::<f64>())
+                .fold(f64::INFINITY, f64::min)
+        };
+        let key = self
+            .jobs
+            .iter()
+            .min_by(|(ka, a), (kb, b)| {
+                let ra = (a.rank.is_none(), a.rank.unwrap_or(0));
+                let rb = (b.rank.is_none(), b.rank.unwrap_or(0));
+                ra.cmp(&rb)
+                    .then_with(|| dist(ka).total_cmp(&dist(kb)))
+                    .then_with(|| ka.cmp(kb))
+            })
+            .map(|(k, _)| *k)?;
+        self.jobs.remove(&key).map(|j| (key, j))
+    }
+}
+
+type Shared = Arc<(Mutex<Queue>, Condvar)>;
+
+/// Worker threads and the queue they share.
+pub(crate) struct Pool {
+    shared: Shared,
+    threads: Vec<JoinHandle<()>>,
+    results: Receiver<JobResult>,
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Queue> {
+    // A worker that panicked leaves the queue consistent (it holds no lock while building).
+    shared.0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pool {
+    /// Starts `threads` workers for a field of `voxel_size` metres.
+    pub fn new(threads: usize, voxel_size: f64) -> Result<Self, WorldError> {
+        let shared: Shared = Arc::default();
+        let (tx, results) = crossbeam_channel::unbounded();
+        let mut pool = Self {
+            shared,
+            threads: Vec::new(),
+            results,
+        };
+        for i in 0..threads.max(1) {
+            let (shared, tx) = (pool.shared.clone(), tx.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("loam-mesh-{i}"))
+                .spawn(move || work(&shared, &tx, voxel_size as f32))
+                .map_err(|e| WorldError::Thread(e.to_string()))?;
+            pool.threads.push(handle);
+        }
+        Ok(pool)
+    }
+
+    /// Queues `job` for `key`, replacing a queued job of the same chunk; returns whether one
+    /// was replaced (it will never be built).
+    pub fn push(&self, key: ChunkKey, job: Job) -> bool {
+        let replaced = lock(&self.shared).jobs.insert(key, job).is_some();
+        self.shared.1.notify_one();
+        replaced
+    }
+
+    /// Removes the queued job of `key`, if any (a job already running still reports back).
+    pub fn cancel(&self, key: ChunkKey) -> bool {
+        lock(&self.shared).jobs.remove(&key).is_some()
+    }
+
+    /// Moves the queued job of `key` into batch rank `rank`.
+    pub fn set_rank(&self, key: ChunkKey, rank: Option<u64>) {
+        if let Some(j) = lock(&self.shared).jobs.get_mut(&key) {
+            j.rank = rank;
+        }
+    }
+
+    /// Sets the viewer positions (chunk units) that order streaming jobs.
+    pub fn set_viewers(&self, viewers: Vec<[f64; 3]>) {
+        lock(&self.shared).viewers = viewers;
+    }
+
+    /// Jobs waiting for a worker.
+    pub fn queued(&self) -> usize {
+        lock(&self.shared).jobs.len()
+    }
+
+    /// The channel workers report on.
+    pub fn results(&self) -> &Receiver<JobResult> {
+        &self.results
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let mut q = lock(&self.shared);
+            q.shutdown = true;
+            q.jobs.clear();
+        }
+        self.shared.1.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn work(shared: &Shared, tx: &Sender<JobResult>, voxel_size: f32) {
+    let n = (CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize).pow(3);
+    let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
+    let mut buffer = MeshBuffer::default();
+    loop {
+        let (key, job) = {
+            let mut q = lock(shared);
+            loop {
+                if q.shutdown {
+                    return;
+                }
+                if let Some(j) = q.pop() {
+                    break j;
+                }
+                q = shared.1.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        let start = Instant::now();
+        job.field
+            .fill_chunk(key, CHUNK_HALO, &mut values, &mut materials);
+        job.mesher.mesh(
+            &Grid::chunk(&values, &materials, CHUNK_HALO, voxel_size),
+            &mut buffer,
+        );
+        let finished = Instant::now();
+        let result = JobResult {
+            key,
+            version: job.version,
+            mesh: buffer.detach(),
+            mesh_s: (finished - start).as_secs_f64(),
+            finished,
+        };
+        if tx.send(result).is_err() {
+            return;
+        }
+    }
+}

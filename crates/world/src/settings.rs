@@ -1,0 +1,94 @@
+//! Settings of the chunk pipeline.
+
+use std::time::Duration;
+
+use loam_mesh::Mesher;
+
+/// Settings of a [`World`](crate::World). Every field has a default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorldSettings {
+    /// Horizontal view radius in chunks, `[1, 64]`: chunk columns whose centre lies within this
+    /// many chunk widths of a viewer (horizontally) are loaded. Default 8.
+    pub view_radius: u32,
+    /// Layers of chunks loaded below a viewer's own chunk layer (or below a column's highest
+    /// ground, where the viewer is above it), `[0, 64]`. Columns are loaded from there up to
+    /// their highest ground (generated or edited). Default 4 (128 m at 1 m voxels).
+    pub view_depth: u32,
+    /// Hysteresis in chunks, `[1, 16]`: a loaded chunk is dropped only once it is this many
+    /// chunks beyond the view radius and depth of every viewer. Default 2.
+    pub unload_margin: u32,
+    /// Worker threads, `[1, 256]`, or 0 for the default: the machine's cores minus one for the
+    /// frame, at least 1.
+    pub threads: usize,
+    /// The mesher the workers use.
+    pub mesher: Mesher,
+    /// An edit whose chunks are still being built when a newer edit touches one of them is
+    /// merged into the newer edit's batch (so the two show together, without a crack) if its
+    /// oldest op is younger than this; otherwise it gives up the shared chunks and is
+    /// delivered without them, so no batch can wait forever. Default 250 ms.
+    pub merge_window: Duration,
+}
+
+impl Default for WorldSettings {
+    fn default() -> Self {
+        Self {
+            view_radius: 8,
+            view_depth: 4,
+            unload_margin: 2,
+            threads: 0,
+            mesher: Mesher::MarchingCubes,
+            merge_window: Duration::from_millis(250),
+        }
+    }
+}
+
+/// World settings were rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorldError {
+    /// A setting is out of range.
+    #[error("world setting `{name}` = {value} is out of range {range}")]
+    OutOfRange {
+        /// The setting's name.
+        name: &'static str,
+        /// Its value.
+        value: u64,
+        /// The allowed range.
+        range: &'static str,
+    },
+    /// A worker thread could not be started.
+    #[error("cannot start a worker thread: {0}")]
+    Thread(String),
+}
+
+impl WorldSettings {
+    /// Checks every setting.
+    ///
+    /// # Errors
+    /// [`WorldError::OutOfRange`] naming the first bad setting.
+    pub fn validate(&self) -> Result<(), WorldError> {
+        let check = |name, value: u64, lo: u64, hi: u64, range| {
+            if (lo..=hi).contains(&value) {
+                Ok(())
+            } else {
+                Err(WorldError::OutOfRange { name, value, range })
+            }
+        };
+        check("view_radius", self.view_radius.into(), 1, 64, "[1, 64]")?;
+        check("view_depth", self.view_depth.into(), 0, 64, "[0, 64]")?;
+        check("unload_margin", self.unload_margin.into(), 1, 16, "[1, 16]")?;
+        check("threads", self.threads as u64, 0, 256, "0 or [1, 256]")?;
+        let ms = u64::try_from(self.merge_window.as_millis()).unwrap_or(u64::MAX);
+        check("merge_window", ms, 0, 10_000, "[0, 10000] ms")
+    }
+
+    /// The worker count these settings give on this machine.
+    pub fn worker_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .max(1),
+            n => n,
+        }
+    }
+}

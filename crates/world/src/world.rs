@@ -1,0 +1,530 @@
+//! The world: the live field, the chunks the viewers need, and the batches on their way to the
+//! front end (DESIGN.md, "One edit, end to end").
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loam_field::{BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field};
+use loam_mesh::Mesher;
+
+use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
+use crate::dirty::chunks_reading;
+use crate::metrics::{Metrics, Percentiles, Recorder, record};
+use crate::pool::{Job, JobResult, Pool};
+use crate::settings::{WorldError, WorldSettings};
+use crate::streaming::{ColumnLayers, Viewer, wanted};
+
+#[derive(Debug)]
+struct Chunk {
+    /// Current version; a mesh built for another one is never shown.
+    version: u64,
+    /// The batch that waits for (or holds) this chunk's current mesh.
+    batch: Option<u64>,
+    /// Whether the front end was handed a mesh of it.
+    shown: bool,
+}
+
+/// Ops applied since the last update: they form one batch.
+#[derive(Debug, Default)]
+struct FrameEdit {
+    keys: BTreeSet<ChunkKey>,
+    times: Vec<Instant>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Out {
+    Batch(u64),
+    Removed(ChunkKey),
+}
+
+/// Chunks around viewers, kept meshed by worker threads while the field is edited.
+///
+/// Drive it with one [`World::update`] per frame, apply edits with [`World::apply`], and take
+/// what is ready with [`World::pull`]. Every chunk has a version that grows when its input
+/// changes; a job carries the version it was started for and its result is dropped (and
+/// counted) if the chunk has moved on. All chunks an edit changed are delivered as one group.
+pub struct World {
+    settings: WorldSettings,
+    field: Field,
+    pool: Pool,
+    chunks: BTreeMap<ChunkKey, Chunk>,
+    batches: BTreeMap<u64, Batch>,
+    outbox: VecDeque<Out>,
+    columns: BTreeMap<(i32, i32), ColumnLayers>,
+    viewers: Option<Vec<[i32; 3]>>,
+    restream: bool,
+    frame_edit: Option<FrameEdit>,
+    next_version: u64,
+    next_batch: u64,
+    rec: Recorder,
+    edits: u64,
+    started: Option<Instant>,
+    last_built: Option<Instant>,
+}
+
+impl World {
+    /// A world over `field`, with its worker threads started.
+    ///
+    /// # Errors
+    /// [`WorldError`] for a bad setting or a thread that could not start.
+    pub fn new(field: Field, settings: WorldSettings) -> Result<Self, WorldError> {
+        settings.validate()?;
+        let pool = Pool::new(settings.worker_count(), field.settings().voxel_size)?;
+        Ok(Self {
+            settings,
+            field,
+            pool,
+            chunks: BTreeMap::new(),
+            batches: BTreeMap::new(),
+            outbox: VecDeque::new(),
+            columns: BTreeMap::new(),
+            viewers: None,
+            restream: true,
+            frame_edit: None,
+            next_version: 1,
+            next_batch: 1,
+            rec: Recorder::default(),
+            edits: 0,
+            started: None,
+            last_built: None,
+        })
+    }
+
+    /// The live field (every op applied so far).
+    pub fn field(&self) -> &Field {
+        &self.field
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &WorldSettings {
+        &self.settings
+    }
+
+    /// Applies `op` to the field. The chunks it changed are bumped and batched at the next
+    /// [`World::update`]; ops applied before the same update share one batch.
+    ///
+    /// # Errors
+    /// [`EditError`] for a rejected op; nothing changes then.
+    pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
+        let out = self.field.apply(op)?;
+        let now = Instant::now();
+        self.edits += 1;
+        record(&mut self.rec.samples_changed, out.samples_changed as f64);
+        if let Some(b) = out.changed {
+            let frame = self.frame_edit.get_or_insert_with(FrameEdit::default);
+            chunks_reading(&b, &mut frame.keys);
+            frame.times.push(now);
+            // A brick column's edited layers widen the bounds of the chunk columns around it.
+            let bx = b.min.x.div_euclid(BRICK_SAMPLES) - 1..=b.max.x.div_euclid(BRICK_SAMPLES) + 1;
+            for x in bx {
+                for z in
+                    b.min.z.div_euclid(BRICK_SAMPLES) - 1..=b.max.z.div_euclid(BRICK_SAMPLES) + 1
+                {
+                    self.columns.remove(&(x, z));
+                }
+            }
+            self.restream = true;
+        }
+        Ok(out)
+    }
+
+    /// One frame: takes in finished jobs, follows the viewers (loading and dropping chunks),
+    /// and turns the ops applied since the last update into one batch whose chunks go to the
+    /// front of the queue.
+    pub fn update(&mut self, viewers: &[Viewer]) {
+        let now = Instant::now();
+        self.started.get_or_insert(now);
+        self.drain();
+        let vs = self.field.settings().voxel_size;
+        let chunks: Vec<[i32; 3]> = viewers.iter().filter_map(|v| v.chunk(vs)).collect();
+        if self.viewers.as_ref() != Some(&chunks) {
+            self.viewers = Some(chunks);
+            self.restream = true;
+        }
+        let size = f64::from(CHUNK_CELLS) * vs;
+        self.pool.set_viewers(
+            viewers
+                .iter()
+                .map(|v| v.position.map(|p| p / size))
+                .collect(),
+        );
+        if self.restream {
+            self.restream();
+        }
+        if let Some(frame) = self.frame_edit.take() {
+            self.seal(frame, now);
+        }
+        let depth = self.pool.queued();
+        self.rec.queue_depth_max = self.rec.queue_depth_max.max(depth);
+        self.check_initial_load();
+    }
+
+    /// Hands over what is ready, oldest first, within `budget`: groups of meshes to show
+    /// together and removal notices.
+    pub fn pull(&mut self, budget: PullBudget) -> Vec<Update> {
+        let start = Instant::now();
+        let (mut out, mut meshes) = (Vec::new(), 0usize);
+        while let Some(&next) = self.outbox.front() {
+            let id = match next {
+                Out::Removed(key) => {
+                    self.outbox.pop_front();
+                    out.push(Update::Removed(key));
+                    continue;
+                }
+                Out::Batch(id) => id,
+            };
+            let Some(batch) = self.batches.get(&id).filter(|b| b.complete.is_some()) else {
+                // Merged into a newer batch, emptied, or waiting again after a mesher switch
+                // (it is queued anew when it completes again).
+                self.outbox.pop_front();
+                continue;
+            };
+            let over = meshes + batch.ready.len() > budget.max_chunks
+                || budget.max_time.is_some_and(|t| start.elapsed() > t);
+            if meshes > 0 && over {
+                break;
+            }
+            self.outbox.pop_front();
+            let batch = self.batches.remove(&id).expect("present");
+            meshes += batch.ready.len();
+            for key in batch.ready.keys() {
+                let c = self.chunks.get_mut(key).expect("a ready chunk is loaded");
+                c.batch = None;
+                c.shown = true;
+            }
+            if batch.kind == BatchKind::Edit {
+                self.rec.batches_delivered += 1;
+            }
+            out.push(Update::Group(Group {
+                id,
+                kind: batch.kind,
+                ops: batch.edits.len(),
+                meshes: batch.ready.into_values().collect(),
+            }));
+        }
+        out
+    }
+
+    /// Switches the mesher: every chunk with a surface is rebuilt and keeps its old mesh until
+    /// the new one is delivered.
+    pub fn set_mesher(&mut self, mesher: Mesher) {
+        if mesher == self.settings.mesher {
+            return;
+        }
+        self.settings.mesher = mesher;
+        let keys: Vec<ChunkKey> = self.chunks.keys().copied().collect();
+        for key in keys {
+            let c = &self.chunks[&key];
+            match c.batch {
+                Some(b) => self.bump(key, b),
+                // Never built: known all air or all solid, empty under every mesher.
+                None if !c.shown => {}
+                None => {
+                    let b = self.new_batch(BatchKind::Rebuild);
+                    self.bump(key, b);
+                }
+            }
+        }
+    }
+
+    /// Blocks until every loaded chunk's current version is built (and the batches are ready
+    /// to pull), or `timeout` passes; returns whether it got there. Call after
+    /// [`World::update`].
+    pub fn wait_idle(&mut self, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        loop {
+            self.drain();
+            if self.waiting() == 0 {
+                self.check_initial_load();
+                return true;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            match self.pool.results().recv_timeout(left) {
+                Ok(r) => self.on_result(r),
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Loaded chunks whose current version is not built yet.
+    pub fn waiting(&self) -> usize {
+        self.batches.values().map(|b| b.waiting.len()).sum()
+    }
+
+    /// Batches not yet pulled (being built, or ready).
+    pub fn pending_batches(&self) -> usize {
+        self.batches.len()
+    }
+
+    /// Loaded chunks, ascending.
+    pub fn loaded(&self) -> impl Iterator<Item = ChunkKey> + '_ {
+        self.chunks.keys().copied()
+    }
+
+    /// The current version of a loaded chunk.
+    pub fn version(&self, key: ChunkKey) -> Option<u64> {
+        self.chunks.get(&key).map(|c| c.version)
+    }
+
+    /// The measurements so far.
+    pub fn metrics(&self) -> Metrics {
+        let r = &self.rec;
+        Metrics {
+            edit_latency_ms: Percentiles::of(&r.edit_latency_ms),
+            mesh_ms_per_chunk: Percentiles::of(&r.mesh_ms),
+            samples_changed_per_edit: Percentiles::of(&r.samples_changed),
+            stale_dropped: r.stale_dropped,
+            jobs_superseded: r.jobs_superseded,
+            queue_depth_max: r.queue_depth_max,
+            queue_depth: self.pool.queued(),
+            chunks_loaded: self.chunks.len(),
+            chunks_waiting: self.waiting(),
+            chunks_built: r.chunks_built,
+            batches_delivered: r.batches_delivered,
+            batches_released: r.batches_released,
+            edits: self.edits,
+            initial_load_s: r.initial_load_s,
+        }
+    }
+
+    fn check_initial_load(&mut self) {
+        if self.rec.initial_load_s.is_none()
+            && !self.restream
+            && !self.chunks.is_empty()
+            && self.waiting() == 0
+            && let Some(start) = self.started
+        {
+            let end = self.last_built.unwrap_or(start).max(start);
+            self.rec.initial_load_s = Some((end - start).as_secs_f64());
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Ok(r) = self.pool.results().try_recv() {
+            self.on_result(r);
+        }
+    }
+
+    fn on_result(&mut self, r: JobResult) {
+        self.rec.chunks_built += 1;
+        record(&mut self.rec.mesh_ms, r.mesh_s * 1e3);
+        let current = self
+            .chunks
+            .get(&r.key)
+            .filter(|c| c.version == r.version)
+            .and_then(|c| c.batch);
+        let Some(id) = current else {
+            self.rec.stale_dropped += 1;
+            return;
+        };
+        let batch = self.batches.get_mut(&id).expect("a chunk's batch exists");
+        if !batch.waiting.remove(&r.key) {
+            self.rec.stale_dropped += 1;
+            return;
+        }
+        let vs = self.field.settings().voxel_size;
+        let origin = r.key.min_sample().to_array().map(|c| f64::from(c) * vs);
+        batch.ready.insert(
+            r.key,
+            ChunkMesh {
+                key: r.key,
+                version: r.version,
+                origin,
+                mesh: Arc::new(r.mesh),
+            },
+        );
+        self.last_built = Some(self.last_built.map_or(r.finished, |t| t.max(r.finished)));
+        if batch.waiting.is_empty() {
+            self.complete(id, r.finished);
+        }
+    }
+
+    fn complete(&mut self, id: u64, at: Instant) {
+        let batch = self.batches.get_mut(&id).expect("batch");
+        let first = batch.completed_once.is_none();
+        batch.complete = Some(at);
+        batch.completed_once.get_or_insert(at);
+        for &t in batch.edits.iter().filter(|_| first) {
+            record(
+                &mut self.rec.edit_latency_ms,
+                at.saturating_duration_since(t).as_secs_f64() * 1e3,
+            );
+        }
+        self.outbox.push_back(Out::Batch(id));
+    }
+
+    fn new_batch(&mut self, kind: BatchKind) -> u64 {
+        let id = self.next_batch;
+        self.next_batch += 1;
+        self.batches.insert(id, Batch::new(kind));
+        id
+    }
+
+    /// Gives the chunk a new version and a job, waiting in batch `target` (its own batch or,
+    /// if it has none, a new one).
+    fn bump(&mut self, key: ChunkKey, target: u64) {
+        let version = self.next_version;
+        self.next_version += 1;
+        let c = self.chunks.get_mut(&key).expect("loaded");
+        debug_assert!(c.batch.is_none() || c.batch == Some(target));
+        c.version = version;
+        c.batch = Some(target);
+        let batch = self.batches.get_mut(&target).expect("batch");
+        if batch.ready.remove(&key).is_some() {
+            self.rec.stale_dropped += 1;
+        }
+        batch.waiting.insert(key);
+        batch.complete = None;
+        let rank = (batch.kind == BatchKind::Edit).then_some(target);
+        let job = Job {
+            version,
+            rank,
+            field: self.field.clone(),
+            mesher: self.settings.mesher,
+        };
+        if self.pool.push(key, job) {
+            self.rec.jobs_superseded += 1;
+        }
+    }
+
+    /// Takes `key` out of its batch; a batch left with nothing to wait for is complete, one
+    /// left with nothing at all is gone.
+    fn release(&mut self, key: ChunkKey, now: Instant) -> Vec<Instant> {
+        let Some(c) = self.chunks.get_mut(&key) else {
+            return Vec::new();
+        };
+        let Some(id) = c.batch.take() else {
+            return Vec::new();
+        };
+        let batch = self.batches.get_mut(&id).expect("batch");
+        let was_waiting = batch.waiting.remove(&key);
+        if batch.ready.remove(&key).is_some() {
+            self.rec.stale_dropped += 1;
+        }
+        if batch.kind == BatchKind::Edit {
+            self.rec.batches_released += 1;
+        }
+        if batch.ready.is_empty() && batch.waiting.is_empty() {
+            // Nothing left to show: its ops' changes are shown by whoever took its chunks.
+            return self
+                .batches
+                .remove(&id)
+                .map(|b| b.edits)
+                .unwrap_or_default();
+        }
+        if was_waiting && batch.waiting.is_empty() {
+            self.complete(id, now);
+        }
+        Vec::new()
+    }
+
+    fn restream(&mut self) {
+        self.restream = false;
+        let Some(viewers) = self.viewers.clone() else {
+            return;
+        };
+        let want = wanted(&self.field, &self.settings, &viewers, &mut self.columns);
+        let now = Instant::now();
+        let gone: Vec<ChunkKey> = self
+            .chunks
+            .keys()
+            .filter(|k| !want.keep.contains(k))
+            .copied()
+            .collect();
+        for key in gone {
+            self.pool.cancel(key);
+            self.release(key, now);
+            if self.chunks.remove(&key).is_some_and(|c| c.shown) {
+                self.outbox.push_back(Out::Removed(key));
+            }
+        }
+        for key in want.load {
+            if self.chunks.contains_key(&key) {
+                continue;
+            }
+            let col = self.columns[&(key.x, key.z)];
+            let version = self.next_version;
+            self.next_version += 1;
+            self.chunks.insert(
+                key,
+                Chunk {
+                    version,
+                    batch: None,
+                    shown: false,
+                },
+            );
+            if key.y > col.solid_top && key.y <= col.top {
+                let b = self.new_batch(BatchKind::Stream);
+                self.bump(key, b);
+            }
+        }
+    }
+
+    /// Turns the ops of one frame into one batch of every loaded chunk they changed.
+    fn seal(&mut self, frame: FrameEdit, now: Instant) {
+        let targets: Vec<ChunkKey> = frame
+            .keys
+            .into_iter()
+            .filter(|k| self.chunks.contains_key(k))
+            .collect();
+        let id = self.new_batch(BatchKind::Edit);
+        let mut edits = frame.times;
+        let older: BTreeSet<u64> = targets
+            .iter()
+            .filter_map(|k| self.chunks[k].batch)
+            .collect();
+        for old in older {
+            let b = &self.batches[&old];
+            let young = b
+                .oldest()
+                .is_some_and(|t| now.saturating_duration_since(t) <= self.settings.merge_window);
+            if b.kind == BatchKind::Edit && young {
+                self.merge(old, id, &mut edits);
+            }
+        }
+        for &key in &targets {
+            if self.chunks[&key].batch != Some(id) {
+                edits.extend(self.release(key, now));
+            }
+        }
+        edits.sort();
+        self.batches.get_mut(&id).expect("new").edits = edits;
+        for key in targets {
+            self.bump(key, id);
+        }
+        if self.batches[&id].waiting.is_empty() && self.batches[&id].ready.is_empty() {
+            // Every chunk it changed is out of view: nothing to show.
+            self.batches.remove(&id);
+        }
+    }
+
+    /// Moves batch `old` (still being built or not yet pulled) into `new`.
+    fn merge(&mut self, old: u64, new: u64, edits: &mut Vec<Instant>) {
+        let b = self.batches.remove(&old).expect("batch");
+        edits.extend(b.edits);
+        for &key in b.waiting.iter().chain(b.ready.keys()) {
+            self.chunks.get_mut(&key).expect("loaded").batch = Some(new);
+        }
+        for &key in &b.waiting {
+            self.pool.set_rank(key, Some(new));
+        }
+        let n = self.batches.get_mut(&new).expect("batch");
+        n.waiting.extend(b.waiting);
+        n.ready.extend(b.ready);
+    }
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("settings", &self.settings)
+            .field("chunks", &self.chunks.len())
+            .field("batches", &self.batches.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long [`World::wait_idle`] callers usually allow: long enough for a cold load on a slow
+/// machine.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);

@@ -1,0 +1,239 @@
+//! Scripted sessions: streaming, edits on chunk faces and corners, towers into unloaded air,
+//! mesher switches, thread counts, and case C04.
+
+use std::collections::BTreeSet;
+
+use loam_field::{ChunkKey, CsgMode, EditOp, SampleBox, SamplePos};
+use loam_mesh::Mesher;
+use loam_world::{BatchKind, PullBudget, Shown, Update, Viewer, World, chunks_reading};
+
+use crate::util::*;
+
+fn sphere(mode: CsgMode, center: [f64; 3], radius: f64) -> EditOp {
+    EditOp::Sphere {
+        mode,
+        center,
+        radius,
+        material: 1,
+    }
+}
+
+fn groups(updates: &[Update], kind: BatchKind) -> Vec<&loam_world::Group> {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            Update::Group(g) if g.kind == kind => Some(g),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn initial_load_meshes_every_surface_chunk_and_skips_air_and_solid() {
+    let base = flat_field(31.5, 1.0);
+    let mut world = World::new(base.clone(), small(2)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([40.0, 40.0, 40.0])];
+    let updates = settle(&mut world, &v, &mut shown);
+    // Columns within radius 2 of column (1, 1): 13 columns. Ground at 31.5 m with a 1 m band:
+    // layers 0 and 1 may hold surface (top = ⌊(32.5 + 1) / 32⌋ = 1); the viewer is in layer 1,
+    // so loading starts at layer 0 (view depth 1). Layer 0's cells hold the surface; layer 1
+    // reads the solid sample 31 in its halo, so it is built too, and its mesh is empty.
+    assert_eq!(world.loaded().count(), 13 * 2);
+    assert_eq!(groups(&updates, BatchKind::Stream).len(), 26);
+    assert_eq!(assert_matches_scratch(&world, &shown, &base, &[]), 13);
+    assert!(shown.meshes().all(|m| m.key.y == 0));
+    let m = world.metrics();
+    assert_eq!(m.chunks_built, 26);
+    assert_eq!(m.stale_dropped, 0);
+    assert!(m.initial_load_s.is_some());
+}
+
+#[test]
+fn case_c04_single_changed_samples_reach_every_reader_in_one_batch() {
+    // Ground at 31.5 m and a 1 m band: a dig of radius 1e-9 m at a solid sample of layer 31
+    // turns exactly that sample to air (the neighbours' new values round to their old ones),
+    // and a build of the same radius at an air sample of layer 32 turns exactly it solid.
+    let base = flat_field(31.5, 1.0);
+    let mut world = World::new(base.clone(), small(2)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([32.0, 40.0, 32.0])];
+    settle(&mut world, &v, &mut shown);
+    let mut ops = Vec::new();
+    let cases = [
+        (CsgMode::Subtract, [32, 31, 5]),
+        (CsgMode::Subtract, [31, 31, 5]),
+        (CsgMode::Subtract, [31, 31, 31]),
+        (CsgMode::Union, [32, 32, 32]),
+    ];
+    for (mode, p) in cases {
+        let op = sphere(mode, p.map(f64::from), 1e-9);
+        let before: Vec<(ChunkKey, u64)> = world
+            .loaded()
+            .map(|k| (k, world.version(k).unwrap()))
+            .collect();
+        let out = world.apply(&op).unwrap();
+        ops.push(op);
+        assert_eq!(out.samples_changed, 1, "{p:?}");
+        let point = SamplePos::new(p[0], p[1], p[2]);
+        assert_eq!(out.changed, Some(SampleBox::point(point)));
+        let updates = settle(&mut world, &v, &mut shown);
+        let edits = groups(&updates, BatchKind::Edit);
+        assert_eq!(edits.len(), 1, "one batch for {p:?}");
+        let got: BTreeSet<ChunkKey> = edits[0].meshes.iter().map(|m| m.key).collect();
+        let mut readers = BTreeSet::new();
+        chunks_reading(&SampleBox::point(point), &mut readers);
+        assert_eq!(got, readers, "{p:?}");
+        // Faces: 2 chunks along x, 2 layers (31 is read by layer 1's halo) → 4; the corner
+        // samples are read by 8 chunks.
+        assert_eq!(got.len(), if p[2] == 5 { 4 } else { 8 }, "{p:?}");
+        for (k, old) in before {
+            let new = world.version(k).unwrap();
+            assert_eq!(new > old, got.contains(&k), "version of {k:?} after {p:?}");
+        }
+        assert_matches_scratch(&world, &shown, &base, &ops);
+    }
+}
+
+#[test]
+fn scripted_session_equals_from_scratch() {
+    let base = noise_field(3);
+    let h = base.generator().surface_height(0.0, 0.0);
+    let mut world = World::new(base.clone(), small(2)).unwrap();
+    let mut shown = Shown::default();
+    let mut v = [Viewer::at([0.0, h + 2.0, 0.0])];
+    settle(&mut world, &v, &mut shown);
+    let mut ops = Vec::new();
+    let mut edit = |world: &mut World, op: EditOp| {
+        world.apply(&op).unwrap();
+        ops.push(op);
+    };
+    // On a chunk face, on a corner shared by 8 chunks, and two ops in one frame.
+    edit(&mut world, sphere(CsgMode::Subtract, [32.0, h, 5.0], 4.0));
+    settle(&mut world, &v, &mut shown);
+    edit(
+        &mut world,
+        sphere(
+            CsgMode::Subtract,
+            [0.0, 32.0 * (h / 32.0).round(), 0.0],
+            4.0,
+        ),
+    );
+    edit(
+        &mut world,
+        sphere(CsgMode::Union, [-3.0, h + 1.0, -30.0], 3.0),
+    );
+    let u = settle(&mut world, &v, &mut shown);
+    assert_eq!(groups(&u, BatchKind::Edit).len(), 1);
+    assert_eq!(groups(&u, BatchKind::Edit)[0].ops, 2);
+    // A tower rising into unloaded air: balls stacked 4 m apart up to 100 m above ground.
+    let top_before = world
+        .loaded()
+        .filter(|k| (k.x, k.z) == (0, 0))
+        .map(|k| k.y)
+        .max()
+        .unwrap();
+    for i in 0..25 {
+        edit(
+            &mut world,
+            sphere(CsgMode::Union, [16.0, h + 4.0 * f64::from(i), 16.0], 3.0),
+        );
+        if i % 5 == 4 {
+            settle(&mut world, &v, &mut shown);
+        }
+    }
+    let top_after = world
+        .loaded()
+        .filter(|k| (k.x, k.z) == (0, 0))
+        .map(|k| k.y)
+        .max()
+        .unwrap();
+    assert!(
+        top_after >= top_before + 2,
+        "tower layers loaded: {top_before} → {top_after}"
+    );
+    let tower_top = ChunkKey::new(0, ((h + 96.0) / 32.0).floor() as i32, 0);
+    assert!(
+        shown.get(tower_top).is_some(),
+        "the tower's top chunk is shown"
+    );
+    // The viewer walks away and back: chunks are dropped beyond the margin and reloaded.
+    v[0].position[0] += 32.0 * 4.0;
+    let u = settle(&mut world, &v, &mut shown);
+    assert!(u.iter().any(|u| matches!(u, Update::Removed(_))));
+    assert!(world.loaded().all(|k| k.x >= 1));
+    v[0].position[0] -= 32.0 * 4.0;
+    settle(&mut world, &v, &mut shown);
+    assert_matches_scratch(&world, &shown, &base, &ops);
+    // Switching the mesher rebuilds every chunk.
+    for mesher in [Mesher::SurfaceNets, Mesher::DualContouring, Mesher::Mc33] {
+        world.set_mesher(mesher);
+        let u = settle(&mut world, &v, &mut shown);
+        assert!(!groups(&u, BatchKind::Rebuild).is_empty());
+        assert_matches_scratch(&world, &shown, &base, &ops);
+    }
+    assert_eq!(world.metrics().stale_dropped, 0, "settled steps never race");
+}
+
+#[test]
+fn one_two_and_eight_threads_show_the_same_meshes() {
+    let base = noise_field(5);
+    let h = base.generator().surface_height(10.0, 10.0);
+    let ops: Vec<EditOp> = (0..12)
+        .map(|i| {
+            let t = f64::from(i);
+            let mode = if i % 3 == 2 {
+                CsgMode::Union
+            } else {
+                CsgMode::Subtract
+            };
+            sphere(
+                mode,
+                [32.0 + 3.0 * t, h - t, 31.5 - 2.0 * t],
+                3.0 + 0.25 * t,
+            )
+        })
+        .collect();
+    let mut results = Vec::new();
+    for threads in [1, 2, 8] {
+        let mut world = World::new(base.clone(), small(threads)).unwrap();
+        let mut shown = Shown::default();
+        let v = [Viewer::at([20.0, h, 20.0])];
+        world.update(&v);
+        // Edits while the initial load is still running, without waiting.
+        for op in &ops {
+            world.apply(op).unwrap();
+            world.update(&v);
+            let u = world.pull(PullBudget::chunks(3));
+            check_current(&world, &u);
+            shown.apply(u).unwrap();
+        }
+        settle(&mut world, &v, &mut shown);
+        assert_matches_scratch(&world, &shown, &base, &ops);
+        let meshes: Vec<(ChunkKey, Vec<[f32; 3]>, Vec<u32>)> = shown
+            .meshes()
+            .map(|m| (m.key, m.mesh.positions.clone(), m.mesh.indices.clone()))
+            .collect();
+        results.push(meshes);
+    }
+    assert!(results[0] == results[1] && results[1] == results[2]);
+}
+
+#[test]
+fn edits_out_of_view_make_no_batch_and_bad_ops_change_nothing() {
+    let base = flat_field(10.0, 2.0);
+    let mut world = World::new(base.clone(), small(1)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([0.0, 12.0, 0.0])];
+    settle(&mut world, &v, &mut shown);
+    let hash = world.field().hash();
+    let bad = sphere(CsgMode::Subtract, [f64::NAN, 10.0, 0.0], 3.0);
+    assert!(world.apply(&bad).is_err());
+    assert_eq!(world.field().hash(), hash);
+    let far = sphere(CsgMode::Subtract, [5000.0, 10.0, 0.0], 3.0);
+    world.apply(&far).unwrap();
+    let u = settle(&mut world, &v, &mut shown);
+    assert!(groups(&u, BatchKind::Edit).is_empty());
+    assert_eq!(world.metrics().edits, 1);
+    assert_matches_scratch(&world, &shown, &base, &[far]);
+}

@@ -1,0 +1,6 @@
+//! loam-world integration tests (one binary).
+
+mod util;
+
+mod pipeline;
+mod props;
