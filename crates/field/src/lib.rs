@@ -13,6 +13,7 @@
 //! - [`EditOp`] and [`Field::apply`]: dig and build balls with exact CSG; only samples within
 //!   reach change, and the box of changed samples is returned.
 //! - [`FieldHash`]: the one field hash of DESIGN.md.
+//! - [`Field::raycast`]: the one field raycast (sphere tracing, then bisection).
 //!
 //! No threads, files or clocks: the crate builds for `wasm32-unknown-unknown`.
 //!
@@ -42,6 +43,7 @@ mod field;
 mod generator;
 mod hash;
 mod op;
+mod raycast;
 
 pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
 pub use coords::{
@@ -55,3 +57,6 @@ pub use generator::{
 };
 pub use hash::FieldHash;
 pub use op::{CsgMode, EditError, EditOp};
+pub use raycast::{
+    RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
+};

@@ -6,4 +6,5 @@ mod cases;
 mod edits;
 mod generator;
 mod heightmap;
+mod raycast;
 mod reference;
