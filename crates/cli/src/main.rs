@@ -1,11 +1,14 @@
 //! `loam`: Loam's command-line entry point: the headless `replay` and `mesh-volume`
 //! subcommands; the editor comes with its issue.
 
+mod bench_world;
 mod chunk_meshes;
 mod export;
 mod mesh_volume;
+mod pipeline;
 mod replay;
 mod session;
+mod timeline;
 
 use clap::{Parser, Subcommand};
 
@@ -21,6 +24,8 @@ struct Cli {
 enum Command {
     /// Apply a session's ops to its world, write a summary and print the field hash.
     Replay(replay::ReplayArgs),
+    /// Benchmark the chunk pipeline on a session's terrain: initial load and edit latency.
+    BenchWorld(bench_world::BenchWorldArgs),
     /// Mesh a raw scalar volume and print one line of JSON with the mesh's statistics.
     MeshVolume(mesh_volume::MeshVolumeArgs),
 }
@@ -30,6 +35,7 @@ fn main() -> std::process::ExitCode {
     let result = match &cli.command {
         Command::Replay(args) => replay::run(args),
         Command::MeshVolume(args) => mesh_volume::run(args),
+        Command::BenchWorld(args) => bench_world::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

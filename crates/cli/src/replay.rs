@@ -1,19 +1,20 @@
-//! `loam replay SESSION --out DIR`: apply a session's ops to its world, write a summary and
-//! print the field hash.
+//! `loam replay SESSION --out DIR`: run a session's timeline through the chunk pipeline,
+//! write a summary and the metrics, and print the field hash.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use loam_field::{Field, SampleBox};
 use loam_mesh::Mesher;
+use loam_world::Metrics;
 use serde::Serialize;
 
 use crate::chunk_meshes::{self, ChunkMeshStats};
 use crate::export;
+use crate::pipeline::{self, Options};
 use crate::session::{self, GeneratorSpec};
 
 /// Arguments of `loam replay`.
@@ -25,10 +26,24 @@ pub struct ReplayArgs {
     /// missing.
     #[arg(long)]
     pub out: PathBuf,
-    /// Also mesh every chunk the session's edits changed (mc, mc33, sn or dc) and write them
-    /// to `chunks.glb`, one node per chunk at its origin.
+    /// The pipeline's mesher (mc, mc33, sn or dc; default mc). When given, the meshes of every
+    /// chunk the session's edits changed are also written to `chunks.glb`, one node per chunk
+    /// at its origin.
     #[arg(long)]
     pub mesher: Option<String>,
+    /// Worker threads meshing chunks (default: the cores minus one, at least 1).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Write the pipeline's metrics to this file as one JSON object (docs/metrics.md).
+    #[arg(long)]
+    pub metrics_json: Option<PathBuf>,
+    /// Run frames back to back instead of pacing them at the session's frame length.
+    #[arg(long)]
+    pub fast: bool,
+    /// Check that every chunk's mesh equals the mesh built from a fresh replay of the ops
+    /// (incremental equals from scratch); fail if one differs.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// Wall-clock times of the replay's phases, milliseconds.
@@ -36,7 +51,11 @@ pub struct ReplayArgs {
 pub struct Timings {
     /// Reading and parsing the session, decoding a heightmap, building the generator.
     pub load: f64,
-    /// Applying every op.
+    /// The initial load of the chunks around the viewers.
+    pub initial_load: f64,
+    /// Running the timeline (ops, frames) until every chunk was built; includes `apply`.
+    pub timeline: f64,
+    /// Inside `World::apply`, over every op.
     pub apply: f64,
     /// Computing the field hash.
     pub hash: f64,
@@ -73,7 +92,19 @@ pub struct Summary {
     pub timings_ms: Timings,
     /// The field hash (DESIGN.md), 64 hex digits.
     pub field_hash: String,
-    /// Chunk mesh statistics, with --mesher.
+    /// The pipeline's mesher.
+    pub mesher: &'static str,
+    /// Worker threads.
+    pub threads: usize,
+    /// Frames run after the initial load.
+    pub frames: u64,
+    /// Chunks shown at the end (with a non-empty mesh).
+    pub chunks_shown: usize,
+    /// Whether --verify compared every chunk with a from-scratch build (and all matched).
+    pub verified: bool,
+    /// The pipeline's metrics.
+    pub metrics: Metrics,
+    /// Mesh statistics of the chunks the edits changed, with --mesher.
     pub meshes: Option<ChunkMeshStats>,
 }
 
@@ -84,82 +115,138 @@ fn ms(since: Instant) -> f64 {
 /// Runs the replay.
 ///
 /// # Errors
-/// A bad session, a rejected op (named by its index; nothing is written then), or a failure to
-/// write the summary.
+/// A bad session, a rejected op (named by its index; nothing is written then), a mesh that
+/// differs from scratch under --verify, or a failure to write the outputs.
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let mesher = match &args.mesher {
-        Some(name) => Some(
-            Mesher::from_name(name)
-                .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?,
-        ),
-        None => None,
+        Some(name) => Mesher::from_name(name)
+            .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?,
+        None => Mesher::MarchingCubes,
     };
     let loaded = session::load(&args.session)?;
     let generator_kind = match loaded.session.generator {
         GeneratorSpec::Noise { .. } => "noise",
         GeneratorSpec::Heightmap { .. } => "heightmap",
     };
-    let mut field = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
+    let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
     let load = ms(start);
 
     let t = Instant::now();
-    let (mut samples_changed, mut changed_box) = (0u64, None::<SampleBox>);
-    let mut chunks = BTreeSet::new();
-    for (i, op) in loaded.session.ops.iter().enumerate() {
-        let out = field
-            .apply(op)
-            .with_context(|| format!("op {i} of {:?} ({op:?})", args.session))?;
-        samples_changed += out.samples_changed;
-        if let Some(b) = out.changed {
-            changed_box = Some(changed_box.map_or(b, |a| a.union(b)));
-            if mesher.is_some() {
-                chunk_meshes::chunks_reading(&b, &mut chunks);
-            }
-        }
-    }
-    let apply = ms(t);
+    let opts = Options {
+        threads: args.threads,
+        mesher,
+        realtime: !args.fast,
+        pull_chunks: 64,
+        progress_after_frames: 600,
+    };
+    let run = pipeline::run(base.clone(), &loaded.session, opts)
+        .with_context(|| format!("replaying {:?}", args.session))?;
+    let timeline = ms(t);
+    let field = run.world.field();
+    let metrics = run.world.metrics();
 
     let t = Instant::now();
     let hash = field.hash();
     let hash_ms = ms(t);
 
-    let meshed = mesher.map(|m| chunk_meshes::mesh_chunks(&field, &chunks, m));
+    if args.verify {
+        verify(&base, &loaded.session, &run)?;
+    }
+    let vs = field.settings().voxel_size;
+    let edited: Vec<_> = run
+        .edited
+        .iter()
+        .filter_map(|k| run.shown.get(*k))
+        .map(|m| (m.key, m.origin, &*m.mesh))
+        .collect();
+    let meshes = args
+        .mesher
+        .as_ref()
+        .map(|_| chunk_meshes::stats(&edited, run.edited.len(), mesher, vs));
     let summary = Summary {
         session: args.session.clone(),
         format_version: loaded.session.version,
         generator: generator_kind,
         heightmap_blake3: loaded.heightmap_blake3,
-        voxel_size: field.settings().voxel_size,
+        voxel_size: vs,
         band_m: field.settings().band(),
         ops: loaded.session.ops.len(),
-        samples_changed,
-        changed_box,
+        samples_changed: run.samples_changed,
+        changed_box: run.changed_box,
         bricks: field.brick_count(),
         brick_bytes: field.brick_bytes(),
         timings_ms: Timings {
             load,
-            apply,
+            initial_load: metrics.initial_load_s.unwrap_or(0.0) * 1e3,
+            timeline,
+            apply: run.apply_ms,
             hash: hash_ms,
             total: ms(start),
         },
         field_hash: hash.to_string(),
-        meshes: None,
+        mesher: mesher.name(),
+        threads: run.world.settings().worker_count(),
+        frames: run.frames,
+        chunks_shown: run.shown.len(),
+        verified: args.verify,
+        metrics,
+        meshes,
     };
-    let mut summary = summary;
-    if let Some(m) = &meshed {
-        let glb = args.out.join("chunks.glb");
-        std::fs::create_dir_all(&args.out).with_context(|| format!("creating {:?}", args.out))?;
-        export::write(&glb, &m.parts(field.settings().voxel_size))?;
-        summary.meshes = Some(m.stats.clone());
-    }
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {:?}", args.out))?;
+    if summary.meshes.is_some() {
+        export::write(&args.out.join("chunks.glb"), &chunk_meshes::parts(&edited))?;
+    }
     let path = args.out.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {path:?}"))?;
+    if let Some(file) = &args.metrics_json {
+        std::fs::write(file, serde_json::to_string(&summary.metrics)? + "\n")
+            .with_context(|| format!("writing {file:?}"))?;
+    }
+    print(&summary, &args.out, &path)?;
+    Ok(())
+}
 
+/// Incremental equals from scratch: every loaded chunk's shown mesh equals the mesh of a fresh
+/// replay of the ops.
+fn verify(base: &Field, session: &session::Session, run: &pipeline::Run) -> anyhow::Result<()> {
+    let mut fresh = base.clone();
+    for op in &session.ops {
+        fresh.apply(&op.op)?;
+    }
+    let mesher = run.world.settings().mesher;
+    let (mut values, mut materials) = (vec![0.0f32; 35 * 35 * 35], vec![0u8; 35 * 35 * 35]);
+    let mut mesh = loam_mesh::MeshBuffer::default();
+    let vs = fresh.settings().voxel_size as f32;
+    for key in run.world.loaded() {
+        fresh.fill_chunk(key, loam_mesh::CHUNK_HALO, &mut values, &mut materials);
+        let grid = loam_mesh::Grid::chunk(&values, &materials, loam_mesh::CHUNK_HALO, vs);
+        mesher.mesh(&grid, &mut mesh);
+        let same = match run.shown.get(key) {
+            Some(m) => {
+                m.mesh.indices == mesh.indices
+                    && m.mesh.materials == mesh.materials
+                    && bits(&m.mesh.positions) == bits(&mesh.positions)
+                    && bits(&m.mesh.normals) == bits(&mesh.normals)
+            }
+            None => mesh.is_empty(),
+        };
+        if !same {
+            bail!("chunk {key:?}: the pipeline's mesh differs from a from-scratch build");
+        }
+    }
+    Ok(())
+}
+
+fn bits(v: &[[f32; 3]]) -> Vec<u32> {
+    v.iter().flat_map(|p| p.map(f32::to_bits)).collect()
+}
+
+fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
-    let s = &summary;
+    let m = &s.metrics;
+    let t = &s.timings_ms;
     writeln!(
         o,
         "session   {} ({} terrain, voxel {} m)",
@@ -169,8 +256,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     )?;
     writeln!(
         o,
-        "ops       {} applied, {} samples changed",
-        s.ops, s.samples_changed
+        "ops       {} applied, {} samples changed (p50 {:.0}, p99 {:.0} per op)",
+        s.ops, s.samples_changed, m.samples_changed_per_edit.p50, m.samples_changed_per_edit.p99
     )?;
     writeln!(
         o,
@@ -180,29 +267,49 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     )?;
     writeln!(
         o,
-        "timings   load {load:.1} ms, apply {apply:.1} ms, hash {hash_ms:.1} ms"
+        "pipeline  {} with {} threads: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
+        s.mesher,
+        s.threads,
+        m.chunks_loaded,
+        s.chunks_shown,
+        m.initial_load_s.unwrap_or(0.0),
+        s.frames
     )?;
-    if let Some(m) = &s.meshes {
+    writeln!(
+        o,
+        "latency   edit to batch ready p50 {:.2} ms, p99 {:.2} ms; chunk build p50 {:.2} ms, p99 {:.2} ms",
+        m.edit_latency_ms.p50,
+        m.edit_latency_ms.p99,
+        m.mesh_ms_per_chunk.p50,
+        m.mesh_ms_per_chunk.p99
+    )?;
+    writeln!(
+        o,
+        "queue     max depth {}, {} stale results dropped, {} jobs superseded, {} chunks waiting",
+        m.queue_depth_max, m.stale_dropped, m.jobs_superseded, m.chunks_waiting
+    )?;
+    writeln!(
+        o,
+        "timings   load {:.1} ms, timeline {:.1} ms (apply {:.1} ms), hash {:.1} ms",
+        t.load, t.timeline, t.apply, t.hash
+    )?;
+    if let Some(mm) = &s.meshes {
         writeln!(
             o,
-            "meshes    {}: {} chunks ({} with triangles), {} vertices, {} triangles, {:.1} m², fill {:.1} ms, mesh {:.1} ms",
-            m.mesher,
-            m.chunks,
-            m.nonempty_chunks,
-            m.vertices,
-            m.triangles,
-            m.area_m2,
-            m.fill_ms,
-            m.mesh_ms
+            "meshes    {}: {} edited chunks ({} with triangles), {} vertices, {} triangles, {:.1} m²",
+            mm.mesher, mm.chunks, mm.nonempty_chunks, mm.vertices, mm.triangles, mm.area_m2
         )?;
         writeln!(
             o,
             "welded    {} open edges (outline of the meshed region), {} non-manifold",
-            m.welded_boundary_edges, m.welded_nonmanifold_edges
+            mm.welded_boundary_edges, mm.welded_nonmanifold_edges
         )?;
-        writeln!(o, "glb       {}", args.out.join("chunks.glb").display())?;
+        writeln!(o, "glb       {}", out.join("chunks.glb").display())?;
+    }
+    if s.verified {
+        writeln!(o, "verify    every chunk equals its from-scratch mesh")?;
     }
     writeln!(o, "summary   {}", path.display())?;
-    writeln!(o, "field-hash: {hash}")?;
+    writeln!(o, "field-hash: {}", s.field_hash)?;
     Ok(())
 }

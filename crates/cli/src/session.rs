@@ -6,16 +6,19 @@
 use std::path::{Path, PathBuf};
 
 use loam_field::{
-    CaveSettings, EditOp, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
+    CaveSettings, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
     NoiseTerrainSettings,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::timeline::{self, TimedOp, ViewerPath, WorldSpec};
+
 /// The `format` value every session carries.
 pub const FORMAT: &str = "loam-session";
 
-/// The newest session version this build reads.
-pub const VERSION: u32 = 1;
+/// The newest session version this build reads. Version 2 added `world`, `viewers` and op
+/// times (`t`); version 1 files read unchanged.
+pub const VERSION: u32 = 2;
 
 /// A session could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -90,22 +93,30 @@ pub enum HeightmapSourceError {
     Extension,
 }
 
-/// A session, version 1.
+/// A session (versions 1 and 2).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
     /// Always `"loam-session"`.
     pub format: String,
-    /// The format version, 1.
+    /// The format version, 1 or 2.
     pub version: u32,
     /// Field settings; every one has a default.
     #[serde(default)]
     pub field: FieldSettings,
     /// The base terrain.
     pub generator: GeneratorSpec,
-    /// The ops, applied in order.
+    /// The chunk pipeline's settings and the frame length (version 2).
     #[serde(default)]
-    pub ops: Vec<EditOp>,
+    pub world: WorldSpec,
+    /// Viewers moving along paths (version 2). None: one viewer standing at the first op's
+    /// centre (or above the ground at the origin).
+    #[serde(default)]
+    pub viewers: Vec<ViewerPath>,
+    /// The ops, applied in order, each at its time `t` (version 2) or one frame after the
+    /// previous one.
+    #[serde(default)]
+    pub ops: Vec<TimedOp>,
 }
 
 /// The base terrain of a session.
@@ -229,7 +240,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
             max: VERSION,
         });
     }
-    serde_json::from_str(text).map_err(invalid)
+    let session: Session = serde_json::from_str(text).map_err(invalid)?;
+    timeline::validate(&session.ops, &session.viewers, &session.world).map_err(|message| {
+        SessionError::Invalid {
+            path: path.into(),
+            message,
+        }
+    })?;
+    Ok(session)
 }
 
 fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
@@ -314,13 +332,13 @@ mod tests {
         let e = p(r#"{"format": "loam-world", "version": 1, "generator": {"kind": "noise"}}"#)
             .unwrap_err();
         assert!(matches!(e, SessionError::WrongFormat { .. }));
-        let e = p(r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "viewers": []}"#).unwrap_err();
+        let e = p(r#"{"format": "loam-session", "version": 3, "generator": {"kind": "noise"}, "cameras": []}"#).unwrap_err();
         assert!(
             matches!(
                 e,
                 SessionError::UnsupportedVersion {
-                    found: 2,
-                    max: 1,
+                    found: 3,
+                    max: 2,
                     ..
                 }
             ),

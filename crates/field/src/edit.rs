@@ -1,12 +1,13 @@
 //! Applying ops to the field: only samples within reach change, bricks are made on first
 //! touch, and the box of changed samples is returned.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BrickKey, SampleBox, SamplePos, world_to_sample_ceil, world_to_sample_floor};
 use crate::field::{Field, for_bricks_in};
-use crate::generator::clamp_band;
+use crate::generator::{Generator, clamp_band};
 use crate::op::{CsgMode, EditError, EditOp};
 
 /// What an applied op changed.
@@ -70,6 +71,28 @@ impl Field {
     /// [`EditError`] for NaN or infinite numbers, a radius ≤ 0 or above
     /// `max_edit_radius`, or a reach outside the sample range; the field is then unchanged.
     pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
+        self.apply_with(op, |generator, keys, vs, band| {
+            keys.iter()
+                .map(|&k| Brick::generate(generator, k, vs, band))
+                .collect()
+        })
+    }
+
+    /// [`Field::apply`], with the bricks the op may create made by `generate(generator, keys,
+    /// voxel_size, band)`, which must return [`Brick::generate`] of each key, in order — on
+    /// several threads, say (bricks are generated before any sample is written, so a caller
+    /// with threads can spread the op's heaviest part over them).
+    ///
+    /// # Errors
+    /// As [`Field::apply`].
+    ///
+    /// # Panics
+    /// If `generate` returns a different number of bricks than keys.
+    pub fn apply_with(
+        &mut self,
+        op: &EditOp,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
+    ) -> Result<EditOutcome, EditError> {
         op.validate(self.settings.max_edit_radius)?;
         match *op {
             EditOp::Sphere {
@@ -77,7 +100,7 @@ impl Field {
                 center,
                 radius,
                 material,
-            } => self.apply_sphere(mode, center, radius, material),
+            } => self.apply_sphere(mode, center, radius, material, generate),
         }
     }
 
@@ -87,6 +110,7 @@ impl Field {
         c: [f64; 3],
         radius: f64,
         material: MaterialId,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
         let vs = self.settings.voxel_size;
         let band = self.settings.band();
@@ -114,16 +138,26 @@ impl Field {
                 max: self.settings.max_edit_samples,
             });
         }
+        // Bricks the op may create, generated up front (by the caller's `generate`).
+        let mut new_keys = Vec::new();
+        for_bricks_in(region, |key, sub| {
+            if !self.bricks.contains_key(&key) && !self.generator_cannot_change(key, sub, mode) {
+                new_keys.push(key);
+            }
+        });
+        let made = generate(&self.generator, &new_keys, vs, band);
+        assert_eq!(made.len(), new_keys.len(), "one generated brick per key");
+        let mut made: BTreeMap<BrickKey, Brick> = new_keys.into_iter().zip(made).collect();
         let mut changes: Vec<SampleChange> = Vec::new();
         let mut touched: Vec<TouchedBrick> = Vec::new();
         for_bricks_in(region, |key, sub| {
             let existing = self.bricks.get(&key).cloned();
-            if existing.is_none() && self.generator_cannot_change(key, sub, mode) {
-                return;
-            }
             let generated = match existing {
                 Some(_) => None,
-                None => Some(Brick::generate(&self.generator, key, vs, band)),
+                None => match made.remove(&key) {
+                    Some(b) => Some(b),
+                    None => return, // the generator's samples there cannot change
+                },
             };
             let base: &Brick = existing
                 .as_deref()

@@ -67,6 +67,54 @@ pub fn column_layers(field: &Field, cx: i32, cz: i32) -> ColumnLayers {
     }
 }
 
+/// The lowest layer loaded in a column for a viewer in layer `vy`: below the viewer, or below
+/// the ground when the viewer flies above it.
+fn load_bottom(vy: i32, col: ColumnLayers, settings: &WorldSettings) -> i32 {
+    vy.min(col.top) - settings.view_depth as i32
+}
+
+/// Whether `viewers` need chunk `key` loaded (it is in [`Wanted::load`]).
+pub fn wants(
+    field: &Field,
+    settings: &WorldSettings,
+    viewers: &[[i32; 3]],
+    columns: &mut BTreeMap<(i32, i32), ColumnLayers>,
+    key: ChunkKey,
+) -> bool {
+    let r = i64::from(settings.view_radius);
+    let col = *columns
+        .entry((key.x, key.z))
+        .or_insert_with(|| column_layers(field, key.x, key.z));
+    viewers.iter().any(|&[vx, vy, vz]| {
+        let (dx, dz) = (i64::from(key.x - vx), i64::from(key.z - vz));
+        dx * dx + dz * dz <= r * r && key.y >= load_bottom(vy, col, settings) && key.y <= col.top
+    })
+}
+
+/// The chunks of column `(cx, cz)` that `viewers` need loaded, ascending.
+pub fn wanted_in_column(
+    field: &Field,
+    settings: &WorldSettings,
+    viewers: &[[i32; 3]],
+    columns: &mut BTreeMap<(i32, i32), ColumnLayers>,
+    (cx, cz): (i32, i32),
+) -> BTreeSet<ChunkKey> {
+    let r = i64::from(settings.view_radius);
+    let col = *columns
+        .entry((cx, cz))
+        .or_insert_with(|| column_layers(field, cx, cz));
+    let mut out = BTreeSet::new();
+    for &[vx, vy, vz] in viewers {
+        let (dx, dz) = (i64::from(cx - vx), i64::from(cz - vz));
+        if dx * dx + dz * dz <= r * r {
+            for cy in load_bottom(vy, col, settings)..=col.top {
+                out.insert(ChunkKey::new(cx, cy, cz));
+            }
+        }
+    }
+    out
+}
+
 /// The chunks the viewers need: `load` (within the view radius and depth, up to each column's
 /// top) and `keep` (the same with the unload margin added); `load ⊆ keep`.
 #[derive(Debug, Default)]
@@ -100,8 +148,7 @@ pub fn wanted(
                 let col = *columns
                     .entry((cx, cz))
                     .or_insert_with(|| column_layers(field, cx, cz));
-                // Below the viewer, or below the ground when the viewer flies above it.
-                let load_bottom = vy.min(col.top) - settings.view_depth as i32;
+                let load_bottom = load_bottom(vy, col, settings);
                 let keep_bottom = load_bottom - settings.unload_margin as i32;
                 for cy in keep_bottom..=col.top {
                     let key = ChunkKey::new(cx, cy, cz);

@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loam_field::{BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field};
+use loam_field::{
+    BRICK_SAMPLES, Brick, BrickKey, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field,
+    Generator,
+};
 use loam_mesh::Mesher;
 
 use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
@@ -13,7 +16,7 @@ use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
-use crate::streaming::{ColumnLayers, Viewer, wanted};
+use crate::streaming::{ColumnLayers, Viewer, wanted, wanted_in_column, wants};
 
 #[derive(Debug)]
 struct Chunk {
@@ -54,6 +57,8 @@ pub struct World {
     columns: BTreeMap<(i32, i32), ColumnLayers>,
     viewers: Option<Vec<[i32; 3]>>,
     restream: bool,
+    /// Columns whose bounds an edit changed since the last update.
+    dirty_columns: BTreeSet<(i32, i32)>,
     frame_edit: Option<FrameEdit>,
     next_version: u64,
     next_batch: u64,
@@ -81,6 +86,7 @@ impl World {
             columns: BTreeMap::new(),
             viewers: None,
             restream: true,
+            dirty_columns: BTreeSet::new(),
             frame_edit: None,
             next_version: 1,
             next_batch: 1,
@@ -107,8 +113,11 @@ impl World {
     /// # Errors
     /// [`EditError`] for a rejected op; nothing changes then.
     pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
-        let out = self.field.apply(op)?;
         let now = Instant::now();
+        let threads = self.settings.worker_count();
+        let out = self.field.apply_with(op, |generator, keys, vs, band| {
+            generate_bricks(generator, keys, vs, band, threads)
+        })?;
         self.edits += 1;
         record(&mut self.rec.samples_changed, out.samples_changed as f64);
         if let Some(b) = out.changed {
@@ -122,9 +131,9 @@ impl World {
                     b.min.z.div_euclid(BRICK_SAMPLES) - 1..=b.max.z.div_euclid(BRICK_SAMPLES) + 1
                 {
                     self.columns.remove(&(x, z));
+                    self.dirty_columns.insert((x, z));
                 }
             }
-            self.restream = true;
         }
         Ok(out)
     }
@@ -149,11 +158,14 @@ impl World {
                 .map(|v| v.position.map(|p| p / size))
                 .collect(),
         );
-        if self.restream {
-            self.restream();
-        }
+        // Edits first, so their jobs start before the streaming bookkeeping.
         if let Some(frame) = self.frame_edit.take() {
             self.seal(frame, now);
+        }
+        if self.restream {
+            self.restream();
+        } else if !self.dirty_columns.is_empty() {
+            self.restream_columns();
         }
         let depth = self.pool.queued();
         self.rec.queue_depth_max = self.rec.queue_depth_max.max(depth);
@@ -288,6 +300,17 @@ impl World {
         }
     }
 
+    /// Forgets the measurements so far (latencies, build times, counters; the initial load
+    /// time is kept), so a benchmark can measure one phase.
+    pub fn reset_metrics(&mut self) {
+        let initial = self.rec.initial_load_s;
+        self.rec = Recorder {
+            initial_load_s: initial,
+            ..Recorder::default()
+        };
+        self.edits = 0;
+    }
+
     fn check_initial_load(&mut self) {
         if self.rec.initial_load_s.is_none()
             && !self.restream
@@ -419,8 +442,48 @@ impl World {
         Vec::new()
     }
 
+    /// Loads what the viewers now need in the columns edits changed (a tower raises a
+    /// column's top); dropping waits for the next full pass.
+    fn restream_columns(&mut self) {
+        let viewers = self.viewers.clone().unwrap_or_default();
+        for col in std::mem::take(&mut self.dirty_columns) {
+            let want = wanted_in_column(
+                &self.field,
+                &self.settings,
+                &viewers,
+                &mut self.columns,
+                col,
+            );
+            for key in want {
+                self.load(key);
+            }
+        }
+    }
+
+    /// Loads chunk `key` if it is not loaded: known all air or all solid from its column's
+    /// bounds, or queued as a streaming batch of one.
+    fn load(&mut self, key: ChunkKey) {
+        if self.chunks.contains_key(&key) {
+            return;
+        }
+        let col = self.columns[&(key.x, key.z)];
+        self.chunks.insert(
+            key,
+            Chunk {
+                version: 0,
+                batch: None,
+                shown: false,
+            },
+        );
+        if key.y > col.solid_top && key.y <= col.top {
+            let b = self.new_batch(BatchKind::Stream);
+            self.bump(key, b);
+        }
+    }
+
     fn restream(&mut self) {
         self.restream = false;
+        self.dirty_columns.clear();
         let Some(viewers) = self.viewers.clone() else {
             return;
         };
@@ -440,34 +503,37 @@ impl World {
             }
         }
         for key in want.load {
-            if self.chunks.contains_key(&key) {
-                continue;
-            }
-            let col = self.columns[&(key.x, key.z)];
-            let version = self.next_version;
-            self.next_version += 1;
-            self.chunks.insert(
-                key,
-                Chunk {
-                    version,
-                    batch: None,
-                    shown: false,
-                },
-            );
-            if key.y > col.solid_top && key.y <= col.top {
-                let b = self.new_batch(BatchKind::Stream);
-                self.bump(key, b);
-            }
+            self.load(key);
         }
     }
 
     /// Turns the ops of one frame into one batch of every loaded chunk they changed.
     fn seal(&mut self, frame: FrameEdit, now: Instant) {
-        let targets: Vec<ChunkKey> = frame
-            .keys
-            .into_iter()
-            .filter(|k| self.chunks.contains_key(k))
-            .collect();
+        // Loaded chunks, and chunks now in view that were not loaded (a tower rising into air).
+        let viewers = self.viewers.clone().unwrap_or_default();
+        let mut targets = Vec::new();
+        for key in frame.keys {
+            if !self.chunks.contains_key(&key) {
+                if !wants(
+                    &self.field,
+                    &self.settings,
+                    &viewers,
+                    &mut self.columns,
+                    key,
+                ) {
+                    continue;
+                }
+                self.chunks.insert(
+                    key,
+                    Chunk {
+                        version: 0,
+                        batch: None,
+                        shown: false,
+                    },
+                );
+            }
+            targets.push(key);
+        }
         let id = self.new_batch(BatchKind::Edit);
         let mut edits = frame.times;
         let older: BTreeSet<u64> = targets
@@ -523,6 +589,32 @@ impl std::fmt::Debug for World {
             .field("batches", &self.batches.len())
             .finish_non_exhaustive()
     }
+}
+
+/// Generates the bricks an op creates, spread over up to `threads` scoped threads (the
+/// workers' share of the machine; they are idle or about to rebuild this op's chunks).
+fn generate_bricks(
+    generator: &Generator,
+    keys: &[BrickKey],
+    voxel_size: f64,
+    band: f64,
+    threads: usize,
+) -> Vec<Brick> {
+    let one = |k: &BrickKey| Brick::generate(generator, *k, voxel_size, band);
+    if keys.len() < 2 || threads < 2 {
+        return keys.iter().map(one).collect();
+    }
+    let per = keys.len().div_ceil(threads.min(keys.len()));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = keys
+            .chunks(per)
+            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("brick generation does not panic"))
+            .collect()
+    })
 }
 
 /// How long [`World::wait_idle`] callers usually allow: long enough for a cold load on a slow

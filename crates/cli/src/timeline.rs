@@ -1,0 +1,235 @@
+//! Session version 2's timeline: ops with times, viewer paths, and the chunk pipeline's
+//! settings.
+
+use std::time::Duration;
+
+use loam_field::EditOp;
+use loam_mesh::Mesher;
+use loam_world::{Viewer, WorldSettings};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An op and the time it is applied, seconds from the start of the timeline. Written as the
+/// op's own object with an optional `"t"`; without it the op comes one frame after the
+/// previous op (the first at `t = 0`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedOp {
+    /// Seconds from the start, if given.
+    pub t: Option<f64>,
+    /// The op.
+    pub op: EditOp,
+}
+
+impl Serialize for TimedOp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(&self.op).map_err(serde::ser::Error::custom)?;
+        if let (Some(t), Some(map)) = (self.t, v.as_object_mut()) {
+            map.insert("t".into(), t.into());
+        }
+        v.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimedOp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut v = serde_json::Value::deserialize(d)?;
+        let t = match v.as_object_mut().and_then(|m| m.remove("t")) {
+            None => None,
+            Some(t) => Some(t.as_f64().ok_or_else(|| {
+                serde::de::Error::custom(format!("op time `t` must be a number, found {t}"))
+            })?),
+        };
+        let op = serde_json::from_value(v).map_err(serde::de::Error::custom)?;
+        Ok(Self { t, op })
+    }
+}
+
+/// One point of a viewer's path.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Waypoint {
+    /// Seconds from the start.
+    pub t: f64,
+    /// World position, metres.
+    pub position: [f64; 3],
+}
+
+/// A viewer moving along straight segments between waypoints; before the first it stands at
+/// the first, after the last at the last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewerPath {
+    /// Waypoints with non-decreasing times; at least one.
+    pub path: Vec<Waypoint>,
+}
+
+impl ViewerPath {
+    /// The viewer at time `t` seconds.
+    pub fn at(&self, t: f64) -> Viewer {
+        let p = &self.path;
+        let i = p.partition_point(|w| w.t <= t);
+        let position = if i == 0 {
+            p[0].position
+        } else if i == p.len() {
+            p[i - 1].position
+        } else {
+            let (a, b) = (p[i - 1], p[i]);
+            let f = if b.t > a.t {
+                (t - a.t) / (b.t - a.t)
+            } else {
+                1.0
+            };
+            std::array::from_fn(|k| a.position[k] + (b.position[k] - a.position[k]) * f)
+        };
+        Viewer::at(position)
+    }
+
+    /// The last waypoint's time.
+    pub fn end(&self) -> f64 {
+        self.path.last().map_or(0.0, |w| w.t)
+    }
+}
+
+/// The chunk pipeline's settings in a session (`"world"`); every one has a default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldSpec {
+    /// View radius in chunks. Default 8.
+    pub view_radius: u32,
+    /// Chunk layers loaded below the viewer. Default 4.
+    pub view_depth: u32,
+    /// Hysteresis in chunks. Default 2.
+    pub unload_margin: u32,
+    /// Merge window for overlapping edits, ms. Default 250.
+    pub merge_window_ms: u64,
+    /// Seconds per frame of the timeline, in `[0.001, 1]`. Default 1/60.
+    pub frame_s: f64,
+}
+
+impl Default for WorldSpec {
+    fn default() -> Self {
+        let w = WorldSettings::default();
+        Self {
+            view_radius: w.view_radius,
+            view_depth: w.view_depth,
+            unload_margin: w.unload_margin,
+            merge_window_ms: w.merge_window.as_millis() as u64,
+            frame_s: 1.0 / 60.0,
+        }
+    }
+}
+
+impl WorldSpec {
+    /// The pipeline's settings with `threads` workers (0: default) and `mesher`.
+    pub fn settings(&self, threads: usize, mesher: Mesher) -> WorldSettings {
+        WorldSettings {
+            view_radius: self.view_radius,
+            view_depth: self.view_depth,
+            unload_margin: self.unload_margin,
+            threads,
+            mesher,
+            merge_window: Duration::from_millis(self.merge_window_ms),
+        }
+    }
+}
+
+/// Checks the timeline: finite, non-negative, non-decreasing times, finite positions, a
+/// frame length in range. Returns what is wrong.
+pub fn validate(ops: &[TimedOp], viewers: &[ViewerPath], world: &WorldSpec) -> Result<(), String> {
+    if !(0.001..=1.0).contains(&world.frame_s) {
+        return Err(format!(
+            "world.frame_s = {} is outside [0.001, 1]",
+            world.frame_s
+        ));
+    }
+    let mut last = 0.0;
+    for (i, op) in ops.iter().enumerate() {
+        if let Some(t) = op.t {
+            if !t.is_finite() || t < last {
+                return Err(format!(
+                    "op {i}: time {t} is not finite or goes back (previous {last})"
+                ));
+            }
+            last = t;
+        }
+    }
+    for (i, v) in viewers.iter().enumerate() {
+        if v.path.is_empty() {
+            return Err(format!("viewer {i} has an empty path"));
+        }
+        let mut last = 0.0;
+        for w in &v.path {
+            if !w.t.is_finite() || w.t < last || w.position.iter().any(|p| !p.is_finite()) {
+                return Err(format!(
+                    "viewer {i}: waypoint at t = {} is not finite or goes back",
+                    w.t
+                ));
+            }
+            last = w.t;
+        }
+    }
+    Ok(())
+}
+
+/// The time of every op: its `t`, or one frame after the previous op.
+pub fn op_times(ops: &[TimedOp], frame_s: f64) -> Vec<f64> {
+    let mut prev: Option<f64> = None;
+    ops.iter()
+        .map(|op| {
+            let t = op.t.unwrap_or_else(|| prev.map_or(0.0, |p| p + frame_s));
+            prev = Some(t);
+            t
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timed_ops_read_and_write_t_beside_the_op() {
+        let j = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "t": 1.5}"#;
+        let op: TimedOp = serde_json::from_str(j).unwrap();
+        assert_eq!(op.t, Some(1.5));
+        let back: TimedOp = serde_json::from_str(&serde_json::to_string(&op).unwrap()).unwrap();
+        assert_eq!(back, op);
+        let bad = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "tt": 1}"#;
+        assert!(serde_json::from_str::<TimedOp>(bad).is_err());
+        let bad =
+            r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "t": "x"}"#;
+        assert!(serde_json::from_str::<TimedOp>(bad).is_err());
+    }
+
+    #[test]
+    fn paths_interpolate_and_hold_their_ends() {
+        let v = ViewerPath {
+            path: vec![
+                Waypoint {
+                    t: 1.0,
+                    position: [0.0, 0.0, 0.0],
+                },
+                Waypoint {
+                    t: 3.0,
+                    position: [10.0, 20.0, -4.0],
+                },
+            ],
+        };
+        assert_eq!(v.at(0.0).position, [0.0, 0.0, 0.0]);
+        assert_eq!(v.at(2.0).position, [5.0, 10.0, -2.0]);
+        assert_eq!(v.at(9.0).position, [10.0, 20.0, -4.0]);
+    }
+
+    #[test]
+    fn op_times_fill_in_one_frame_apart() {
+        let op = |t| TimedOp {
+            t,
+            op: serde_json::from_str(
+                r#"{"kind": "sphere", "mode": "dig", "center": [0, 0, 0], "radius": 1}"#,
+            )
+            .unwrap(),
+        };
+        let ops = [op(None), op(None), op(Some(2.0)), op(None)];
+        assert_eq!(op_times(&ops, 0.5), vec![0.0, 0.5, 2.0, 2.5]);
+        assert!(validate(&[op(Some(2.0)), op(Some(1.0))], &[], &WorldSpec::default()).is_err());
+    }
+}
