@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use loam_field::{
     BRICK_SAMPLES, Brick, BrickKey, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field,
-    Generator,
+    Generator, RayHit, RaycastError,
 };
 use loam_mesh::Mesher;
 
@@ -100,6 +100,22 @@ impl World {
     /// The live field (every op applied so far).
     pub fn field(&self) -> &Field {
         &self.field
+    }
+
+    /// Picking on the field (not on a possibly stale mesh): [`Field::raycast`] over the
+    /// current field, every applied op included. `origin` in world metres, `direction` any
+    /// non-zero vector, `max_distance` in metres.
+    ///
+    /// # Errors
+    /// [`RaycastError`] for NaN or infinite numbers, a zero direction, or a ray too long or
+    /// outside the sample range (case C08); never a hang.
+    pub fn raycast(
+        &self,
+        origin: [f64; 3],
+        direction: [f64; 3],
+        max_distance: f64,
+    ) -> Result<Option<RayHit>, RaycastError> {
+        self.field.raycast(origin, direction, max_distance)
     }
 
     /// The settings.

@@ -237,3 +237,26 @@ fn edits_out_of_view_make_no_batch_and_bad_ops_change_nothing() {
     assert_eq!(world.metrics().edits, 1);
     assert_matches_scratch(&world, &shown, &base, &[far]);
 }
+
+#[test]
+fn picking_reads_the_field_before_the_meshes_catch_up() {
+    let base = flat_field(10.0, 2.0);
+    let mut world = World::new(base, small(1)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([5.0, 30.0, 5.0])];
+    settle(&mut world, &v, &mut shown);
+    let down = [0.0, -1.0, 0.0];
+    let hit = world.raycast([5.5, 30.0, 5.5], down, 100.0).unwrap().unwrap();
+    assert!((hit.position[1] - 10.0).abs() < 1e-5, "{hit:?}");
+    assert!((hit.normal[1] - 1.0).abs() < 1e-6);
+    // Dig a ball at the hit: the very next ray (no update, no mesh yet) goes into the hole and
+    // stops at its bottom, about 10 − 4 m.
+    world
+        .apply(&sphere(CsgMode::Subtract, hit.position, 4.0))
+        .unwrap();
+    let deeper = world.raycast([5.5, 30.0, 5.5], down, 100.0).unwrap().unwrap();
+    assert!((deeper.position[1] - 6.0).abs() < 0.1, "{deeper:?}");
+    assert!(world.raycast([f64::NAN, 0.0, 0.0], down, 10.0).is_err());
+    assert!(world.raycast([0.0, 30.0, 0.0], [0.0; 3], 10.0).is_err());
+    assert_eq!(world.raycast([0.0, 30.0, 0.0], [0.0, 1.0, 0.0], 10.0).unwrap(), None);
+}
