@@ -27,7 +27,7 @@ pub struct BenchWorldArgs {
     /// Initial loads per worker count (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// Digs in the edit-latency path (each at a different chunk corner while there are enough).
+    /// Digs along the walk.
     #[arg(long, default_value_t = 100)]
     pub edits: usize,
     /// Radius of each dig, metres.
@@ -74,8 +74,9 @@ pub struct Row {
 pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     let mesher = Mesher::from_name(&args.mesher)
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
-    if !(args.radius > 0.0 && args.interval >= 0.0 && args.interval.is_finite()) {
-        bail!("--radius must be > 0 and --interval a finite number ≥ 0");
+    let finite = |v: f64| v.is_finite() && v >= 0.0;
+    if !(args.radius > 0.0 && finite(args.radius) && finite(args.interval)) {
+        bail!("--radius must be > 0 and --interval finite and ≥ 0");
     }
     let loaded = session::load(&args.session)?;
     let field = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
@@ -96,7 +97,8 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
         }
         let mut world = world.expect("one run");
         world.pull(PullBudget::ALL);
-        let (latency, chunks, build, apply) = edit_path(&mut world, start, args)?;
+        let frame_s = loaded.session.world.frame_s;
+        let (latency, chunks, build, apply) = edit_path(&mut world, start, args, frame_s)?;
         let m = world.metrics();
         let mut sorted = loads.clone();
         sorted.sort_by(f64::total_cmp);
@@ -115,7 +117,7 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "session {} (view radius {}, mesher {}), {} digs of r = {} m at chunk corners every {} s",
+        "session {} (view radius {}, mesher {}); {} digs of r = {} m at 8-chunk corners every {} s",
         args.session.display(),
         loaded.session.world.view_radius,
         mesher.name(),
@@ -149,78 +151,57 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Digs of `args.radius` centred on chunk corners (shared by 8 chunks) near the ground, on a
-/// circle through the loaded area; the viewer stays put. Returns the edit latency, chunks per
-/// batch and build time per chunk, measured by the world over the path alone.
+/// The viewer stands at the load point while the front end runs frames of the session's
+/// length; every `args.interval` s it digs a ball of `args.radius` centred on an 8-chunk
+/// corner, the corners taken along a spiral around the viewer (up to 6 chunks out), each at
+/// the chunk layer boundary nearest the ground if that is within 3/4 of the radius (a dig
+/// into the surface), else at the one below the ground (a dig underground). Returns edit
+/// latency, chunks per edit batch, build time per chunk and time inside `World::apply`,
+/// measured over the digs alone.
 fn edit_path(
     world: &mut World,
     viewer: Viewer,
     args: &BenchWorldArgs,
+    frame_s: f64,
 ) -> anyhow::Result<(Percentiles, Percentiles, Percentiles, Percentiles)> {
     let vs = world.field().settings().voxel_size;
     let size = f64::from(CHUNK_CELLS) * vs;
-    let [vx, _, vz] = viewer.position;
-    let ring = f64::from(world.settings().view_radius.saturating_sub(1).max(1));
+    let corners = spiral_corners(world, viewer, size, args.radius);
     world.reset_metrics();
-    let mut chunks = Vec::new();
-    // Every corner within (view radius − 1) chunks whose ground lies within 3/4 of the radius
-    // of a layer boundary, so each dig changes the surface, in a fixed scrambled order.
-    let r = ring as i32;
-    let mut corners = Vec::new();
-    for cz in -r..=r {
-        for cx in -r..=r {
-            if cx * cx + cz * cz > r * r {
-                continue;
-            }
-            let x = ((vx / size).round() + f64::from(cx)) * size;
-            let z = ((vz / size).round() + f64::from(cz)) * size;
-            let h = world.field().generator().surface_height(x, z);
-            let y = (h / size).round() * size;
-            if (h - y).abs() <= 0.75 * args.radius {
-                let scramble = (cx.wrapping_mul(73_856_093) ^ cz.wrapping_mul(19_349_663)) as u32;
-                corners.push((scramble, [x, y, z]));
-            }
-        }
-    }
-    corners.sort_by_key(|c| c.0);
-    if corners.is_empty() {
-        bail!("no chunk corner near the ground within the view radius");
-    }
-    let mut apply_ms = Vec::new();
+    let (mut chunks, mut apply_ms) = (Vec::new(), Vec::new());
+    let mut frame = 0u64;
+    let begin = Instant::now();
     for i in 0..args.edits {
-        let [x, y, z] = corners[i % corners.len()].1;
         let op = EditOp::Sphere {
             mode: CsgMode::Subtract,
-            center: [x, y, z],
+            center: corners[i % corners.len()],
             radius: args.radius,
             material: 0,
         };
-        let t = Instant::now();
+        let a = Instant::now();
         world.apply(&op)?;
-        apply_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let u = Instant::now();
-        world.update(&[viewer]);
-        let update_ms = u.elapsed().as_secs_f64() * 1e3;
-        if !world.wait_idle(IDLE_TIMEOUT) {
-            bail!("edit {i} never finished");
+        apply_ms.push(a.elapsed().as_secs_f64() * 1e3);
+        // Frames until the next dig.
+        let next = (i + 1) as f64 * args.interval;
+        loop {
+            world.update(&[viewer]);
+            for u in world.pull(PullBudget::chunks(64)) {
+                if let Update::Group(g) = u
+                    && g.kind == BatchKind::Edit
+                {
+                    chunks.push(g.meshes.len() as f64);
+                }
+            }
+            frame += 1;
+            let t = frame as f64 * frame_s;
+            std::thread::sleep(Duration::from_secs_f64(t).saturating_sub(begin.elapsed()));
+            if t >= next {
+                break;
+            }
         }
-        let n: usize = world
-            .pull(PullBudget::ALL)
-            .iter()
-            .map(|u| match u {
-                Update::Group(g) if g.kind == BatchKind::Edit => g.meshes.len(),
-                _ => 0,
-            })
-            .sum();
-        chunks.push(n as f64);
-        if std::env::var_os("LOAM_BENCH_DEBUG").is_some() {
-            eprintln!(
-                "dig {i} at ({x}, {y}, {z}): {n} chunks, apply {:.2} ms, update {update_ms:.2} ms, all {:.2} ms",
-                apply_ms[i],
-                t.elapsed().as_secs_f64() * 1e3
-            );
-        }
-        std::thread::sleep(Duration::from_secs_f64(args.interval).saturating_sub(t.elapsed()));
+    }
+    if !world.wait_idle(IDLE_TIMEOUT) {
+        bail!("the edits never finished");
     }
     let m = world.metrics();
     Ok((
@@ -229,4 +210,34 @@ fn edit_path(
         m.mesh_ms_per_chunk,
         Percentiles::of(&apply_ms),
     ))
+}
+
+/// 8-chunk corners on a square spiral around the viewer, out to 6 chunks: at the layer
+/// boundary nearest the ground when that is within 3/4 of `radius`, else the one below it.
+fn spiral_corners(world: &World, viewer: Viewer, size: f64, radius: f64) -> Vec<[f64; 3]> {
+    let g = world.field().generator();
+    let (cx, cz) = ((viewer.position[0] / size).round(), (viewer.position[2] / size).round());
+    let mut out = Vec::new();
+    let (mut x, mut z, mut dx, mut dz) = (0i32, 0i32, 1i32, 0i32);
+    let mut leg = 1;
+    while out.len() < 169 {
+        for _ in 0..2 {
+            for _ in 0..leg {
+                let (wx, wz) = ((cx + f64::from(x)) * size, (cz + f64::from(z)) * size);
+                let h = g.surface_height(wx, wz);
+                let near = (h / size).round() * size;
+                let y = if (h - near).abs() <= 0.75 * radius {
+                    near
+                } else {
+                    (h / size).floor() * size
+                };
+                out.push([wx, y, wz]);
+                x += dx;
+                z += dz;
+            }
+            (dx, dz) = (-dz, dx);
+        }
+        leg += 1;
+    }
+    out
 }

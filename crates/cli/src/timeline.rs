@@ -128,6 +128,7 @@ impl WorldSpec {
             threads,
             mesher,
             merge_window: Duration::from_millis(self.merge_window_ms),
+            ..WorldSettings::default()
         }
     }
 }

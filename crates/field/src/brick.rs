@@ -44,6 +44,18 @@ impl Brick {
         }
     }
 
+    /// A brick with the generator's material everywhere and `values` (32³, x fastest): for a
+    /// caller that already holds the generator's values of a brick, e.g. from filling a chunk
+    /// grid, and saves generating them again. They must be [`Brick::generate`]'s values bit
+    /// for bit, or the field stops being a replay of its ops. `None` if `values` does not hold
+    /// 32³ samples.
+    pub fn from_generator_values(values: &[f32]) -> Option<Self> {
+        (values.len() == BRICK_VOLUME).then(|| Self {
+            values: values.into(),
+            materials: vec![GENERATOR_MATERIAL; BRICK_VOLUME].into_boxed_slice(),
+        })
+    }
+
     /// The SDF value at local sample `local` (each axis in `[0, 32)`), metres.
     #[inline]
     pub fn value(&self, local: [i32; 3]) -> f32 {

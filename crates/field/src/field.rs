@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
-use crate::coords::{BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos};
+use crate::coords::{BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos};
 use crate::generator::{ColumnBounds, Generator};
 
 /// Settings of a field (serde: the `field` object of a session). Every field has a default.
@@ -179,6 +179,23 @@ impl Field {
         values: &mut [f32],
         materials: &mut [MaterialId],
     ) {
+        self.fill_with(min, dims, values, materials, &|_| None);
+    }
+
+    /// [`Field::fill`], reading the generator's values of an unedited brick from
+    /// `generated(key)` where it has them (32³ values, x fastest, equal to the generator's bit
+    /// for bit — a cache of earlier fills) instead of computing them.
+    ///
+    /// # Panics
+    /// As [`Field::fill`], or if `generated` returns other than 32³ values.
+    pub fn fill_with(
+        &self,
+        min: SamplePos,
+        dims: [usize; 3],
+        values: &mut [f32],
+        materials: &mut [MaterialId],
+        generated: &dyn Fn(BrickKey) -> Option<Arc<[f32]>>,
+    ) {
         let n = dims
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d))
@@ -193,7 +210,13 @@ impl Field {
         // Brick by brick: a brick's samples are copied, the generator fills the rest.
         for_bricks_in(region, |key, sub| {
             let brick = self.bricks.get(&key);
-            if brick.is_none() {
+            let cached = match brick {
+                Some(_) => None,
+                None => generated(key),
+            };
+            if let Some(c) = &cached {
+                assert_eq!(c.len(), BRICK_VOLUME, "a generated brick holds 32³ values");
+            } else if brick.is_none() {
                 self.generator.fill_part(min, dims, sub, vs, band, values);
             }
             let b0 = key.min_sample();
@@ -208,7 +231,13 @@ impl Field {
                             values[dst.clone()].copy_from_slice(&brick.values()[src..src + len]);
                             materials[dst].copy_from_slice(&brick.materials()[src..src + len]);
                         }
-                        None => materials[dst].fill(GENERATOR_MATERIAL),
+                        None => {
+                            if let Some(c) = &cached {
+                                let src = brick_index([sub.min.x - b0.x, y - b0.y, z - b0.z]);
+                                values[dst.clone()].copy_from_slice(&c[src..src + len]);
+                            }
+                            materials[dst].fill(GENERATOR_MATERIAL)
+                        }
                     }
                 }
             }
@@ -227,11 +256,26 @@ impl Field {
         values: &mut [f32],
         materials: &mut [MaterialId],
     ) -> SamplePos {
+        self.fill_chunk_with(chunk, halo, values, materials, &|_| None)
+    }
+
+    /// [`Field::fill_chunk`] with [`Field::fill_with`]'s cache of generated bricks.
+    ///
+    /// # Panics
+    /// As both.
+    pub fn fill_chunk_with(
+        &self,
+        chunk: ChunkKey,
+        halo: u32,
+        values: &mut [f32],
+        materials: &mut [MaterialId],
+        generated: &dyn Fn(BrickKey) -> Option<Arc<[f32]>>,
+    ) -> SamplePos {
         let h = halo as i32;
         let m = chunk.min_sample();
         let min = SamplePos::new(m.x - h, m.y - h, m.z - h);
         let n = (CHUNK_CELLS + 1 + 2 * h) as usize;
-        self.fill(min, [n; 3], values, materials);
+        self.fill_with(min, [n; 3], values, materials, generated);
         min
     }
 

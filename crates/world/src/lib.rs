@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod cache;
 mod dirty;
 mod metrics;
 mod pool;

@@ -66,6 +66,8 @@ pub struct Metrics {
     pub edits: u64,
     /// Seconds from the first update until every chunk then wanted was built, once reached.
     pub initial_load_s: Option<f64>,
+    /// Unedited bricks whose generator values are cached now.
+    pub generator_cache_bricks: usize,
 }
 
 /// Raw measurements kept by the world.

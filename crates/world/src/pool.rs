@@ -7,9 +7,10 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
-use loam_field::{CHUNK_CELLS, ChunkKey, Field};
+use loam_field::{BrickKey, CHUNK_CELLS, ChunkKey, Field};
 use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};
 
+use crate::cache::{GeneratorCache, brick_from_grid};
 use crate::settings::WorldError;
 
 /// One chunk to build: the version it is for, the field snapshot it reads and the mesher.
@@ -82,7 +83,11 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Queue> {
 
 impl Pool {
     /// Starts `threads` workers for a field of `voxel_size` metres.
-    pub fn new(threads: usize, voxel_size: f64) -> Result<Self, WorldError> {
+    pub fn new(
+        threads: usize,
+        voxel_size: f64,
+        cache: Arc<GeneratorCache>,
+    ) -> Result<Self, WorldError> {
         let shared: Shared = Arc::default();
         let (tx, results) = crossbeam_channel::unbounded();
         let mut pool = Self {
@@ -91,10 +96,10 @@ impl Pool {
             results,
         };
         for i in 0..threads.max(1) {
-            let (shared, tx) = (pool.shared.clone(), tx.clone());
+            let (shared, tx, cache) = (pool.shared.clone(), tx.clone(), cache.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("loam-mesh-{i}"))
-                .spawn(move || work(&shared, &tx, voxel_size as f32))
+                .spawn(move || work(&shared, &tx, &cache, voxel_size as f32))
                 .map_err(|e| WorldError::Thread(e.to_string()))?;
             pool.threads.push(handle);
         }
@@ -151,8 +156,9 @@ impl Drop for Pool {
     }
 }
 
-fn work(shared: &Shared, tx: &Sender<JobResult>, voxel_size: f32) {
-    let n = (CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize).pow(3);
+fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_size: f32) {
+    let side = CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize;
+    let n = side.pow(3);
     let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
     let mut buffer = MeshBuffer::default();
     loop {
@@ -169,8 +175,17 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, voxel_size: f32) {
             }
         };
         let start = Instant::now();
-        job.field
-            .fill_chunk(key, CHUNK_HALO, &mut values, &mut materials);
+        let min = job
+            .field
+            .fill_chunk_with(key, CHUNK_HALO, &mut values, &mut materials, &|k| {
+                cache.get(k)
+            });
+        // The chunk's own brick (bricks and chunks are aligned), if unedited, is generator
+        // output: keep it for the edits to come.
+        let own = BrickKey::new(key.x, key.y, key.z);
+        if job.field.brick(own).is_none() && !cache.contains(own) {
+            cache.insert(own, brick_from_grid(&values, side, min.to_array(), own));
+        }
         job.mesher.mesh(
             &Grid::chunk(&values, &materials, CHUNK_HALO, voxel_size),
             &mut buffer,

@@ -27,6 +27,10 @@ pub struct WorldSettings {
     /// oldest op is younger than this; otherwise it gives up the shared chunks and is
     /// delivered without them, so no batch can wait forever. Default 250 ms.
     pub merge_window: Duration,
+    /// Unedited bricks whose generator values are kept from chunk fills (128 KiB each), so an
+    /// edit copies its new bricks instead of generating them; the farthest from the viewers
+    /// go first. `[0, 65536]`, 0 turns the cache off. Default 512 (64 MiB).
+    pub generator_cache_bricks: usize,
 }
 
 impl Default for WorldSettings {
@@ -38,6 +42,7 @@ impl Default for WorldSettings {
             threads: 0,
             mesher: Mesher::MarchingCubes,
             merge_window: Duration::from_millis(250),
+            generator_cache_bricks: 512,
         }
     }
 }
@@ -78,6 +83,13 @@ impl WorldSettings {
         check("view_depth", self.view_depth.into(), 0, 64, "[0, 64]")?;
         check("unload_margin", self.unload_margin.into(), 1, 16, "[1, 16]")?;
         check("threads", self.threads as u64, 0, 256, "0 or [1, 256]")?;
+        check(
+            "generator_cache_bricks",
+            self.generator_cache_bricks as u64,
+            0,
+            65536,
+            "[0, 65536]",
+        )?;
         let ms = u64::try_from(self.merge_window.as_millis()).unwrap_or(u64::MAX);
         check("merge_window", ms, 0, 10_000, "[0, 10000] ms")
     }

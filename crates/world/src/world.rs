@@ -12,6 +12,7 @@ use loam_field::{
 use loam_mesh::Mesher;
 
 use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
+use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
@@ -51,6 +52,7 @@ pub struct World {
     settings: WorldSettings,
     field: Field,
     pool: Pool,
+    cache: Arc<GeneratorCache>,
     chunks: BTreeMap<ChunkKey, Chunk>,
     batches: BTreeMap<u64, Batch>,
     outbox: VecDeque<Out>,
@@ -75,11 +77,17 @@ impl World {
     /// [`WorldError`] for a bad setting or a thread that could not start.
     pub fn new(field: Field, settings: WorldSettings) -> Result<Self, WorldError> {
         settings.validate()?;
-        let pool = Pool::new(settings.worker_count(), field.settings().voxel_size)?;
+        let cache = Arc::new(GeneratorCache::new(settings.generator_cache_bricks));
+        let pool = Pool::new(
+            settings.worker_count(),
+            field.settings().voxel_size,
+            cache.clone(),
+        )?;
         Ok(Self {
             settings,
             field,
             pool,
+            cache,
             chunks: BTreeMap::new(),
             batches: BTreeMap::new(),
             outbox: VecDeque::new(),
@@ -131,9 +139,18 @@ impl World {
     pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
         let now = Instant::now();
         let threads = self.settings.worker_count();
+        let cache = &self.cache;
+        let mut asked = Vec::new();
         let out = self.field.apply_with(op, |generator, keys, vs, band| {
-            generate_bricks(generator, keys, vs, band, threads)
+            asked.extend_from_slice(keys);
+            make_bricks(cache, generator, keys, vs, band, threads)
         })?;
+        // An edit brick now stands where a created brick's generator values were cached.
+        for key in asked {
+            if self.field.brick(key).is_some() {
+                self.cache.remove(key);
+            }
+        }
         self.edits += 1;
         record(&mut self.rec.samples_changed, out.samples_changed as f64);
         if let Some(b) = out.changed {
@@ -168,12 +185,12 @@ impl World {
             self.restream = true;
         }
         let size = f64::from(CHUNK_CELLS) * vs;
-        self.pool.set_viewers(
-            viewers
-                .iter()
-                .map(|v| v.position.map(|p| p / size))
-                .collect(),
-        );
+        let positions: Vec<[f64; 3]> = viewers
+            .iter()
+            .map(|v| v.position.map(|p| p / size))
+            .collect();
+        self.cache.set_viewers(positions.clone());
+        self.pool.set_viewers(positions);
         // Edits first, so their jobs start before the streaming bookkeeping.
         if let Some(frame) = self.frame_edit.take() {
             self.seal(frame, now);
@@ -313,6 +330,7 @@ impl World {
             batches_released: r.batches_released,
             edits: self.edits,
             initial_load_s: r.initial_load_s,
+            generator_cache_bricks: self.cache.len(),
         }
     }
 
@@ -605,6 +623,39 @@ impl std::fmt::Debug for World {
             .field("batches", &self.batches.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The bricks an op creates: copied from the generator cache where it holds them, the rest
+/// generated on scoped threads.
+fn make_bricks(
+    cache: &GeneratorCache,
+    generator: &Generator,
+    keys: &[BrickKey],
+    vs: f64,
+    band: f64,
+    threads: usize,
+) -> Vec<Brick> {
+    let mut made: Vec<Option<Brick>> = keys
+        .iter()
+        .map(|&k| {
+            let b = Brick::from_generator_values(&cache.get(k)?)?;
+            debug_assert!(b == Brick::generate(generator, k, vs, band));
+            Some(b)
+        })
+        .collect();
+    let missing: Vec<BrickKey> = keys
+        .iter()
+        .zip(&made)
+        .filter(|(_, m)| m.is_none())
+        .map(|(k, _)| *k)
+        .collect();
+    let mut fresh = generate_bricks(generator, &missing, vs, band, threads).into_iter();
+    for m in made.iter_mut().filter(|m| m.is_none()) {
+        *m = fresh.next();
+    }
+    made.into_iter()
+        .map(|m| m.expect("every brick made"))
+        .collect()
 }
 
 /// Generates the bricks an op creates, spread over up to `threads` scoped threads (the

@@ -246,7 +246,10 @@ fn picking_reads_the_field_before_the_meshes_catch_up() {
     let v = [Viewer::at([5.0, 30.0, 5.0])];
     settle(&mut world, &v, &mut shown);
     let down = [0.0, -1.0, 0.0];
-    let hit = world.raycast([5.5, 30.0, 5.5], down, 100.0).unwrap().unwrap();
+    let hit = world
+        .raycast([5.5, 30.0, 5.5], down, 100.0)
+        .unwrap()
+        .unwrap();
     assert!((hit.position[1] - 10.0).abs() < 1e-5, "{hit:?}");
     assert!((hit.normal[1] - 1.0).abs() < 1e-6);
     // Dig a ball at the hit: the very next ray (no update, no mesh yet) goes into the hole and
@@ -254,9 +257,17 @@ fn picking_reads_the_field_before_the_meshes_catch_up() {
     world
         .apply(&sphere(CsgMode::Subtract, hit.position, 4.0))
         .unwrap();
-    let deeper = world.raycast([5.5, 30.0, 5.5], down, 100.0).unwrap().unwrap();
+    let deeper = world
+        .raycast([5.5, 30.0, 5.5], down, 100.0)
+        .unwrap()
+        .unwrap();
     assert!((deeper.position[1] - 6.0).abs() < 0.1, "{deeper:?}");
     assert!(world.raycast([f64::NAN, 0.0, 0.0], down, 10.0).is_err());
     assert!(world.raycast([0.0, 30.0, 0.0], [0.0; 3], 10.0).is_err());
-    assert_eq!(world.raycast([0.0, 30.0, 0.0], [0.0, 1.0, 0.0], 10.0).unwrap(), None);
+    assert_eq!(
+        world
+            .raycast([0.0, 30.0, 0.0], [0.0, 1.0, 0.0], 10.0)
+            .unwrap(),
+        None
+    );
 }
