@@ -216,7 +216,10 @@ fn edit_path(
 /// boundary nearest the ground when that is within 3/4 of `radius`, else the one below it.
 fn spiral_corners(world: &World, viewer: Viewer, size: f64, radius: f64) -> Vec<[f64; 3]> {
     let g = world.field().generator();
-    let (cx, cz) = ((viewer.position[0] / size).round(), (viewer.position[2] / size).round());
+    let (cx, cz) = (
+        (viewer.position[0] / size).round(),
+        (viewer.position[2] / size).round(),
+    );
     let mut out = Vec::new();
     let (mut x, mut z, mut dx, mut dz) = (0i32, 0i32, 1i32, 0i32);
     let mut leg = 1;

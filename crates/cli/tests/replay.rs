@@ -76,12 +76,26 @@ fn pipeline_replay_is_the_same_with_any_thread_count() {
         let dir = tempfile::tempdir().unwrap();
         let metrics = dir.path().join("metrics.json");
         let m = metrics.to_str().unwrap();
-        let args = ["--fast", "--verify", "--threads", threads, "--metrics-json", m];
+        let args = [
+            "--fast",
+            "--verify",
+            "--threads",
+            threads,
+            "--metrics-json",
+            m,
+        ];
         let o = replay_args(&args, &session, dir.path());
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(hash_line(&o), format!("field-hash: {hash}"), "{threads} threads");
+        assert_eq!(
+            hash_line(&o),
+            format!("field-hash: {hash}"),
+            "{threads} threads"
+        );
         let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(stdout.contains("every chunk equals its from-scratch mesh"), "{stdout}");
+        assert!(
+            stdout.contains("every chunk equals its from-scratch mesh"),
+            "{stdout}"
+        );
         let m: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&metrics).unwrap()).unwrap();
         for key in [
@@ -93,7 +107,12 @@ fn pipeline_replay_is_the_same_with_any_thread_count() {
                 assert!(m[key][p].as_f64().unwrap() > 0.0, "{key}.{p}: {m}");
             }
         }
-        for key in ["stale_dropped", "queue_depth_max", "chunks_loaded", "chunks_waiting"] {
+        for key in [
+            "stale_dropped",
+            "queue_depth_max",
+            "chunks_loaded",
+            "chunks_waiting",
+        ] {
             assert!(m[key].is_u64(), "{key}: {m}");
         }
         assert_eq!(m["chunks_waiting"], 0);

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
-use crate::coords::{BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos};
+use crate::coords::{
+    BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos,
+};
 use crate::generator::{ColumnBounds, Generator};
 
 /// Settings of a field (serde: the `field` object of a session). Every field has a default.
