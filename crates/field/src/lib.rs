@@ -43,6 +43,7 @@ mod field;
 mod generator;
 mod hash;
 mod op;
+pub mod sculpt;
 mod raycast;
 
 pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};

@@ -1,0 +1,1 @@
+//! Falloff profiles (filled in by the sculpting work).

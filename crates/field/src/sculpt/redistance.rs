@@ -1,0 +1,1 @@
+//! Redistancing (filled in by the sculpting work).

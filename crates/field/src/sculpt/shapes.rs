@@ -1,0 +1,1 @@
+//! Shape SDFs (filled in by the sculpting work).
