@@ -16,6 +16,7 @@ fn generator() -> Arc<Generator> {
 
 fn dig(c: [f64; 3], r: f64) -> EditOp {
     EditOp::Sphere {
+        blend: 0.0,
         mode: CsgMode::Subtract,
         center: c,
         radius: r,
@@ -78,6 +79,7 @@ fn fills(c: &mut Criterion) {
             let p = [dx, f64::from(chunk.y) * 32.0 + dy, dz];
             edited
                 .apply(&EditOp::Sphere {
+                    blend: 0.0,
                     mode: CsgMode::Union,
                     center: p,
                     radius: 1.0,

@@ -173,6 +173,7 @@ fn edit_path(
     let begin = Instant::now();
     for i in 0..args.edits {
         let op = EditOp::Sphere {
+            blend: 0.0,
             mode: CsgMode::Subtract,
             center: corners[i % corners.len()],
             radius: args.radius,

@@ -51,13 +51,33 @@ pub fn viewer_paths(session: &Session, field: &Field) -> Vec<ViewerPath> {
     if !session.viewers.is_empty() {
         return session.viewers.clone();
     }
-    let position = match session.ops.first().map(|o| &o.op) {
-        Some(EditOp::Sphere { center, .. }) => *center,
-        None => [0.0, field.generator().surface_height(0.0, 0.0) + 2.0, 0.0],
-    };
+    let position = session
+        .ops
+        .iter()
+        .find_map(|o| op_center(&o.op))
+        .unwrap_or([0.0, field.generator().surface_height(0.0, 0.0) + 2.0, 0.0]);
     vec![ViewerPath {
         path: vec![Waypoint { t: 0.0, position }],
     }]
+}
+
+/// Where an op acts: its centre, or the middle of its axis.
+pub fn op_center(op: &EditOp) -> Option<[f64; 3]> {
+    match *op {
+        EditOp::Sphere { center, .. }
+        | EditOp::Cuboid { center, .. }
+        | EditOp::Torus { center, .. }
+        | EditOp::Raise { center, .. }
+        | EditOp::Lower { center, .. }
+        | EditOp::Smooth { center, .. }
+        | EditOp::Flatten { center, .. }
+        | EditOp::Noise { center, .. }
+        | EditOp::Paint { center, .. } => Some(center),
+        EditOp::Capsule { a, b, .. } | EditOp::Cylinder { a, b, .. } => {
+            Some([0, 1, 2].map(|i| (a[i] + b[i]) * 0.5))
+        }
+        EditOp::Undo { .. } | EditOp::Redo { .. } => None,
+    }
 }
 
 /// Runs `session`'s timeline over `field` (the session's world before any op).
@@ -116,11 +136,13 @@ pub fn run(field: Field, session: &Session, opts: Options) -> anyhow::Result<Run
             std::thread::sleep(due.saturating_sub(start.elapsed()));
         }
         while next_op < times.len() && times[next_op] <= t + 1e-9 {
-            let op = &session.ops[next_op].op;
+            let timed = &session.ops[next_op];
+            let op = &timed.op;
+            let stroke = timed.stroke.unwrap_or(run.world.next_stroke());
             let a = Instant::now();
             let out = run
                 .world
-                .apply(op)
+                .apply_in_stroke(stroke, op)
                 .with_context(|| format!("op {next_op} ({op:?})"))?;
             run.apply_ms += a.elapsed().as_secs_f64() * 1e3;
             run.samples_changed += out.samples_changed;

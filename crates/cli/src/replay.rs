@@ -211,9 +211,15 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
 /// Incremental equals from scratch: every loaded chunk's shown mesh equals the mesh of a fresh
 /// replay of the ops.
 fn verify(base: &Field, session: &session::Session, run: &pipeline::Run) -> anyhow::Result<()> {
+    // Replay the world's op log (undo and redo included) through a fresh history.
+    let _ = session;
     let mut fresh = base.clone();
-    for op in &session.ops {
-        fresh.apply(&op.op)?;
+    let mut history = loam_field::History::new(run.world.settings().history_budget);
+    for e in run.world.log() {
+        history.apply(&mut fresh, e.stroke, &e.op)?;
+    }
+    if fresh.hash() != run.world.field().hash() {
+        bail!("replaying the op log does not give the live field");
     }
     let mesher = run.world.settings().mesher;
     let (mut values, mut materials) = (vec![0.0f32; 35 * 35 * 35], vec![0u8; 35 * 35 * 35]);

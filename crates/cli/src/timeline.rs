@@ -8,22 +8,36 @@ use loam_mesh::Mesher;
 use loam_world::{Viewer, WorldSettings};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// An op and the time it is applied, seconds from the start of the timeline. Written as the
-/// op's own object with an optional `"t"`; without it the op comes one frame after the
-/// previous op (the first at `t = 0`).
+/// An op, the time it is applied (seconds from the start of the timeline) and the stroke it
+/// belongs to. Written as the op's own object with an optional `"t"` — without it the op
+/// comes one frame after the previous op (the first at `t = 0`) — and an optional
+/// `"stroke"` grouping the ops of one held button (ids increase; without it the op is a
+/// stroke of its own). For `undo` and `redo`, `"stroke"` is the op's own field: the stroke
+/// it reverts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimedOp {
     /// Seconds from the start, if given.
     pub t: Option<f64>,
+    /// The stroke, if given.
+    pub stroke: Option<u64>,
     /// The op.
     pub op: EditOp,
+}
+
+fn reverts(op: &EditOp) -> bool {
+    matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. })
 }
 
 impl Serialize for TimedOp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut v = serde_json::to_value(&self.op).map_err(serde::ser::Error::custom)?;
-        if let (Some(t), Some(map)) = (self.t, v.as_object_mut()) {
-            map.insert("t".into(), t.into());
+        if let Some(map) = v.as_object_mut() {
+            if let Some(t) = self.t {
+                map.insert("t".into(), t.into());
+            }
+            if let (Some(k), false) = (self.stroke, reverts(&self.op)) {
+                map.insert("stroke".into(), k.into());
+            }
         }
         v.serialize(s)
     }
@@ -31,15 +45,31 @@ impl Serialize for TimedOp {
 
 impl<'de> Deserialize<'de> for TimedOp {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
         let mut v = serde_json::Value::deserialize(d)?;
-        let t = match v.as_object_mut().and_then(|m| m.remove("t")) {
+        let map = v
+            .as_object_mut()
+            .ok_or_else(|| D::Error::custom("an op must be a JSON object"))?;
+        let t = match map.remove("t") {
             None => None,
-            Some(t) => Some(t.as_f64().ok_or_else(|| {
-                serde::de::Error::custom(format!("op time `t` must be a number, found {t}"))
-            })?),
+            Some(t) => Some(
+                t.as_f64()
+                    .ok_or_else(|| D::Error::custom(format!("op time `t` must be a number, found {t}")))?,
+            ),
         };
-        let op = serde_json::from_value(v).map_err(serde::de::Error::custom)?;
-        Ok(Self { t, op })
+        let kind = map.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        let stroke = match (kind, map.get("stroke")) {
+            ("undo" | "redo", _) | (_, None) => None,
+            (_, Some(k)) => {
+                let k = k.as_u64().ok_or_else(|| {
+                    D::Error::custom(format!("`stroke` must be a non-negative integer, found {k}"))
+                })?;
+                map.remove("stroke");
+                Some(k)
+            }
+        };
+        let op = serde_json::from_value(v).map_err(D::Error::custom)?;
+        Ok(Self { t, stroke, op })
     }
 }
 
@@ -189,9 +219,14 @@ mod tests {
 
     #[test]
     fn timed_ops_read_and_write_t_beside_the_op() {
-        let j = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "t": 1.5}"#;
+        let j = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "t": 1.5, "stroke": 4}"#;
         let op: TimedOp = serde_json::from_str(j).unwrap();
-        assert_eq!(op.t, Some(1.5));
+        assert_eq!((op.t, op.stroke), (Some(1.5), Some(4)));
+        let undo: TimedOp = serde_json::from_str(r#"{"kind": "undo", "stroke": 4, "t": 2}"#).unwrap();
+        assert_eq!(undo.op, EditOp::Undo { stroke: 4 });
+        assert_eq!(undo.stroke, None);
+        let back: TimedOp = serde_json::from_str(&serde_json::to_string(&undo).unwrap()).unwrap();
+        assert_eq!(back, undo);
         let back: TimedOp = serde_json::from_str(&serde_json::to_string(&op).unwrap()).unwrap();
         assert_eq!(back, op);
         let bad = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "tt": 1}"#;
@@ -224,6 +259,7 @@ mod tests {
     fn op_times_fill_in_one_frame_apart() {
         let op = |t| TimedOp {
             t,
+            stroke: None,
             op: serde_json::from_str(
                 r#"{"kind": "sphere", "mode": "dig", "center": [0, 0, 0], "radius": 1}"#,
             )

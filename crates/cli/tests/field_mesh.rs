@@ -41,6 +41,7 @@ fn case_c06_cavity_volume() {
     for r in [2.5, 3.0, 3.5] {
         let mut f = flat(10.0);
         f.apply(&EditOp::Sphere {
+            blend: 0.0,
             mode: CsgMode::Subtract,
             center: [10.5, 4.5, 10.5],
             radius: r,

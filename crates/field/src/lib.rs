@@ -26,7 +26,7 @@
 //! let h = field.generator().surface_height(0.0, 0.0);
 //! let before = field.clone(); // a snapshot
 //! let out = field
-//!     .apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 3.0, material: 0 })
+//!     .apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 3.0, material: 0, blend: 0.0 })
 //!     .unwrap();
 //! assert!(out.samples_changed > 0);
 //! let p = SamplePos::new(0, h.round() as i32, 0);
@@ -42,6 +42,7 @@ mod edit;
 mod field;
 mod generator;
 mod hash;
+mod history;
 mod op;
 pub mod sculpt;
 mod raycast;
@@ -50,14 +51,16 @@ pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };
-pub use edit::EditOutcome;
+pub use edit::{EditOutcome, GenerateBricks};
 pub use field::{COLUMN_HALO, Field, FieldSettings, SettingsError};
 pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,
     HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES, NoiseLayer, NoiseTerrainSettings,
 };
 pub use hash::FieldHash;
-pub use op::{CsgMode, EditError, EditOp};
+pub use history::History;
+pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
+pub use sculpt::falloff::Falloff;
 pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };

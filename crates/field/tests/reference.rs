@@ -22,7 +22,11 @@ fn naive(generator: &Generator, ops: &[EditOp], s: SamplePos, vs: f64, band: f64
             center,
             radius,
             material,
-        } = *op;
+            ..
+        } = *op
+        else {
+            unreachable!("only spheres here")
+        };
         let d = dist(p, center) - radius;
         match mode {
             CsgMode::Union => {
@@ -33,6 +37,7 @@ fn naive(generator: &Generator, ops: &[EditOp], s: SamplePos, vs: f64, band: f64
                 }
             }
             CsgMode::Subtract => v = v.max(clamp(-d)),
+            CsgMode::Intersect => unreachable!("the strategy makes no intersections"),
         }
     }
     (v, m)
@@ -54,6 +59,7 @@ fn op_strategy() -> impl Strategy<Value = EditOp> {
                 center: [x, y, z],
                 radius: r,
                 material: m,
+                blend: 0.0,
             }
         })
 }

@@ -6,5 +6,7 @@ mod cases;
 mod edits;
 mod generator;
 mod heightmap;
+mod history;
 mod raycast;
 mod reference;
+mod sculpt;

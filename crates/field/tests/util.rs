@@ -93,6 +93,7 @@ pub fn jacksboro_generator() -> Generator {
 
 pub fn dig(c: [f64; 3], r: f64) -> EditOp {
     EditOp::Sphere {
+        blend: 0.0,
         mode: CsgMode::Subtract,
         center: c,
         radius: r,
@@ -102,6 +103,7 @@ pub fn dig(c: [f64; 3], r: f64) -> EditOp {
 
 pub fn build(c: [f64; 3], r: f64, material: u8) -> EditOp {
     EditOp::Sphere {
+        blend: 0.0,
         mode: CsgMode::Union,
         center: c,
         radius: r,

@@ -33,7 +33,7 @@
 //! shown.apply(world.pull(PullBudget::ALL)).unwrap();
 //! assert!(!shown.is_empty());
 //!
-//! world.apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 4.0, material: 0 }).unwrap();
+//! world.apply(&EditOp::Sphere { mode: CsgMode::Subtract, center: [0.0, h, 0.0], radius: 4.0, material: 0, blend: 0.0 }).unwrap();
 //! world.update(&viewer); // the op's chunks become one batch
 //! assert!(world.wait_idle(Duration::from_secs(60)));
 //! shown.apply(world.pull(PullBudget::ALL)).unwrap();

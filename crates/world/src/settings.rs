@@ -31,6 +31,9 @@ pub struct WorldSettings {
     /// edit copies its new bricks instead of generating them; the farthest from the viewers
     /// go first. `[0, 65536]`, 0 turns the cache off. Default 512 (64 MiB).
     pub generator_cache_bricks: usize,
+    /// Memory budget of the undo history, bytes; the oldest strokes are forgotten beyond it.
+    /// Default 64 MiB.
+    pub history_budget: usize,
 }
 
 impl Default for WorldSettings {
@@ -43,6 +46,7 @@ impl Default for WorldSettings {
             mesher: Mesher::MarchingCubes,
             merge_window: Duration::from_millis(250),
             generator_cache_bricks: 512,
+            history_budget: loam_field::History::DEFAULT_BUDGET,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use loam_field::{
     BRICK_SAMPLES, Brick, BrickKey, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field,
-    Generator, RayHit, RaycastError,
+    Generator, History, LogEntry, RayHit, RaycastError,
 };
 use loam_mesh::Mesher;
 
@@ -66,6 +66,9 @@ pub struct World {
     next_batch: u64,
     rec: Recorder,
     edits: u64,
+    history: History,
+    log: Vec<LogEntry>,
+    next_stroke: u64,
     started: Option<Instant>,
     last_built: Option<Instant>,
 }
@@ -96,6 +99,9 @@ impl World {
             restream: true,
             dirty_columns: BTreeSet::new(),
             frame_edit: None,
+            history: History::new(settings.history_budget),
+            log: Vec::new(),
+            next_stroke: 1,
             next_version: 1,
             next_batch: 1,
             rec: Recorder::default(),
@@ -126,25 +132,61 @@ impl World {
         self.field.raycast(origin, direction, max_distance)
     }
 
+    /// The op log: every applied op (undo and redo included) with its sequence number and
+    /// stroke. Replaying it through a fresh [`History`] over the same generator gives this
+    /// field bit for bit.
+    pub fn log(&self) -> &[LogEntry] {
+        &self.log
+    }
+
+    /// The undo history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The id [`World::apply`] gives its next stroke.
+    pub fn next_stroke(&self) -> u64 {
+        self.next_stroke
+    }
+
     /// The settings.
     pub fn settings(&self) -> &WorldSettings {
         &self.settings
     }
 
-    /// Applies `op` to the field. The chunks it changed are bumped and batched at the next
-    /// [`World::update`]; ops applied before the same update share one batch.
+    /// Applies `op` as a stroke of its own (see [`World::apply_in_stroke`]).
     ///
     /// # Errors
-    /// [`EditError`] for a rejected op; nothing changes then.
+    /// As [`World::apply_in_stroke`].
     pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
+        self.apply_in_stroke(self.next_stroke, op)
+    }
+
+    /// Applies `op` to the field as part of stroke `stroke` (the ops of one held button;
+    /// a new stroke needs an id above every earlier one), records it in the undo history
+    /// and appends it to the op log. Undo and redo are ops too. The chunks it changed are
+    /// bumped and batched at the next [`World::update`]; ops applied before the same update
+    /// share one batch.
+    ///
+    /// # Errors
+    /// [`EditError`] for a rejected op, an op for a closed stroke, or undo / redo of a stroke
+    /// the history does not hold (or in the wrong state); nothing changes then.
+    pub fn apply_in_stroke(&mut self, stroke: u64, op: &EditOp) -> Result<EditOutcome, EditError> {
         let now = Instant::now();
         let threads = self.settings.worker_count();
         let cache = &self.cache;
         let mut asked = Vec::new();
-        let out = self.field.apply_with(op, |generator, keys, vs, band| {
-            asked.extend_from_slice(keys);
-            make_bricks(cache, generator, keys, vs, band, threads)
-        })?;
+        let out = self
+            .history
+            .apply_with(&mut self.field, stroke, op, |generator, keys, vs, band| {
+                asked.extend_from_slice(keys);
+                make_bricks(cache, generator, keys, vs, band, threads)
+            })?;
+        let seq = self.log.len() as u64 + 1;
+        self.log.push(LogEntry::new(seq, stroke, op.clone()));
+        if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+            self.next_stroke = self.next_stroke.max(stroke + 1);
+        }
         // An edit brick now stands where a created brick's generator values were cached.
         for key in asked {
             if self.field.brick(key).is_some() {

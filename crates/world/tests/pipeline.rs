@@ -11,6 +11,7 @@ use crate::util::*;
 
 fn sphere(mode: CsgMode, center: [f64; 3], radius: f64) -> EditOp {
     EditOp::Sphere {
+        blend: 0.0,
         mode,
         center,
         radius,

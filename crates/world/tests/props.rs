@@ -62,7 +62,7 @@ proptest! {
                 Action::Edit { at, radius, build } => {
                     let mode = if build { CsgMode::Union } else { CsgMode::Subtract };
                     let c = [viewer.position[0] + at[0], 10.0 + at[1], viewer.position[2] + at[2]];
-                    let op = EditOp::Sphere { mode, center: c, radius, material: 2 };
+                    let op = EditOp::Sphere { mode, center: c, radius, material: 2, blend: 0.0 };
                     world.apply(&op).unwrap();
                     ops.push(op);
                 }

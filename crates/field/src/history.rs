@@ -1,0 +1,266 @@
+//! Strokes, undo and redo: per-stroke sample deltas, bounded by a memory budget.
+//!
+//! A stroke groups the ops of one held button. For every sample a stroke changes, the history
+//! keeps its value and material from before the stroke (the first time the stroke touches
+//! it), per brick, not whole bricks. Undo writes those back and keeps what it overwrote, so a
+//! redo writes that again. Undo and redo are ops themselves ([`EditOp::Undo`],
+//! [`EditOp::Redo`]), applied in log order, so a replay of the log through a history gives
+//! the live result bit for bit.
+//!
+//! Undo restores the stroke's samples even where a later op changed them again (the later
+//! op's change is lost there); where no later op touched them, the result equals a replay
+//! without the stroke.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::brick::{Brick, MaterialId, brick_index};
+use crate::coords::{BRICK_SAMPLES, BrickKey, SamplePos};
+use crate::edit::{EditOutcome, Write, generate_each};
+use crate::field::Field;
+use crate::generator::Generator;
+use crate::op::{EditError, EditOp};
+
+/// Sample deltas of one brick: local index → (value, material).
+type BrickDelta = BTreeMap<u16, (f32, MaterialId)>;
+
+/// Bytes counted per kept sample (index, value, material and map overhead).
+const BYTES_PER_SAMPLE: usize = 24;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Done,
+    Undone,
+}
+
+#[derive(Debug, Clone)]
+struct Stroke {
+    id: u64,
+    state: State,
+    /// Values from before the stroke.
+    before: BTreeMap<BrickKey, BrickDelta>,
+    /// What the last undo overwrote (for redo).
+    after: BTreeMap<BrickKey, BrickDelta>,
+    samples: usize,
+}
+
+impl Stroke {
+    fn bytes(&self) -> usize {
+        self.samples * BYTES_PER_SAMPLE
+    }
+}
+
+/// The undo history of a field: strokes with their sample deltas, oldest first.
+#[derive(Debug, Clone)]
+pub struct History {
+    budget: usize,
+    used: usize,
+    strokes: VecDeque<Stroke>,
+    /// The stroke new ops go to, until another begins or it is undone.
+    open: Option<u64>,
+    /// The highest stroke id seen: a new stroke needs a higher one.
+    last_id: Option<u64>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_BUDGET)
+    }
+}
+
+fn pos_of(key: BrickKey, index: u16) -> SamplePos {
+    let (i, n) = (i32::from(index), BRICK_SAMPLES);
+    let b = key.min_sample();
+    SamplePos::new(b.x + i % n, b.y + (i / n) % n, b.z + i / (n * n))
+}
+
+impl History {
+    /// Default memory budget: 64 MiB.
+    pub const DEFAULT_BUDGET: usize = 64 << 20;
+
+    /// An empty history keeping at most about `budget` bytes of deltas; the oldest strokes are
+    /// forgotten first (they can no longer be undone).
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            used: 0,
+            strokes: VecDeque::new(),
+            open: None,
+            last_id: None,
+        }
+    }
+
+    /// Bytes of deltas kept.
+    pub fn bytes(&self) -> usize {
+        self.used
+    }
+
+    /// Strokes kept (done or undone).
+    pub fn len(&self) -> usize {
+        self.strokes.len()
+    }
+
+    /// Whether no stroke is kept.
+    pub fn is_empty(&self) -> bool {
+        self.strokes.is_empty()
+    }
+
+    /// Whether stroke `id` is kept and can be undone (`Some(true)`) or redone (`Some(false)`).
+    pub fn can_undo(&self, id: u64) -> Option<bool> {
+        self.find(id).map(|i| self.strokes[i].state == State::Done)
+    }
+
+    fn find(&self, id: u64) -> Option<usize> {
+        self.strokes.iter().position(|s| s.id == id)
+    }
+
+    /// Applies `op` as part of stroke `stroke` ([`EditOp::Undo`] / [`EditOp::Redo`] name the
+    /// stroke they act on; their own `stroke` argument is ignored). A new stroke needs an id
+    /// above every earlier one.
+    ///
+    /// # Errors
+    /// [`EditError`]: a rejected op, an op for a closed stroke, undo or redo of a stroke that
+    /// is not kept or in the wrong state. Neither the field nor the history changes then.
+    pub fn apply(
+        &mut self,
+        field: &mut Field,
+        stroke: u64,
+        op: &EditOp,
+    ) -> Result<EditOutcome, EditError> {
+        self.apply_with(field, stroke, op, generate_each)
+    }
+
+    /// [`History::apply`] with [`Field::apply_with`]'s brick generation.
+    ///
+    /// # Errors
+    /// As [`History::apply`].
+    pub fn apply_with(
+        &mut self,
+        field: &mut Field,
+        stroke: u64,
+        op: &EditOp,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
+    ) -> Result<EditOutcome, EditError> {
+        match *op {
+            EditOp::Undo { stroke: id } => self.undo(field, id, generate),
+            EditOp::Redo { stroke: id } => self.redo(field, id, generate),
+            _ => {
+                if self.open != Some(stroke) && self.last_id.is_some_and(|l| stroke <= l) {
+                    return Err(EditError::StrokeClosed { stroke });
+                }
+                let plan = field.plan(op)?;
+                if self.open != Some(stroke) {
+                    self.open = Some(stroke);
+                    self.last_id = Some(stroke);
+                    self.strokes.push_back(Stroke {
+                        id: stroke,
+                        state: State::Done,
+                        before: BTreeMap::new(),
+                        after: BTreeMap::new(),
+                        samples: 0,
+                    });
+                }
+                let s = self.strokes.back_mut().expect("the open stroke");
+                let before = s.samples;
+                for w in &plan.writes {
+                    let (key, local) = w.pos.brick();
+                    let delta = s.before.entry(key).or_default();
+                    let i = brick_index(local) as u16;
+                    if let std::collections::btree_map::Entry::Vacant(e) = delta.entry(i) {
+                        e.insert(w.old);
+                        s.samples += 1;
+                    }
+                }
+                self.used += (s.samples - before) * BYTES_PER_SAMPLE;
+                let out = field.commit(&plan.writes, generate);
+                self.trim();
+                Ok(out)
+            }
+        }
+    }
+
+    fn undo(
+        &mut self,
+        field: &mut Field,
+        id: u64,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
+    ) -> Result<EditOutcome, EditError> {
+        let i = self.find(id).ok_or(EditError::UnknownStroke { stroke: id })?;
+        if self.strokes[i].state != State::Done {
+            return Err(EditError::WrongStrokeState {
+                stroke: id,
+                action: "undone",
+                state: "undone",
+            });
+        }
+        if self.open == Some(id) {
+            self.open = None;
+        }
+        let s = &mut self.strokes[i];
+        let (writes, after) = restore(field, &s.before);
+        self.used += after.values().map(BTreeMap::len).sum::<usize>() * BYTES_PER_SAMPLE;
+        s.samples += after.values().map(BTreeMap::len).sum::<usize>();
+        s.after = after;
+        s.state = State::Undone;
+        let out = field.commit(&writes, generate);
+        self.trim();
+        Ok(out)
+    }
+
+    fn redo(
+        &mut self,
+        field: &mut Field,
+        id: u64,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
+    ) -> Result<EditOutcome, EditError> {
+        let i = self.find(id).ok_or(EditError::UnknownStroke { stroke: id })?;
+        if self.strokes[i].state != State::Undone {
+            return Err(EditError::WrongStrokeState {
+                stroke: id,
+                action: "redone",
+                state: "done",
+            });
+        }
+        let s = &mut self.strokes[i];
+        let (writes, _) = restore(field, &s.after);
+        let freed = s.after.values().map(BTreeMap::len).sum::<usize>();
+        s.after.clear();
+        s.samples -= freed;
+        s.state = State::Done;
+        self.used -= freed * BYTES_PER_SAMPLE;
+        Ok(field.commit(&writes, generate))
+    }
+
+    /// Forgets the oldest strokes (never the open one) while over the budget.
+    fn trim(&mut self) {
+        while self.used > self.budget && self.strokes.len() > 1 {
+            let s = self.strokes.pop_front().expect("len > 1");
+            self.used -= s.bytes();
+        }
+    }
+}
+
+/// Writes that set every sample of `deltas` to its kept value, and the values they replace.
+fn restore(
+    field: &Field,
+    deltas: &BTreeMap<BrickKey, BrickDelta>,
+) -> (Vec<Write>, BTreeMap<BrickKey, BrickDelta>) {
+    let mut writes = Vec::new();
+    let mut replaced: BTreeMap<BrickKey, BrickDelta> = BTreeMap::new();
+    for (&key, delta) in deltas {
+        for (&i, &target) in delta {
+            let pos = pos_of(key, i);
+            let now = (field.sample(pos), field.material(pos));
+            replaced.entry(key).or_default().insert(i, now);
+            if now.0.to_bits() != target.0.to_bits() || now.1 != target.1 {
+                writes.push(Write {
+                    pos,
+                    old: now,
+                    new: target,
+                });
+            }
+        }
+    }
+    // The commit order: ascending (z, y, x) like a plan.
+    writes.sort_by_key(|w| (w.pos.z, w.pos.y, w.pos.x));
+    (writes, replaced)
+}

@@ -1,0 +1,250 @@
+//! Checking an op's numbers before it touches anything (DESIGN.md invariant 6).
+
+use super::{EditError, EditOp};
+use crate::sculpt::falloff::Falloff;
+
+fn finite(name: &'static str, v: f64) -> Result<(), EditError> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(EditError::NotFinite { name, value: v })
+    }
+}
+
+fn point(names: [&'static str; 3], p: &[f64; 3]) -> Result<(), EditError> {
+    for (n, v) in names.into_iter().zip(p) {
+        finite(n, *v)?;
+    }
+    Ok(())
+}
+
+fn radius(name: &'static str, r: f64, max: f64) -> Result<(), EditError> {
+    finite(name, r)?;
+    if r <= 0.0 {
+        return Err(if name == "radius" {
+            EditError::RadiusNotPositive { radius: r }
+        } else {
+            EditError::OutOfRangeValue {
+                name,
+                value: r,
+                range: "(0, max_edit_radius]",
+            }
+        });
+    }
+    if r > max {
+        return Err(EditError::RadiusTooLarge { radius: r, max });
+    }
+    Ok(())
+}
+
+fn range(name: &'static str, v: f64, ok: bool, range: &'static str) -> Result<(), EditError> {
+    finite(name, v)?;
+    if ok {
+        Ok(())
+    } else {
+        Err(EditError::OutOfRangeValue {
+            name,
+            value: v,
+            range,
+        })
+    }
+}
+
+fn nonzero(name: &'static str, v: &[f64]) -> Result<(), EditError> {
+    for &c in v {
+        finite(name, c)?;
+    }
+    let n2: f64 = v.iter().map(|c| c * c).sum();
+    if n2 > 1e-24 && n2.is_finite() {
+        Ok(())
+    } else {
+        Err(EditError::Degenerate { name })
+    }
+}
+
+fn falloff(f: &Falloff) -> Result<(), EditError> {
+    if f.validate().is_ok() {
+        return Ok(());
+    }
+    let n = match f {
+        Falloff::Sharp { n } => *n,
+        _ => f64::NAN,
+    };
+    Err(EditError::OutOfRangeValue {
+        name: "falloff.sharp.n",
+        value: n,
+        range: "[2, 64]",
+    })
+}
+
+fn blend(b: f64, max: f64) -> Result<(), EditError> {
+    range("blend", b, (0.0..=max).contains(&b), "[0, max_edit_radius]")
+}
+
+fn length(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    (0..3).map(|i| (a[i] - b[i]) * (a[i] - b[i])).sum::<f64>().sqrt()
+}
+
+const C: [&str; 3] = ["center.x", "center.y", "center.z"];
+const A: [&str; 3] = ["a.x", "a.y", "a.z"];
+const B: [&str; 3] = ["b.x", "b.y", "b.z"];
+
+impl EditOp {
+    /// Checks the op's numbers against `max_radius` metres (the field's
+    /// `max_edit_radius`): every number finite, sizes in `(0, max_radius]` (a capsule's or
+    /// cylinder's axis at most `2 · max_radius` long), strengths and thresholds in their
+    /// ranges, directions not zero, a sharp falloff's exponent in `[2, 64]`.
+    ///
+    /// # Errors
+    /// [`EditError`] naming the first bad value.
+    pub fn validate(&self, max_radius: f64) -> Result<(), EditError> {
+        match self {
+            EditOp::Sphere {
+                center,
+                radius: r,
+                blend: k,
+                ..
+            } => {
+                point(C, center)?;
+                radius("radius", *r, max_radius)?;
+                blend(*k, max_radius)
+            }
+            EditOp::Cuboid {
+                center,
+                half_extents,
+                rotation,
+                blend: k,
+                ..
+            } => {
+                point(C, center)?;
+                for (n, h) in ["half_extents.x", "half_extents.y", "half_extents.z"]
+                    .into_iter()
+                    .zip(half_extents)
+                {
+                    radius(n, *h, max_radius)?;
+                }
+                nonzero("rotation", rotation)?;
+                blend(*k, max_radius)
+            }
+            EditOp::Capsule {
+                a,
+                b,
+                radius: r,
+                blend: k,
+                ..
+            }
+            | EditOp::Cylinder {
+                a,
+                b,
+                radius: r,
+                blend: k,
+                ..
+            } => {
+                point(A, a)?;
+                point(B, b)?;
+                radius("radius", *r, max_radius)?;
+                let len = length(a, b);
+                range("length", len, len <= 2.0 * max_radius, "[0, 2 · max_edit_radius]")?;
+                if matches!(self, EditOp::Cylinder { .. }) && len < 1e-9 {
+                    return Err(EditError::Degenerate { name: "b − a" });
+                }
+                blend(*k, max_radius)
+            }
+            EditOp::Torus {
+                center,
+                axis,
+                major_radius,
+                minor_radius,
+                blend: k,
+                ..
+            } => {
+                point(C, center)?;
+                nonzero("axis", axis)?;
+                radius("major_radius", *major_radius, max_radius)?;
+                radius("minor_radius", *minor_radius, max_radius)?;
+                range(
+                    "minor_radius",
+                    *minor_radius,
+                    minor_radius <= major_radius,
+                    "(0, major_radius]",
+                )?;
+                blend(*k, max_radius)
+            }
+            EditOp::Raise {
+                center,
+                radius: r,
+                strength,
+                falloff: f,
+            }
+            | EditOp::Lower {
+                center,
+                radius: r,
+                strength,
+                falloff: f,
+            } => {
+                point(C, center)?;
+                radius("radius", *r, max_radius)?;
+                range("strength", *strength, *strength > 0.0 && strength <= r, "(0, radius]")?;
+                falloff(f)
+            }
+            EditOp::Smooth {
+                center,
+                radius: r,
+                strength,
+                falloff: f,
+            } => {
+                point(C, center)?;
+                radius("radius", *r, max_radius)?;
+                range("strength", *strength, *strength > 0.0 && *strength <= 1.0, "(0, 1]")?;
+                falloff(f)
+            }
+            EditOp::Flatten {
+                center,
+                radius: r,
+                strength,
+                falloff: f,
+                plane_point,
+                plane_normal,
+            } => {
+                point(C, center)?;
+                point(["plane_point.x", "plane_point.y", "plane_point.z"], plane_point)?;
+                nonzero("plane_normal", plane_normal)?;
+                radius("radius", *r, max_radius)?;
+                range("strength", *strength, *strength > 0.0 && *strength <= 1.0, "(0, 1]")?;
+                falloff(f)
+            }
+            EditOp::Noise {
+                center,
+                radius: r,
+                strength,
+                falloff: f,
+                wavelength,
+                ..
+            } => {
+                point(C, center)?;
+                radius("radius", *r, max_radius)?;
+                range("strength", *strength, *strength > 0.0 && strength <= r, "(0, radius]")?;
+                range(
+                    "wavelength",
+                    *wavelength,
+                    (0.01..=1e4).contains(wavelength),
+                    "[0.01, 10⁴] m",
+                )?;
+                falloff(f)
+            }
+            EditOp::Paint {
+                center,
+                radius: r,
+                falloff: f,
+                threshold,
+                ..
+            } => {
+                point(C, center)?;
+                radius("radius", *r, max_radius)?;
+                range("threshold", *threshold, *threshold > 0.0 && *threshold <= 1.0, "(0, 1]")?;
+                falloff(f)
+            }
+            EditOp::Undo { .. } | EditOp::Redo { .. } => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Strokes with undo and redo: exact restores, errors, the memory budget, and replays.
+
+use proptest::prelude::*;
+
+use crate::util::*;
+use loam_field::{CsgMode, EditError, EditOp, Falloff, Field, History};
+
+fn op_at(kind: u8, c: [f64; 3], r: f64) -> EditOp {
+    match kind % 6 {
+        0 => dig(c, r),
+        1 => build([c[0], c[1] + 1.0, c[2]], r, 3),
+        2 => EditOp::Raise { center: c, radius: r, strength: 0.4 * r, falloff: Falloff::Smooth },
+        3 => EditOp::Smooth { center: c, radius: r, strength: 0.7, falloff: Falloff::Linear },
+        4 => EditOp::Paint { center: c, radius: r, material: 6, falloff: Falloff::Constant, threshold: 0.5 },
+        _ => EditOp::Cuboid {
+            mode: CsgMode::Subtract,
+            center: c,
+            half_extents: [r, 0.5 * r, 0.7 * r],
+            rotation: [0.1, 0.2, 0.0, 1.0],
+            material: 0,
+            blend: 0.5,
+        },
+    }
+}
+
+#[test]
+fn undo_restores_exactly_and_redo_reapplies() {
+    let base = field_with(noise_generator(2), 1.0);
+    let h = |f: &Field, x: f64, z: f64| f.generator().surface_height(x, z);
+    let mut f = base.clone();
+    let mut hist = History::default();
+    // Stroke 1: three ops near the origin; stroke 2 far away.
+    for (i, k) in [0u8, 2, 4].iter().enumerate() {
+        let x = i as f64 * 2.0;
+        let op = op_at(*k, [x, h(&f, x, 0.0), 0.0], 4.0);
+        hist.apply(&mut f, 1, &op).unwrap();
+    }
+    let with_one = f.hash();
+    let far = op_at(5, [200.0, h(&f, 200.0, 0.0), 0.0], 5.0);
+    hist.apply(&mut f, 2, &far).unwrap();
+    let both = f.hash();
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 1 }).unwrap();
+    let mut only_two = base.clone();
+    only_two.apply(&far).unwrap();
+    assert_eq!(f.hash(), only_two.hash(), "undo equals a replay without the stroke");
+    hist.apply(&mut f, 0, &EditOp::Redo { stroke: 1 }).unwrap();
+    assert_eq!(f.hash(), both);
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 2 }).unwrap();
+    assert_eq!(f.hash(), with_one);
+    assert_eq!(hist.can_undo(1), Some(true));
+    assert_eq!(hist.can_undo(2), Some(false));
+}
+
+#[test]
+fn wrong_undo_and_redo_are_typed_errors_that_change_nothing() {
+    let mut f = flat_field(10.0);
+    let mut hist = History::default();
+    hist.apply(&mut f, 5, &dig([0.0, 10.0, 0.0], 3.0)).unwrap();
+    let hash = f.hash();
+    let cases = [
+        (EditOp::Undo { stroke: 4 }, "unknown"),
+        (EditOp::Redo { stroke: 5 }, "not undone"),
+    ];
+    for (op, why) in cases {
+        let e = hist.apply(&mut f, 0, &op).unwrap_err();
+        assert!(matches!(e, EditError::UnknownStroke { .. } | EditError::WrongStrokeState { .. }), "{why}: {e}");
+        assert_eq!(f.hash(), hash);
+    }
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 5 }).unwrap();
+    let undone = f.hash();
+    assert!(matches!(
+        hist.apply(&mut f, 0, &EditOp::Undo { stroke: 5 }),
+        Err(EditError::WrongStrokeState { .. })
+    ));
+    // A stroke id that is not above every earlier one is closed.
+    assert!(matches!(
+        hist.apply(&mut f, 3, &dig([9.0, 10.0, 0.0], 2.0)),
+        Err(EditError::StrokeClosed { stroke: 3 })
+    ));
+    assert!(matches!(
+        hist.apply(&mut f, 5, &dig([9.0, 10.0, 0.0], 2.0)),
+        Err(EditError::StrokeClosed { stroke: 5 })
+    ));
+    // A bad op inside a stroke changes neither the field nor the history.
+    let bad = dig([f64::NAN, 0.0, 0.0], 1.0);
+    assert!(hist.apply(&mut f, 6, &bad).is_err());
+    assert_eq!(f.hash(), undone);
+    assert_eq!(hist.len(), 1);
+}
+
+#[test]
+fn the_memory_budget_forgets_the_oldest_strokes() {
+    let mut f = flat_field(10.0);
+    let mut hist = History::new(200_000);
+    for s in 1..=20u64 {
+        let x = s as f64 * 12.0;
+        hist.apply(&mut f, s, &dig([x, 10.0, 0.0], 4.0)).unwrap();
+        assert!(hist.bytes() <= 200_000 || hist.len() == 1, "{} bytes", hist.bytes());
+    }
+    assert!(hist.len() < 20, "{} strokes kept", hist.len());
+    assert!(matches!(
+        hist.apply(&mut f, 0, &EditOp::Undo { stroke: 1 }),
+        Err(EditError::UnknownStroke { stroke: 1 })
+    ));
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 20 }).unwrap();
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    /// A new stroke of `ops` ops of `kind` in its own region.
+    Stroke { kind: u8, ops: u8, r: f64 },
+    Undo(usize),
+    Redo(usize),
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        3 => (any::<u8>(), 1..4u8, 2.0..5.0f64).prop_map(|(kind, ops, r)| Action::Stroke { kind, ops, r }),
+        2 => (0..16usize).prop_map(Action::Undo),
+        1 => (0..16usize).prop_map(Action::Redo),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Strokes in disjoint regions with undo and redo interleaved: the result equals a
+    /// replay of only the strokes left done, bit for bit, and a replay of the whole log
+    /// (undo and redo included) through a fresh history equals the live result.
+    #[test]
+    fn undo_equals_replay_without_the_stroke(actions in prop::collection::vec(action(), 1..14)) {
+        let base = flat_field(10.0);
+        let mut f = base.clone();
+        let mut hist = History::default();
+        let mut strokes: Vec<(Vec<EditOp>, bool)> = Vec::new();
+        let mut log: Vec<(u64, EditOp)> = Vec::new();
+        for a in actions {
+            match a {
+                Action::Stroke { kind, ops, r } => {
+                    let id = strokes.len() as u64 + 1;
+                    let x = id as f64 * 48.0;
+                    let mut list = Vec::new();
+                    for i in 0..ops {
+                        let op = op_at(kind, [x + f64::from(i) * 1.5, 10.0, 0.0], r);
+                        hist.apply(&mut f, id, &op).unwrap();
+                        log.push((id, op.clone()));
+                        list.push(op);
+                    }
+                    strokes.push((list, true));
+                }
+                Action::Undo(i) | Action::Redo(i) => {
+                    let undo = matches!(a, Action::Undo(_));
+                    let id = i as u64 + 1;
+                    let op = if undo { EditOp::Undo { stroke: id } } else { EditOp::Redo { stroke: id } };
+                    let before = f.hash();
+                    match hist.apply(&mut f, 0, &op) {
+                        Ok(_) => {
+                            strokes[i].1 = !undo;
+                            log.push((0, op));
+                        }
+                        Err(_) => {
+                            // Unknown stroke, or undo of an undone one, redo of a done one.
+                            prop_assert!(i >= strokes.len() || strokes[i].1 != undo);
+                            prop_assert_eq!(f.hash(), before);
+                        }
+                    }
+                }
+            }
+        }
+        let mut replay = base.clone();
+        for (ops, done) in &strokes {
+            if *done {
+                for op in ops {
+                    replay.apply(op).unwrap();
+                }
+            }
+        }
+        prop_assert_eq!(replay.hash(), f.hash());
+        let mut again = base.clone();
+        let mut h2 = History::default();
+        for (stroke, op) in &log {
+            h2.apply(&mut again, *stroke, op).unwrap();
+        }
+        prop_assert_eq!(again.hash(), f.hash());
+    }
+
+    /// Overlapping strokes with undo and redo: replaying the log through a fresh history
+    /// always equals the live result.
+    #[test]
+    fn log_replay_equals_live(ops in prop::collection::vec((any::<u8>(), -6.0..6.0f64, -6.0..6.0f64, 0..3u8), 1..16)) {
+        let base = flat_field(10.0);
+        let mut f = base.clone();
+        let mut hist = History::default();
+        let mut log = Vec::new();
+        let mut stroke = 0u64;
+        for (kind, x, z, what) in ops {
+            let op = match what {
+                0 if stroke > 0 => EditOp::Undo { stroke: 1 + u64::from(kind) % stroke },
+                1 if stroke > 0 => EditOp::Redo { stroke: 1 + u64::from(kind) % stroke },
+                _ => {
+                    stroke += 1;
+                    op_at(kind, [x, 10.0, z], 3.0)
+                }
+            };
+            if hist.apply(&mut f, stroke, &op).is_ok() {
+                log.push((stroke, op));
+            }
+        }
+        let mut again = base.clone();
+        let mut h2 = History::default();
+        for (s, op) in &log {
+            h2.apply(&mut again, *s, op).unwrap();
+        }
+        prop_assert_eq!(again.hash(), f.hash());
+    }
+}
