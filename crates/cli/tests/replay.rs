@@ -129,6 +129,34 @@ fn pipeline_replay_is_the_same_with_any_thread_count() {
     assert!(shown[0] == shown[1] && shown[1] == shown[2], "{shown:?}");
 }
 
+/// The sculpting example on the real DEM: every brush and shape, strokes, undo and redo.
+/// Each run is its own process; 1 and 8 workers; the pinned hash on every machine; every
+/// chunk equal to a from-scratch mesh and the op log replayed equal to the live field
+/// (--verify).
+#[test]
+fn sculpt_example_replays_to_its_pinned_hash_in_any_process() {
+    let hash = "f55124ab9b1e6d8fa842061b7b744b587a8d51771d4586bbe97f2261f88023f1";
+    let session = root().join("examples/sculpt.json");
+    let text = std::fs::read_to_string(&session).unwrap();
+    for kind in loam_kinds() {
+        assert!(text.contains(&format!("\"kind\": \"{kind}\"")), "sculpt.json lacks {kind}");
+    }
+    for threads in ["1", "8"] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = replay_args(&["--fast", "--verify", "--threads", threads], &session, dir.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(hash_line(&o), format!("field-hash: {hash}"), "{threads} threads");
+    }
+}
+
+/// Every op kind (what `EditOp::KINDS` lists); kept here so the test names them.
+fn loam_kinds() -> [&'static str; 13] {
+    [
+        "sphere", "box", "capsule", "cylinder", "torus", "raise", "lower", "smooth", "flatten",
+        "noise", "paint", "undo", "redo",
+    ]
+}
+
 fn write_session(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("s.json");
     std::fs::write(&p, text).unwrap();

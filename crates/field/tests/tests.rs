@@ -3,6 +3,7 @@
 mod util;
 
 mod cases;
+mod codec;
 mod edits;
 mod generator;
 mod heightmap;

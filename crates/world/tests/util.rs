@@ -132,11 +132,26 @@ pub fn assert_matches_scratch(world: &World, shown: &Shown, base: &Field, ops: &
     for op in ops {
         fresh.apply(op).unwrap();
     }
+    assert_matches_field(world, shown, &fresh)
+}
+
+/// [`assert_matches_scratch`] for a world whose log holds undo and redo: the world's op log
+/// replayed through a fresh history.
+pub fn assert_matches_log(world: &World, shown: &Shown, base: &Field) -> usize {
+    let mut fresh = base.clone();
+    let mut history = loam_field::History::default();
+    for e in world.log() {
+        history.apply(&mut fresh, e.stroke, &e.op).unwrap();
+    }
+    assert_matches_field(world, shown, &fresh)
+}
+
+fn assert_matches_field(world: &World, shown: &Shown, fresh: &Field) -> usize {
     assert_eq!(fresh.hash(), world.field().hash());
     let mesher = world.settings().mesher;
     let mut meshed = 0;
     for key in world.loaded() {
-        let want = scratch_mesh(&fresh, key, mesher);
+        let want = scratch_mesh(fresh, key, mesher);
         match shown.get(key) {
             Some(m) => {
                 assert!(same(&m.mesh, &want), "chunk {key:?} differs from scratch");
