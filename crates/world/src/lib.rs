@@ -49,6 +49,7 @@ mod pool;
 mod settings;
 mod shown;
 pub mod streaming;
+mod stroke;
 mod world;
 
 pub use batch::{BatchKind, ChunkMesh, Group, PullBudget, Update};
@@ -57,4 +58,5 @@ pub use metrics::{Metrics, Percentiles};
 pub use settings::{WorldError, WorldSettings};
 pub use shown::{Shown, StaleMesh};
 pub use streaming::Viewer;
+pub use stroke::{DEFAULT_REPEAT, StrokeClock};
 pub use world::{IDLE_TIMEOUT, World};
