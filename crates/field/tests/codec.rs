@@ -514,11 +514,13 @@ fn every_truncation_is_an_error() {
                 bytes.len()
             );
         }
-        // Trailing bytes after a whole record are ignored by rmp-serde; what matters here is
-        // that they do not panic.
+        // Trailing bytes after a whole record (garbage, or a second record) are refused.
         let mut longer = bytes.clone();
         longer.extend_from_slice(&[0xc1, 0x00]);
-        let _ = LogEntry::decode(&longer);
+        assert!(matches!(LogEntry::decode(&longer), Err(DecodeError::Malformed(_))));
+        let mut two = bytes.clone();
+        two.extend_from_slice(&bytes);
+        assert!(LogEntry::decode(&two).is_err());
     }
 }
 
@@ -610,7 +612,6 @@ proptest! {
             check_decoded(&e)?;
         }
     }
-
 }
 
 proptest! {

@@ -78,9 +78,11 @@ impl LogEntry {
     /// # Errors
     /// [`DecodeError`]: malformed bytes, a newer version, an unknown kind, bad fields.
     pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let head: Head =
-            rmp_serde::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        if head.v > u64::from(LOG_VERSION) || head.v == 0 {
+        let head: Head = whole(bytes).map_err(DecodeError::Malformed)?;
+        if head.v == 0 {
+            return Err(DecodeError::Malformed("record version 0".into()));
+        }
+        if head.v > u64::from(LOG_VERSION) {
             return Err(DecodeError::NewerVersion {
                 found: head.v,
                 max: LOG_VERSION,
@@ -89,6 +91,22 @@ impl LogEntry {
         if !EditOp::KINDS.contains(&head.op.kind.as_str()) {
             return Err(DecodeError::UnknownKind(head.op.kind));
         }
-        rmp_serde::from_slice(bytes).map_err(|e| DecodeError::Invalid(e.to_string()))
+        whole(bytes).map_err(DecodeError::Invalid)
+    }
+}
+
+/// Decodes one MessagePack value that must use every byte (trailing bytes are an error, not a
+/// second record silently dropped).
+fn whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    let mut cursor = std::io::Cursor::new(bytes);
+    let value = {
+        let mut de = rmp_serde::Deserializer::new(&mut cursor);
+        T::deserialize(&mut de).map_err(|e| e.to_string())?
+    };
+    let used = cursor.position() as usize;
+    if used == bytes.len() {
+        Ok(value)
+    } else {
+        Err(format!("{} bytes after the record", bytes.len() - used))
     }
 }
