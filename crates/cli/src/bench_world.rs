@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use clap::builder::TypedValueParser as _;
 use loam_field::{CHUNK_CELLS, CsgMode, EditOp, Field};
 use loam_mesh::Mesher;
 use loam_world::{BatchKind, IDLE_TIMEOUT, Percentiles, PullBudget, Update, Viewer, World};
@@ -25,7 +26,7 @@ pub struct BenchWorldArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     pub threads: Vec<usize>,
     /// Initial loads per worker count (the median is reported).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
     pub runs: usize,
     /// Digs along the walk.
     #[arg(long, default_value_t = 100)]

@@ -140,10 +140,10 @@ pub fn run(field: Field, session: &Session, opts: Options) -> anyhow::Result<Run
             let op = &timed.op;
             let stroke = timed.stroke.unwrap_or(run.world.next_stroke());
             let a = Instant::now();
-            let out = run
-                .world
-                .apply_in_stroke(stroke, op)
-                .with_context(|| format!("op {next_op} ({op:?})"))?;
+            let out = run.world.apply_in_stroke(stroke, op).with_context(|| {
+                let json = serde_json::to_string(op).unwrap_or_default();
+                format!("op {next_op} {json}")
+            })?;
             run.apply_ms += a.elapsed().as_secs_f64() * 1e3;
             run.samples_changed += out.samples_changed;
             if let Some(b) = out.changed {

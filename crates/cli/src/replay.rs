@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use clap::builder::TypedValueParser as _;
 use loam_field::{Field, SampleBox};
 use loam_mesh::Mesher;
 use loam_world::Metrics;
@@ -31,8 +32,9 @@ pub struct ReplayArgs {
     /// at its origin.
     #[arg(long)]
     pub mesher: Option<String>,
-    /// Worker threads meshing chunks (default: the cores minus one, at least 1).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads meshing chunks, 1–256; 0 (the default) means the cores minus one, at
+    /// least 1. The result is the same with any count.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=256).map(usize::from))]
     pub threads: usize,
     /// Write the pipeline's metrics to this file as one JSON object (docs/metrics.md).
     #[arg(long)]
@@ -125,6 +127,11 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         None => Mesher::MarchingCubes,
     };
     let loaded = session::load(&args.session)?;
+    if let Some(parent) = args.metrics_json.as_ref().and_then(|f| f.parent()) {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+        }
+    }
     let generator_kind = match loaded.session.generator {
         GeneratorSpec::Noise { .. } => "noise",
         GeneratorSpec::Heightmap { .. } => "heightmap",

@@ -208,10 +208,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
             message: "the top level must be a JSON object".into(),
         });
     };
-    let format = head
-        .get("format")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
+    let Some(format) = head.get("format").map(|v| v.as_str().unwrap_or_default()) else {
+        return Err(SessionError::Invalid {
+            path: path.into(),
+            message: "missing field `format` (\"loam-session\")".into(),
+        });
+    };
     if format != FORMAT {
         return Err(SessionError::WrongFormat {
             path: path.into(),
@@ -241,12 +243,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
         });
     }
     let session: Session = serde_json::from_str(text).map_err(invalid)?;
-    timeline::validate(&session.ops, &session.viewers, &session.world).map_err(|message| {
-        SessionError::Invalid {
-            path: path.into(),
-            message,
-        }
-    })?;
+    let invalid = |message| SessionError::Invalid {
+        path: path.into(),
+        message,
+    };
+    timeline::validate(
+        session.version,
+        &session.ops,
+        &session.viewers,
+        &session.world,
+    )
+    .map_err(invalid)?;
+    // Every op's numbers, before anything runs (undo and redo are checked when applied).
+    for (i, op) in session.ops.iter().enumerate() {
+        op.op
+            .validate(session.field.max_edit_radius)
+            .map_err(|e| invalid(format!("op {i} ({}): {e}", op.op.kind())))?;
+    }
     Ok(session)
 }
 

@@ -52,17 +52,18 @@ impl<'de> Deserialize<'de> for TimedOp {
             .ok_or_else(|| D::Error::custom("an op must be a JSON object"))?;
         let t = match map.remove("t") {
             None => None,
-            Some(t) => Some(
-                t.as_f64()
-                    .ok_or_else(|| D::Error::custom(format!("op time `t` must be a number, found {t}")))?,
-            ),
+            Some(t) => Some(t.as_f64().ok_or_else(|| {
+                D::Error::custom(format!("op time `t` must be a number, found {t}"))
+            })?),
         };
         let kind = map.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
         let stroke = match (kind, map.get("stroke")) {
             ("undo" | "redo", _) | (_, None) => None,
             (_, Some(k)) => {
                 let k = k.as_u64().ok_or_else(|| {
-                    D::Error::custom(format!("`stroke` must be a non-negative integer, found {k}"))
+                    D::Error::custom(format!(
+                        "`stroke` must be a non-negative integer, found {k}"
+                    ))
                 })?;
                 map.remove("stroke");
                 Some(k)
@@ -163,9 +164,48 @@ impl WorldSpec {
     }
 }
 
-/// Checks the timeline: finite, non-negative, non-decreasing times, finite positions, a
-/// frame length in range. Returns what is wrong.
-pub fn validate(ops: &[TimedOp], viewers: &[ViewerPath], world: &WorldSpec) -> Result<(), String> {
+/// The longest timeline a session may have, seconds (an hour of frames).
+pub const MAX_TIMELINE_S: f64 = 3600.0;
+
+/// The most viewers a session may have.
+pub const MAX_VIEWERS: usize = 64;
+
+/// Largest |coordinate| of a viewer, metres.
+pub const MAX_VIEWER_COORD: f64 = 1e9;
+
+fn check_time(what: &str, t: f64, last: f64) -> Result<(), String> {
+    if !t.is_finite() {
+        return Err(format!("{what}: time {t} is not a finite number"));
+    }
+    if t < last {
+        return Err(format!(
+            "{what}: time {t} s goes back (the previous one is {last} s)"
+        ));
+    }
+    if t > MAX_TIMELINE_S {
+        return Err(format!(
+            "{what}: time {t} s is beyond the longest timeline, {MAX_TIMELINE_S} s"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the timeline: times finite, in `[0, 3600]` s and non-decreasing; at most 64 viewers,
+/// each with a waypoint, at finite positions within ±10⁹ m; a frame length in range; and, for
+/// a version-1 file, none of version 2's fields. Returns what is wrong.
+pub fn validate(
+    version: u32,
+    ops: &[TimedOp],
+    viewers: &[ViewerPath],
+    world: &WorldSpec,
+) -> Result<(), String> {
+    if version < 2
+        && (!viewers.is_empty()
+            || *world != WorldSpec::default()
+            || ops.iter().any(|o| o.t.is_some() || o.stroke.is_some()))
+    {
+        return Err("`world`, `viewers`, and op `t` and `stroke` need \"version\": 2".to_string());
+    }
     if !(0.001..=1.0).contains(&world.frame_s) {
         return Err(format!(
             "world.frame_s = {} is outside [0.001, 1]",
@@ -175,24 +215,30 @@ pub fn validate(ops: &[TimedOp], viewers: &[ViewerPath], world: &WorldSpec) -> R
     let mut last = 0.0;
     for (i, op) in ops.iter().enumerate() {
         if let Some(t) = op.t {
-            if !t.is_finite() || t < last {
-                return Err(format!(
-                    "op {i}: time {t} is not finite or goes back (previous {last})"
-                ));
-            }
+            check_time(&format!("op {i}"), t, last)?;
             last = t;
         }
+    }
+    if viewers.len() > MAX_VIEWERS {
+        return Err(format!(
+            "{} viewers; at most {MAX_VIEWERS} are supported",
+            viewers.len()
+        ));
     }
     for (i, v) in viewers.iter().enumerate() {
         if v.path.is_empty() {
             return Err(format!("viewer {i} has an empty path"));
         }
         let mut last = 0.0;
-        for w in &v.path {
-            if !w.t.is_finite() || w.t < last || w.position.iter().any(|p| !p.is_finite()) {
+        for (j, w) in v.path.iter().enumerate() {
+            check_time(&format!("viewer {i}, waypoint {j}"), w.t, last)?;
+            if w.position
+                .iter()
+                .any(|p| !p.is_finite() || p.abs() > MAX_VIEWER_COORD)
+            {
                 return Err(format!(
-                    "viewer {i}: waypoint at t = {} is not finite or goes back",
-                    w.t
+                    "viewer {i}, waypoint {j}: position {:?} is not finite or beyond ±{MAX_VIEWER_COORD} m",
+                    w.position
                 ));
             }
             last = w.t;
@@ -222,7 +268,8 @@ mod tests {
         let j = r#"{"kind": "sphere", "mode": "dig", "center": [1, 2, 3], "radius": 2, "t": 1.5, "stroke": 4}"#;
         let op: TimedOp = serde_json::from_str(j).unwrap();
         assert_eq!((op.t, op.stroke), (Some(1.5), Some(4)));
-        let undo: TimedOp = serde_json::from_str(r#"{"kind": "undo", "stroke": 4, "t": 2}"#).unwrap();
+        let undo: TimedOp =
+            serde_json::from_str(r#"{"kind": "undo", "stroke": 4, "t": 2}"#).unwrap();
         assert_eq!(undo.op, EditOp::Undo { stroke: 4 });
         assert_eq!(undo.stroke, None);
         let back: TimedOp = serde_json::from_str(&serde_json::to_string(&undo).unwrap()).unwrap();
@@ -267,6 +314,26 @@ mod tests {
         };
         let ops = [op(None), op(None), op(Some(2.0)), op(None)];
         assert_eq!(op_times(&ops, 0.5), vec![0.0, 0.5, 2.0, 2.5]);
-        assert!(validate(&[op(Some(2.0)), op(Some(1.0))], &[], &WorldSpec::default()).is_err());
+        let w = WorldSpec::default();
+        assert!(validate(2, &[op(Some(2.0)), op(Some(1.0))], &[], &w).is_err());
+        assert!(
+            validate(2, &[op(Some(1e20))], &[], &w)
+                .unwrap_err()
+                .contains("longest")
+        );
+        assert!(validate(2, &[op(Some(f64::INFINITY))], &[], &w).is_err());
+        assert!(
+            validate(1, &[op(Some(1.0))], &[], &w)
+                .unwrap_err()
+                .contains("version")
+        );
+        assert!(validate(2, &[op(Some(1.0)), op(None)], &[], &w).is_ok());
+        let far = ViewerPath {
+            path: vec![Waypoint {
+                t: 0.0,
+                position: [1e12, 0.0, 0.0],
+            }],
+        };
+        assert!(validate(2, &[], &[far], &w).is_err());
     }
 }

@@ -139,13 +139,24 @@ fn sculpt_example_replays_to_its_pinned_hash_in_any_process() {
     let session = root().join("examples/sculpt.json");
     let text = std::fs::read_to_string(&session).unwrap();
     for kind in loam_kinds() {
-        assert!(text.contains(&format!("\"kind\": \"{kind}\"")), "sculpt.json lacks {kind}");
+        assert!(
+            text.contains(&format!("\"kind\": \"{kind}\"")),
+            "sculpt.json lacks {kind}"
+        );
     }
     for threads in ["1", "8"] {
         let dir = tempfile::tempdir().unwrap();
-        let o = replay_args(&["--fast", "--verify", "--threads", threads], &session, dir.path());
+        let o = replay_args(
+            &["--fast", "--verify", "--threads", threads],
+            &session,
+            dir.path(),
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(hash_line(&o), format!("field-hash: {hash}"), "{threads} threads");
+        assert_eq!(
+            hash_line(&o),
+            format!("field-hash: {hash}"),
+            "{threads} threads"
+        );
     }
 }
 
@@ -183,11 +194,25 @@ fn bad_sessions_fail_cleanly() {
         (r#"{"format": "loam-session", "version": 1, "field": {"voxel_size": -1}, "generator": {"kind": "noise"}}"#.to_string(), "voxel_size"),
         (format!(r#"{{"format": "loam-session", "version": 1, "generator": {{"kind": "heightmap", "path": "{dem}", "placement": {{"vertical_scale": -1}}}}}}"#), "vertical_scale"),
         ("not json".to_string(), "not a valid session"),
+        // Huge times, far viewers, a late bad op (refused before the timeline runs), version 2
+        // fields in a version 1 file, a missing format, a bad undo.
+        (r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "ops": [{"kind": "sphere", "mode": "dig", "center": [0, 0, 0], "radius": 1, "t": 1e20}]}"#.to_string(), "longest timeline"),
+        (r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "viewers": [{"path": [{"t": 0, "position": [1e12, 0, 0]}]}]}"#.to_string(), "beyond"),
+        (r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "ops": [{"kind": "raise", "center": [0, 0, 0], "radius": 4, "strength": 1, "t": 300}, {"kind": "box", "mode": "dig", "center": [0, 0, 0], "half_extents": [1, 1, 1], "rotation": [0, 0, 0, 0], "t": 300}]}"#.to_string(), "op 1 (box)"),
+        (r#"{"format": "loam-session", "version": 1, "generator": {"kind": "noise"}, "viewers": [{"path": [{"t": 0, "position": [0, 0, 0]}]}]}"#.to_string(), "version\": 2"),
+        (r#"{"version": 2, "generator": {"kind": "noise"}}"#.to_string(), "missing field `format`"),
+        (r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "ops": [{"kind": "undo", "stroke": 4}]}"#.to_string(), "stroke 4 is not in the history"),
     ];
     for (text, needle) in cases {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
+        let started = std::time::Instant::now();
         let o = replay(&write_session(dir.path(), &text), &out);
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "{text}: took {:?}",
+            started.elapsed()
+        );
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{text}");
         assert!(stderr.contains(needle), "{text}: stderr was {stderr}");

@@ -52,7 +52,9 @@ pub type GenerateBricks<'a> = dyn FnOnce(&Generator, &[BrickKey], f64, f64) -> V
 
 /// Generates each brick in turn.
 pub(crate) fn generate_each(g: &Generator, keys: &[BrickKey], vs: f64, band: f64) -> Vec<Brick> {
-    keys.iter().map(|&k| Brick::generate(g, k, vs, band)).collect()
+    keys.iter()
+        .map(|&k| Brick::generate(g, k, vs, band))
+        .collect()
 }
 
 impl Field {

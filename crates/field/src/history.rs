@@ -184,7 +184,9 @@ impl History {
         id: u64,
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
-        let i = self.find(id).ok_or(EditError::UnknownStroke { stroke: id })?;
+        let i = self
+            .find(id)
+            .ok_or(EditError::UnknownStroke { stroke: id })?;
         if self.strokes[i].state != State::Done {
             return Err(EditError::WrongStrokeState {
                 stroke: id,
@@ -212,7 +214,9 @@ impl History {
         id: u64,
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
-        let i = self.find(id).ok_or(EditError::UnknownStroke { stroke: id })?;
+        let i = self
+            .find(id)
+            .ok_or(EditError::UnknownStroke { stroke: id })?;
         if self.strokes[i].state != State::Undone {
             return Err(EditError::WrongStrokeState {
                 stroke: id,

@@ -44,8 +44,8 @@ mod generator;
 mod hash;
 mod history;
 mod op;
-pub mod sculpt;
 mod raycast;
+pub mod sculpt;
 
 pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
 pub use coords::{
@@ -60,7 +60,7 @@ pub use generator::{
 pub use hash::FieldHash;
 pub use history::History;
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
-pub use sculpt::falloff::Falloff;
 pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };
+pub use sculpt::falloff::Falloff;

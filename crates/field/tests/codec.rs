@@ -517,7 +517,10 @@ fn every_truncation_is_an_error() {
         // Trailing bytes after a whole record (garbage, or a second record) are refused.
         let mut longer = bytes.clone();
         longer.extend_from_slice(&[0xc1, 0x00]);
-        assert!(matches!(LogEntry::decode(&longer), Err(DecodeError::Malformed(_))));
+        assert!(matches!(
+            LogEntry::decode(&longer),
+            Err(DecodeError::Malformed(_))
+        ));
         let mut two = bytes.clone();
         two.extend_from_slice(&bytes);
         assert!(LogEntry::decode(&two).is_err());

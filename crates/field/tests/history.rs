@@ -9,9 +9,25 @@ fn op_at(kind: u8, c: [f64; 3], r: f64) -> EditOp {
     match kind % 6 {
         0 => dig(c, r),
         1 => build([c[0], c[1] + 1.0, c[2]], r, 3),
-        2 => EditOp::Raise { center: c, radius: r, strength: 0.4 * r, falloff: Falloff::Smooth },
-        3 => EditOp::Smooth { center: c, radius: r, strength: 0.7, falloff: Falloff::Linear },
-        4 => EditOp::Paint { center: c, radius: r, material: 6, falloff: Falloff::Constant, threshold: 0.5 },
+        2 => EditOp::Raise {
+            center: c,
+            radius: r,
+            strength: 0.4 * r,
+            falloff: Falloff::Smooth,
+        },
+        3 => EditOp::Smooth {
+            center: c,
+            radius: r,
+            strength: 0.7,
+            falloff: Falloff::Linear,
+        },
+        4 => EditOp::Paint {
+            center: c,
+            radius: r,
+            material: 6,
+            falloff: Falloff::Constant,
+            threshold: 0.5,
+        },
         _ => EditOp::Cuboid {
             mode: CsgMode::Subtract,
             center: c,
@@ -42,7 +58,11 @@ fn undo_restores_exactly_and_redo_reapplies() {
     hist.apply(&mut f, 0, &EditOp::Undo { stroke: 1 }).unwrap();
     let mut only_two = base.clone();
     only_two.apply(&far).unwrap();
-    assert_eq!(f.hash(), only_two.hash(), "undo equals a replay without the stroke");
+    assert_eq!(
+        f.hash(),
+        only_two.hash(),
+        "undo equals a replay without the stroke"
+    );
     hist.apply(&mut f, 0, &EditOp::Redo { stroke: 1 }).unwrap();
     assert_eq!(f.hash(), both);
     hist.apply(&mut f, 0, &EditOp::Undo { stroke: 2 }).unwrap();
@@ -63,7 +83,13 @@ fn wrong_undo_and_redo_are_typed_errors_that_change_nothing() {
     ];
     for (op, why) in cases {
         let e = hist.apply(&mut f, 0, &op).unwrap_err();
-        assert!(matches!(e, EditError::UnknownStroke { .. } | EditError::WrongStrokeState { .. }), "{why}: {e}");
+        assert!(
+            matches!(
+                e,
+                EditError::UnknownStroke { .. } | EditError::WrongStrokeState { .. }
+            ),
+            "{why}: {e}"
+        );
         assert_eq!(f.hash(), hash);
     }
     hist.apply(&mut f, 0, &EditOp::Undo { stroke: 5 }).unwrap();
@@ -95,7 +121,11 @@ fn the_memory_budget_forgets_the_oldest_strokes() {
     for s in 1..=20u64 {
         let x = s as f64 * 12.0;
         hist.apply(&mut f, s, &dig([x, 10.0, 0.0], 4.0)).unwrap();
-        assert!(hist.bytes() <= 200_000 || hist.len() == 1, "{} bytes", hist.bytes());
+        assert!(
+            hist.bytes() <= 200_000 || hist.len() == 1,
+            "{} bytes",
+            hist.bytes()
+        );
     }
     assert!(hist.len() < 20, "{} strokes kept", hist.len());
     assert!(matches!(
@@ -108,7 +138,11 @@ fn the_memory_budget_forgets_the_oldest_strokes() {
 #[derive(Debug, Clone)]
 enum Action {
     /// A new stroke of `ops` ops of `kind` in its own region.
-    Stroke { kind: u8, ops: u8, r: f64 },
+    Stroke {
+        kind: u8,
+        ops: u8,
+        r: f64,
+    },
     Undo(usize),
     Redo(usize),
 }
@@ -240,7 +274,10 @@ fn bricks_do_not_depend_on_their_creation_order() {
         let _ = op;
     }
     hist.apply(&mut b, 0, &EditOp::Undo { stroke: 1 }).unwrap();
-    assert!(b.brick_count() > 0, "bricks exist, holding the generator's values");
+    assert!(
+        b.brick_count() > 0,
+        "bricks exist, holding the generator's values"
+    );
     assert_eq!(b.hash(), base.hash());
     for (s, op) in log.iter().enumerate() {
         hist.apply(&mut b, 2 + s as u64, op).unwrap();

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use crate::util::*;
 use loam_field::sculpt::shapes;
-use loam_field::{
-    CsgMode, EditError, EditOp, Falloff, Field, FieldSettings, SamplePos,
-};
+use loam_field::{CsgMode, EditError, EditOp, Falloff, Field, FieldSettings, SamplePos};
 
 fn flat_at(base: f64, voxel_size: f64) -> Field {
     field_with(flat_generator(base), voxel_size)
@@ -79,18 +77,43 @@ fn shapes_combine_by_their_exact_sdf() {
         for s in samples([-14, -2, -14], [14, 24, 14]) {
             let p = [s.x, s.y, s.z].map(f64::from);
             let (d, mode, mat) = match op {
-                EditOp::Cuboid { center, half_extents, mode, material, .. } => {
-                    (shapes::cuboid(p, center, half_extents, q), mode, material)
-                }
-                EditOp::Capsule { a, b, radius, mode, material, .. } => {
-                    (shapes::capsule(p, a, b, radius), mode, material)
-                }
-                EditOp::Cylinder { a, b, radius, mode, material, .. } => {
-                    (shapes::cylinder(p, a, b, radius), mode, material)
-                }
-                EditOp::Torus { center, major_radius, minor_radius, mode, material, .. } => {
+                EditOp::Cuboid {
+                    center,
+                    half_extents,
+                    mode,
+                    material,
+                    ..
+                } => (shapes::cuboid(p, center, half_extents, q), mode, material),
+                EditOp::Capsule {
+                    a,
+                    b,
+                    radius,
+                    mode,
+                    material,
+                    ..
+                } => (shapes::capsule(p, a, b, radius), mode, material),
+                EditOp::Cylinder {
+                    a,
+                    b,
+                    radius,
+                    mode,
+                    material,
+                    ..
+                } => (shapes::cylinder(p, a, b, radius), mode, material),
+                EditOp::Torus {
+                    center,
+                    major_radius,
+                    minor_radius,
+                    mode,
+                    material,
+                    ..
+                } => {
                     let axis = [0.0, 1.0 / 2f64.sqrt(), 1.0 / 2f64.sqrt()];
-                    (shapes::torus(p, center, axis, major_radius, minor_radius), mode, material)
+                    (
+                        shapes::torus(p, center, axis, major_radius, minor_radius),
+                        mode,
+                        material,
+                    )
                 }
                 _ => unreachable!(),
             };
@@ -102,7 +125,10 @@ fn shapes_combine_by_their_exact_sdf() {
             };
             let got = f.sample(s);
             // The torus axis is normalised in the op; allow its rounding.
-            assert!((got - want).abs() <= 1e-6, "{op:?} at {s:?}: {got} vs {want}");
+            assert!(
+                (got - want).abs() <= 1e-6,
+                "{op:?} at {s:?}: {got} vs {want}"
+            );
             if d < 0.0 && mode == CsgMode::Union {
                 assert_eq!(f.material(s), want_m);
             }
@@ -135,7 +161,10 @@ fn soft_union_blends_and_intersect_cuts() {
     }
     assert!(filled > 20, "the blend fills the crease ({filled} samples)");
     // Far from the crease (here: inside the ball, deep in the ground) they agree.
-    assert_eq!(hard.sample(SamplePos::new(0, 12, 0)), soft.sample(SamplePos::new(0, 12, 0)));
+    assert_eq!(
+        hard.sample(SamplePos::new(0, 12, 0)),
+        soft.sample(SamplePos::new(0, 12, 0))
+    );
 
     // Intersect with a ball: the ground inside the shape's box stays only inside the ball.
     let mut f = flat_at(10.0, 1.0);
@@ -147,8 +176,14 @@ fn soft_union_blends_and_intersect_cuts() {
         blend: 0.0,
     };
     f.apply(&op).unwrap();
-    assert!(f.sample(SamplePos::new(0, 8, 0)) < 0.0, "inside ball and ground");
-    assert!(f.sample(SamplePos::new(5, 5, 0)) > 0.0, "ground outside the ball is cut");
+    assert!(
+        f.sample(SamplePos::new(0, 8, 0)) < 0.0,
+        "inside ball and ground"
+    );
+    assert!(
+        f.sample(SamplePos::new(5, 5, 0)) > 0.0,
+        "ground outside the ball is cut"
+    );
     assert!(f.sample(SamplePos::new(0, 13, 0)) > 0.0);
     // Beyond the shape's box grown by the band nothing changes.
     assert_eq!(f.sample(SamplePos::new(9, 5, 0)), -2.0);
@@ -246,7 +281,11 @@ fn smooth_flatten_noise_and_paint() {
         f.apply(&flatten).unwrap();
     }
     for x in [-1.0, 0.0, 1.5, 2.0] {
-        assert!((surface(&f, x, 0.0) - 10.5).abs() < 0.1, "{x}: {}", surface(&f, x, 0.0));
+        assert!(
+            (surface(&f, x, 0.0) - 10.5).abs() < 0.1,
+            "{x}: {}",
+            surface(&f, x, 0.0)
+        );
     }
 
     // Noise is deterministic per seed.
@@ -331,11 +370,18 @@ fn the_field_stays_a_distance_bound_after_many_strokes() {
     let mut worst: f32 = 0.0;
     for s in samples([-20, -10, -20], [20, 60, 20]) {
         let v = f.sample(s);
-        for n in [SamplePos::new(s.x + 1, s.y, s.z), SamplePos::new(s.x, s.y + 1, s.z), SamplePos::new(s.x, s.y, s.z + 1)] {
+        for n in [
+            SamplePos::new(s.x + 1, s.y, s.z),
+            SamplePos::new(s.x, s.y + 1, s.z),
+            SamplePos::new(s.x, s.y, s.z + 1),
+        ] {
             worst = worst.max((f.sample(n) - v).abs());
         }
     }
-    assert!(worst <= 1.0 + 1e-4, "neighbours differ by {worst} m at 1 m voxels");
+    assert!(
+        worst <= 1.0 + 1e-4,
+        "neighbours differ by {worst} m at 1 m voxels"
+    );
     let mut rng = TestRng(5);
     for _ in 0..200 {
         let (x, z) = (rng.next_f64() * 30.0 - 15.0, rng.next_f64() * 30.0 - 15.0);
@@ -347,7 +393,11 @@ fn the_field_stays_a_distance_bound_after_many_strokes() {
             y -= 0.01;
         }
         match hit {
-            Some(h) => assert!((h.position[1] - y).abs() < 0.02, "({x}, {z}): {} vs {y}", h.position[1]),
+            Some(h) => assert!(
+                (h.position[1] - y).abs() < 0.02,
+                "({x}, {z}): {} vs {y}",
+                h.position[1]
+            ),
             None => assert!(y <= -180.0),
         }
     }
@@ -359,7 +409,9 @@ fn trilinear(f: &Field, p: [f64; 3]) -> f64 {
     let mut v = 0.0;
     for c in 0..8 {
         let o = [c & 1, (c >> 1) & 1, (c >> 2) & 1];
-        let w: f64 = (0..3).map(|i| if o[i] == 1 { t[i] } else { 1.0 - t[i] }).product();
+        let w: f64 = (0..3)
+            .map(|i| if o[i] == 1 { t[i] } else { 1.0 - t[i] })
+            .product();
         let s = SamplePos::new(b[0] as i32 + o[0], b[1] as i32 + o[1], b[2] as i32 + o[2]);
         v += w * f64::from(f.sample(s));
     }
@@ -373,20 +425,108 @@ fn bad_sculpt_input_is_a_typed_error_and_changes_nothing() {
     let hash = f.hash();
     let c = [0.0, 10.0, 0.0];
     let bad = [
-        EditOp::Raise { center: c, radius: 4.0, strength: f64::NAN, falloff: Falloff::Smooth },
-        EditOp::Raise { center: c, radius: 4.0, strength: 5.0, falloff: Falloff::Smooth },
-        EditOp::Lower { center: c, radius: -1.0, strength: 1.0, falloff: Falloff::Smooth },
-        EditOp::Smooth { center: c, radius: 4.0, strength: 1.5, falloff: Falloff::Smooth },
-        EditOp::Noise { center: c, radius: 4.0, strength: 1.0, falloff: Falloff::Smooth, seed: 0, wavelength: 0.0 },
-        EditOp::Paint { center: c, radius: 4.0, material: 1, falloff: Falloff::Sharp { n: 1.0 }, threshold: 0.5 },
-        EditOp::Flatten { center: c, radius: 4.0, strength: 0.5, falloff: Falloff::Smooth, plane_point: c, plane_normal: [0.0; 3] },
-        EditOp::Cuboid { mode: CsgMode::Union, center: c, half_extents: [1.0, 0.0, 1.0], rotation: [0.0, 0.0, 0.0, 1.0], material: 0, blend: 0.0 },
-        EditOp::Cuboid { mode: CsgMode::Union, center: c, half_extents: [1.0; 3], rotation: [0.0; 4], material: 0, blend: 0.0 },
-        EditOp::Cylinder { mode: CsgMode::Union, a: c, b: c, radius: 1.0, material: 0, blend: 0.0 },
-        EditOp::Torus { mode: CsgMode::Union, center: c, axis: [0.0, 1.0, 0.0], major_radius: 1.0, minor_radius: 2.0, material: 0, blend: 0.0 },
-        EditOp::Capsule { mode: CsgMode::Union, a: [0.0; 3], b: [1000.0, 0.0, 0.0], radius: 1.0, material: 0, blend: 0.0 },
-        EditOp::Sphere { mode: CsgMode::Union, center: c, radius: 1.0, material: 0, blend: f64::INFINITY },
-        EditOp::Sphere { mode: CsgMode::Union, center: c, radius: 100.0, material: 0, blend: 0.0 },
+        EditOp::Raise {
+            center: c,
+            radius: 4.0,
+            strength: f64::NAN,
+            falloff: Falloff::Smooth,
+        },
+        EditOp::Raise {
+            center: c,
+            radius: 4.0,
+            strength: 5.0,
+            falloff: Falloff::Smooth,
+        },
+        EditOp::Lower {
+            center: c,
+            radius: -1.0,
+            strength: 1.0,
+            falloff: Falloff::Smooth,
+        },
+        EditOp::Smooth {
+            center: c,
+            radius: 4.0,
+            strength: 1.5,
+            falloff: Falloff::Smooth,
+        },
+        EditOp::Noise {
+            center: c,
+            radius: 4.0,
+            strength: 1.0,
+            falloff: Falloff::Smooth,
+            seed: 0,
+            wavelength: 0.0,
+        },
+        EditOp::Paint {
+            center: c,
+            radius: 4.0,
+            material: 1,
+            falloff: Falloff::Sharp { n: 1.0 },
+            threshold: 0.5,
+        },
+        EditOp::Flatten {
+            center: c,
+            radius: 4.0,
+            strength: 0.5,
+            falloff: Falloff::Smooth,
+            plane_point: c,
+            plane_normal: [0.0; 3],
+        },
+        EditOp::Cuboid {
+            mode: CsgMode::Union,
+            center: c,
+            half_extents: [1.0, 0.0, 1.0],
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            material: 0,
+            blend: 0.0,
+        },
+        EditOp::Cuboid {
+            mode: CsgMode::Union,
+            center: c,
+            half_extents: [1.0; 3],
+            rotation: [0.0; 4],
+            material: 0,
+            blend: 0.0,
+        },
+        EditOp::Cylinder {
+            mode: CsgMode::Union,
+            a: c,
+            b: c,
+            radius: 1.0,
+            material: 0,
+            blend: 0.0,
+        },
+        EditOp::Torus {
+            mode: CsgMode::Union,
+            center: c,
+            axis: [0.0, 1.0, 0.0],
+            major_radius: 1.0,
+            minor_radius: 2.0,
+            material: 0,
+            blend: 0.0,
+        },
+        EditOp::Capsule {
+            mode: CsgMode::Union,
+            a: [0.0; 3],
+            b: [1000.0, 0.0, 0.0],
+            radius: 1.0,
+            material: 0,
+            blend: 0.0,
+        },
+        EditOp::Sphere {
+            mode: CsgMode::Union,
+            center: c,
+            radius: 1.0,
+            material: 0,
+            blend: f64::INFINITY,
+        },
+        EditOp::Sphere {
+            mode: CsgMode::Union,
+            center: c,
+            radius: 100.0,
+            material: 0,
+            blend: 0.0,
+        },
         EditOp::Undo { stroke: 1 },
     ];
     for op in bad {
@@ -399,7 +539,10 @@ fn bad_sculpt_input_is_a_typed_error_and_changes_nothing() {
     ));
     // A box beyond max_edit_samples at a small voxel size.
     let mut tiny = Field::new(
-        FieldSettings { voxel_size: 0.01, ..Default::default() },
+        FieldSettings {
+            voxel_size: 0.01,
+            ..Default::default()
+        },
         Arc::new(flat_generator(0.0)),
     )
     .unwrap();
@@ -411,6 +554,9 @@ fn bad_sculpt_input_is_a_typed_error_and_changes_nothing() {
         material: 0,
         blend: 0.0,
     };
-    assert!(matches!(tiny.apply(&big), Err(EditError::TooManySamples { .. })));
+    assert!(matches!(
+        tiny.apply(&big),
+        Err(EditError::TooManySamples { .. })
+    ));
     assert_eq!(tiny.brick_count(), 0);
 }

@@ -176,12 +176,12 @@ impl World {
         let threads = self.settings.worker_count();
         let cache = &self.cache;
         let mut asked = Vec::new();
-        let out = self
-            .history
-            .apply_with(&mut self.field, stroke, op, |generator, keys, vs, band| {
-                asked.extend_from_slice(keys);
-                make_bricks(cache, generator, keys, vs, band, threads)
-            })?;
+        let out =
+            self.history
+                .apply_with(&mut self.field, stroke, op, |generator, keys, vs, band| {
+                    asked.extend_from_slice(keys);
+                    make_bricks(cache, generator, keys, vs, band, threads)
+                })?;
         let seq = self.log.len() as u64 + 1;
         self.log.push(LogEntry::new(seq, stroke, op.clone()));
         if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {

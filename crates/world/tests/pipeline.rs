@@ -285,7 +285,12 @@ fn strokes_undo_and_redo_flow_through_batches() {
     // Stroke 1: a raise dragged across a chunk border, one op per frame.
     for i in 0..6 {
         let c = [26.0 + 2.0 * f64::from(i), h, 10.0];
-        let op = EditOp::Raise { center: c, radius: 5.0, strength: 1.0, falloff: Falloff::Smooth };
+        let op = EditOp::Raise {
+            center: c,
+            radius: 5.0,
+            strength: 1.0,
+            falloff: Falloff::Smooth,
+        };
         world.apply_in_stroke(1, &op).unwrap();
         world.update(&v);
     }
@@ -302,12 +307,19 @@ fn strokes_undo_and_redo_flow_through_batches() {
     world.apply_in_stroke(2, &paint).unwrap();
     world.apply(&EditOp::Undo { stroke: 1 }).unwrap();
     let u = settle(&mut world, &v, &mut shown);
-    assert_eq!(groups(&u, BatchKind::Edit).len(), 1, "paint and undo in one frame, one batch");
+    assert_eq!(
+        groups(&u, BatchKind::Edit).len(),
+        1,
+        "paint and undo in one frame, one batch"
+    );
     assert_matches_log(&world, &shown, &base);
     let mut only_paint = base.clone();
     only_paint.apply(&paint).unwrap();
     assert_eq!(world.field().hash(), only_paint.hash());
-    assert!(shown.meshes().any(|m| m.mesh.materials.contains(&4)), "painted meshes carry the material");
+    assert!(
+        shown.meshes().any(|m| m.mesh.materials.contains(&4)),
+        "painted meshes carry the material"
+    );
     world.apply(&EditOp::Redo { stroke: 1 }).unwrap();
     settle(&mut world, &v, &mut shown);
     assert_matches_log(&world, &shown, &base);
@@ -315,10 +327,16 @@ fn strokes_undo_and_redo_flow_through_batches() {
     // Bad undo: nothing changes, no batch.
     let hash = world.field().hash();
     assert!(world.apply(&EditOp::Undo { stroke: 9 }).is_err());
-    assert!(world.apply_in_stroke(1, &paint).is_err(), "stroke 1 is closed");
+    assert!(
+        world.apply_in_stroke(1, &paint).is_err(),
+        "stroke 1 is closed"
+    );
     let u = settle(&mut world, &v, &mut shown);
     assert!(groups(&u, BatchKind::Edit).is_empty());
     assert_eq!(world.field().hash(), hash);
     assert_eq!(world.log().len(), 9);
-    assert_eq!(world.log().iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>());
+    assert_eq!(
+        world.log().iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=9).collect::<Vec<_>>()
+    );
 }

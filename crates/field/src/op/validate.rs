@@ -82,7 +82,10 @@ fn blend(b: f64, max: f64) -> Result<(), EditError> {
 }
 
 fn length(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    (0..3).map(|i| (a[i] - b[i]) * (a[i] - b[i])).sum::<f64>().sqrt()
+    (0..3)
+        .map(|i| (a[i] - b[i]) * (a[i] - b[i]))
+        .sum::<f64>()
+        .sqrt()
 }
 
 const C: [&str; 3] = ["center.x", "center.y", "center.z"];
@@ -144,7 +147,12 @@ impl EditOp {
                 point(B, b)?;
                 radius("radius", *r, max_radius)?;
                 let len = length(a, b);
-                range("length", len, len <= 2.0 * max_radius, "[0, 2 · max_edit_radius]")?;
+                range(
+                    "length",
+                    len,
+                    len <= 2.0 * max_radius,
+                    "[0, 2 · max_edit_radius]",
+                )?;
                 if matches!(self, EditOp::Cylinder { .. }) && len < 1e-9 {
                     return Err(EditError::Degenerate { name: "b − a" });
                 }
@@ -184,7 +192,12 @@ impl EditOp {
             } => {
                 point(C, center)?;
                 radius("radius", *r, max_radius)?;
-                range("strength", *strength, *strength > 0.0 && strength <= r, "(0, radius]")?;
+                range(
+                    "strength",
+                    *strength,
+                    *strength > 0.0 && strength <= r,
+                    "(0, radius]",
+                )?;
                 falloff(f)
             }
             EditOp::Smooth {
@@ -195,7 +208,12 @@ impl EditOp {
             } => {
                 point(C, center)?;
                 radius("radius", *r, max_radius)?;
-                range("strength", *strength, *strength > 0.0 && *strength <= 1.0, "(0, 1]")?;
+                range(
+                    "strength",
+                    *strength,
+                    *strength > 0.0 && *strength <= 1.0,
+                    "(0, 1]",
+                )?;
                 falloff(f)
             }
             EditOp::Flatten {
@@ -207,10 +225,18 @@ impl EditOp {
                 plane_normal,
             } => {
                 point(C, center)?;
-                point(["plane_point.x", "plane_point.y", "plane_point.z"], plane_point)?;
+                point(
+                    ["plane_point.x", "plane_point.y", "plane_point.z"],
+                    plane_point,
+                )?;
                 nonzero("plane_normal", plane_normal)?;
                 radius("radius", *r, max_radius)?;
-                range("strength", *strength, *strength > 0.0 && *strength <= 1.0, "(0, 1]")?;
+                range(
+                    "strength",
+                    *strength,
+                    *strength > 0.0 && *strength <= 1.0,
+                    "(0, 1]",
+                )?;
                 falloff(f)
             }
             EditOp::Noise {
@@ -223,7 +249,12 @@ impl EditOp {
             } => {
                 point(C, center)?;
                 radius("radius", *r, max_radius)?;
-                range("strength", *strength, *strength > 0.0 && strength <= r, "(0, radius]")?;
+                range(
+                    "strength",
+                    *strength,
+                    *strength > 0.0 && strength <= r,
+                    "(0, radius]",
+                )?;
                 range(
                     "wavelength",
                     *wavelength,
@@ -241,7 +272,12 @@ impl EditOp {
             } => {
                 point(C, center)?;
                 radius("radius", *r, max_radius)?;
-                range("threshold", *threshold, *threshold > 0.0 && *threshold <= 1.0, "(0, 1]")?;
+                range(
+                    "threshold",
+                    *threshold,
+                    *threshold > 0.0 && *threshold <= 1.0,
+                    "(0, 1]",
+                )?;
                 falloff(f)
             }
             EditOp::Undo { .. } | EditOp::Redo { .. } => Ok(()),

@@ -101,7 +101,11 @@ impl Read {
 }
 
 fn world(p: SamplePos, vs: f64) -> [f64; 3] {
-    [f64::from(p.x) * vs, f64::from(p.y) * vs, f64::from(p.z) * vs]
+    [
+        f64::from(p.x) * vs,
+        f64::from(p.y) * vs,
+        f64::from(p.z) * vs,
+    ]
 }
 
 fn each(b: SampleBox, mut f: impl FnMut(SamplePos)) {
@@ -272,7 +276,11 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
         let new = match (s.mode, k > 0.0) {
             (CsgMode::Union, false) => {
                 let v = clamp_band(d, band);
-                if v < old { (v, s.material) } else { (old, old_m) }
+                if v < old {
+                    (v, s.material)
+                } else {
+                    (old, old_m)
+                }
             }
             (CsgMode::Union, true) => {
                 let mat = if d < o { s.material } else { old_m };
