@@ -127,10 +127,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         None => Mesher::MarchingCubes,
     };
     let loaded = session::load(&args.session)?;
-    if let Some(parent) = args.metrics_json.as_ref().and_then(|f| f.parent()) {
-        if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
-        }
+    if let Some(parent) = args.metrics_json.as_ref().and_then(|f| f.parent())
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
     }
     let generator_kind = match loaded.session.generator {
         GeneratorSpec::Noise { .. } => "noise",
