@@ -128,12 +128,12 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     )?;
     writeln!(
         o,
-        "threads  load_s  chunks_loaded  chunks_built  edit_p50_ms  edit_p99_ms  chunks/edit  build_p50_ms  apply_p50_ms"
+        "threads  load_s  chunks_loaded  chunks_built  edit_p50_ms  edit_p99_ms  chunks/edit  build_p50_ms  apply_p50_ms  apply_p99_ms"
     )?;
     for r in &rows {
         writeln!(
             o,
-            "{:>7}  {:>6.2}  {:>13}  {:>12}  {:>11.2}  {:>11.2}  {:>11.0}  {:>12.2}  {:>12.2}",
+            "{:>7}  {:>6.2}  {:>13}  {:>12}  {:>11.2}  {:>11.2}  {:>11.0}  {:>12.2}  {:>12.2}  {:>12.2}",
             r.threads,
             r.initial_load_s,
             r.chunks_loaded,
@@ -142,7 +142,8 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
             r.edit_latency_ms.p99,
             r.chunks_per_edit.p50,
             r.mesh_ms_per_chunk.p50,
-            r.apply_ms.p50
+            r.apply_ms.p50,
+            r.apply_ms.p99
         )?;
     }
     if let Some(path) = &args.json {
