@@ -309,6 +309,19 @@ impl Field {
         b
     }
 
+    /// Puts `bricks` into the field, replacing any at the same keys: a store restoring a bake
+    /// (the bricks must come from this field's generator and log, or the field stops being a
+    /// replay of its ops).
+    pub fn insert_bricks(&mut self, bricks: impl IntoIterator<Item = (BrickKey, Brick)>) {
+        let map = Arc::make_mut(&mut self.bricks);
+        let cols = Arc::make_mut(&mut self.columns);
+        for (key, brick) in bricks {
+            let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
+            *e = (e.0.min(key.y), e.1.max(key.y));
+            map.insert(key, Arc::new(brick));
+        }
+    }
+
     /// Bytes held by bricks on the heap.
     pub fn brick_bytes(&self) -> usize {
         self.bricks.values().map(|b| b.heap_bytes()).sum()

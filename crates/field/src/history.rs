@@ -26,13 +26,13 @@ type BrickDelta = BTreeMap<u16, (f32, MaterialId)>;
 /// Bytes counted per kept sample (index, value, material and map overhead).
 const BYTES_PER_SAMPLE: usize = 24;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum State {
     Done,
     Undone,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Stroke {
     id: u64,
     state: State,
@@ -50,7 +50,10 @@ impl Stroke {
 }
 
 /// The undo history of a field: strokes with their sample deltas, oldest first.
-#[derive(Debug, Clone)]
+///
+/// Serialisable (serde), so a store can keep it beside a bake and undo still works after a
+/// reload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct History {
     budget: usize,
     used: usize,

@@ -1,0 +1,106 @@
+//! What can go wrong with a world file.
+
+use std::path::PathBuf;
+
+use loam_field::{DecodeError, EditError};
+
+/// A world file could not be created, opened, read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No file at the path.
+    #[error("{path:?}: no such world file")]
+    NotFound {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `create` found a file already there.
+    #[error("{path:?} already exists")]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is not an SQLite database (it was not written to).
+    #[error("{path:?} is not an SQLite database")]
+    NotSqlite {
+        /// The file.
+        path: PathBuf,
+    },
+    /// An SQLite database, but not a Loam world.
+    #[error("{path:?} is an SQLite database but not a Loam world: {why}")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// What was missing or wrong.
+        why: String,
+    },
+    /// Written by a newer build.
+    #[error("{path:?} is world format {found}; this build reads formats 1 to {max}")]
+    NewerVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        found: i64,
+        /// The newest this build reads.
+        max: i64,
+    },
+    /// Another process has the world open.
+    #[error("{path:?} is in use by another process")]
+    InUse {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A baked brick's blob does not decode.
+    #[error("brick ({}, {}, {}) is corrupt", key[0], key[1], key[2])]
+    CorruptBrick {
+        /// Its brick coordinate.
+        key: [i32; 3],
+    },
+    /// The saved undo history does not decode.
+    #[error("the saved undo history is corrupt: {0}")]
+    CorruptHistory(String),
+    /// A logged op does not decode.
+    #[error("op {seq} is corrupt: {source}")]
+    CorruptOp {
+        /// Its sequence number.
+        seq: u64,
+        /// Why.
+        #[source]
+        source: DecodeError,
+    },
+    /// A metadata value is missing or malformed.
+    #[error("metadata `{key}` is missing or malformed")]
+    CorruptMeta {
+        /// The key.
+        key: &'static str,
+    },
+    /// The op log has a gap or an op out of order.
+    #[error("op {got} does not follow op {last} (the log must have no gaps)")]
+    OutOfOrder {
+        /// The last sequence number stored.
+        last: u64,
+        /// The one offered or found.
+        got: u64,
+    },
+    /// A logged op failed when replayed.
+    #[error("op {seq} fails on replay: {source}")]
+    Replay {
+        /// Its sequence number.
+        seq: u64,
+        /// Why.
+        #[source]
+        source: EditError,
+    },
+    /// SQLite failed (after retries where retrying helps).
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Reading the file's header failed.
+    #[error("{path:?}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,546 @@
+//! The world file: schema, opening with checks, durable appends, bakes, loads, compaction.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use loam_field::{Brick, BrickKey, Field, FieldSettings, History, LogEntry};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+
+use crate::brick_blob;
+use crate::error::StoreError;
+
+/// The `format` metadata value of every Loam world.
+pub const FORMAT: &str = "loam-world";
+
+/// The newest world format this build writes and reads.
+pub const FORMAT_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ops (seq INTEGER PRIMARY KEY, stroke INTEGER NOT NULL, op BLOB NOT NULL);
+CREATE TABLE bricks (
+    x INTEGER NOT NULL, y INTEGER NOT NULL, z INTEGER NOT NULL,
+    seq INTEGER NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (z, y, x)
+) WITHOUT ROWID;
+CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, data BLOB NOT NULL);
+";
+
+/// How long a busy database is retried before giving up.
+const BUSY: Duration = Duration::from_secs(5);
+
+/// What a world file says about itself ([`Store::info`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldInfo {
+    /// World format version.
+    pub format_version: i64,
+    /// The generator, as the JSON the world was created with.
+    pub generator_json: String,
+    /// Field settings.
+    pub field: FieldSettings,
+    /// BLAKE3 of the heightmap file the world was built on, if any.
+    pub heightmap_blake3: Option<String>,
+    /// Creation and last bake, seconds since the Unix epoch.
+    pub created_unix: i64,
+    /// Last bake (or creation), seconds since the Unix epoch.
+    pub modified_unix: i64,
+    /// Ops in the log (after compaction, only those newer than the bake).
+    pub ops: u64,
+    /// The last op's sequence number (0 for none).
+    pub last_seq: u64,
+    /// Baked bricks.
+    pub bricks: u64,
+    /// The sequence number the bake covers (0 for none).
+    pub bake_seq: u64,
+    /// Bytes of the database file and its write-ahead log.
+    pub file_bytes: u64,
+}
+
+/// A world loaded from its file ([`Store::load`]).
+#[derive(Debug)]
+pub struct LoadedWorld {
+    /// The field: baked bricks, then every newer op replayed.
+    pub field: Field,
+    /// The undo history as it was after the last op.
+    pub history: History,
+    /// The last op's sequence number.
+    pub last_seq: u64,
+}
+
+/// An open world file, held exclusively by this process.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    last_seq: u64,
+    /// The bricks of the last bake, to write only what changed since.
+    baked: BTreeMap<BrickKey, Arc<Brick>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("last_seq", &self.last_seq)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `f` again while SQLite reports the database busy, up to [`BUSY`].
+fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(e) if is_busy(&e) && start.elapsed() < BUSY => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
+impl Store {
+    /// Creates a world file at `path` for a generator (its JSON, kept as given, for the caller
+    /// to rebuild it) and field settings.
+    ///
+    /// # Errors
+    /// [`StoreError::Exists`] if a file is there; SQLite failures.
+    pub fn create(
+        path: &Path,
+        generator_json: &str,
+        field: &FieldSettings,
+        heightmap_blake3: Option<&str>,
+    ) -> Result<Self, StoreError> {
+        if path.exists() {
+            return Err(StoreError::Exists { path: path.into() });
+        }
+        let conn = Connection::open(path)?;
+        let mut store = Self::configure(conn, path)?;
+        let now = now_unix().to_string();
+        let field_json = serde_json::to_string(field).expect("settings serialise");
+        let tx = store.conn.transaction()?;
+        tx.execute_batch(SCHEMA)?;
+        {
+            let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
+            for (k, v) in [
+                ("format", FORMAT),
+                ("format_version", &FORMAT_VERSION.to_string()),
+                ("generator", generator_json),
+                ("field", &field_json),
+                ("heightmap_blake3", heightmap_blake3.unwrap_or("")),
+                ("created", &now),
+                ("modified", &now),
+                ("bake_seq", "0"),
+            ] {
+                put.execute(params![k, v])?;
+            }
+        }
+        tx.commit()?;
+        store.last_seq = 0;
+        Ok(store)
+    }
+
+    /// Opens an existing world file, checking it before anything is written: an SQLite file
+    /// (by its header), a Loam world of a format this build reads. Holds the file exclusively
+    /// until dropped.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`], [`StoreError::NotSqlite`], [`StoreError::Foreign`],
+    /// [`StoreError::NewerVersion`], [`StoreError::InUse`]; none of them writes to the file.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        check_header(path)?;
+        {
+            // Read-only first: a foreign or newer file is never written to.
+            let ro = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+            ro.busy_timeout(Duration::from_millis(200))?;
+            check_meta(&ro, path)?;
+        }
+        let conn = Connection::open(path)?;
+        let mut store = Self::configure(conn, path)?;
+        store.last_seq = store
+            .conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM ops", [], |r| {
+                r.get::<_, i64>(0)
+            })?
+            .max(store.meta_u64("bake_seq")? as i64) as u64;
+        Ok(store)
+    }
+
+    /// WAL with synchronous FULL (an acknowledged append survives a crash), and an exclusive
+    /// lock held for the connection's life (a second process gets [`StoreError::InUse`]).
+    fn configure(conn: Connection, path: &Path) -> Result<Self, StoreError> {
+        let in_use = |e: rusqlite::Error| {
+            if is_busy(&e) {
+                StoreError::InUse { path: path.into() }
+            } else {
+                StoreError::Sqlite(e)
+            }
+        };
+        conn.busy_timeout(Duration::from_millis(200))?;
+        conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE;")
+            .map_err(in_use)?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            .map_err(in_use)?;
+        conn.execute_batch("PRAGMA synchronous = FULL; BEGIN EXCLUSIVE; COMMIT;")
+            .map_err(in_use)?;
+        conn.busy_timeout(BUSY)?;
+        Ok(Self {
+            conn,
+            path: path.into(),
+            last_seq: 0,
+            baked: BTreeMap::new(),
+        })
+    }
+
+    fn meta(&self, key: &'static str) -> Result<String, StoreError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?
+            .ok_or(StoreError::CorruptMeta { key })
+    }
+
+    fn meta_u64(&self, key: &'static str) -> Result<u64, StoreError> {
+        self.meta(key)?
+            .parse()
+            .map_err(|_| StoreError::CorruptMeta { key })
+    }
+
+    /// The generator's JSON, as given to [`Store::create`].
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptMeta`] if missing.
+    pub fn generator_json(&self) -> Result<String, StoreError> {
+        self.meta("generator")
+    }
+
+    /// The field settings.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptMeta`] if missing or malformed.
+    pub fn field_settings(&self) -> Result<FieldSettings, StoreError> {
+        serde_json::from_str(&self.meta("field")?)
+            .map_err(|_| StoreError::CorruptMeta { key: "field" })
+    }
+
+    /// BLAKE3 of the heightmap the world was built on, if any.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptMeta`] if missing.
+    pub fn heightmap_blake3(&self) -> Result<Option<String>, StoreError> {
+        Ok(Some(self.meta("heightmap_blake3")?).filter(|s| !s.is_empty()))
+    }
+
+    /// The last op's sequence number (0 for none).
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Appends `entry` to the op log. When this returns `Ok` the op is durable: it survives a
+    /// crash or power loss (WAL, synchronous FULL, one transaction per op). Busy is retried.
+    ///
+    /// # Errors
+    /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one; SQLite failures
+    /// (nothing is appended then).
+    pub fn append(&mut self, entry: &LogEntry) -> Result<(), StoreError> {
+        if entry.seq != self.last_seq + 1 {
+            return Err(StoreError::OutOfOrder {
+                last: self.last_seq,
+                got: entry.seq,
+            });
+        }
+        let bytes = entry.encode();
+        retry(|| {
+            self.conn.execute(
+                "INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)",
+                params![entry.seq as i64, entry.stroke as i64, bytes],
+            )
+        })?;
+        self.last_seq = entry.seq;
+        Ok(())
+    }
+
+    /// The logged ops with a sequence number above `seq`, in order.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptOp`] for a record that does not decode; SQLite failures.
+    pub fn ops_after(&self, seq: u64) -> Result<Vec<LogEntry>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seq, op FROM ops WHERE seq > ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([seq as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (s, bytes) = row?;
+            let e = LogEntry::decode(&bytes).map_err(|source| StoreError::CorruptOp {
+                seq: s as u64,
+                source,
+            })?;
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    /// Bakes `field` and `history` as they are after op `seq`: the bricks that changed since
+    /// the last bake of this session (all of them the first time), the history and the
+    /// covered sequence number, in one transaction. Busy is retried.
+    ///
+    /// # Errors
+    /// [`StoreError::OutOfOrder`] if `seq` is beyond the logged ops; SQLite failures
+    /// (nothing is written then).
+    pub fn bake(
+        &mut self,
+        field: &Field,
+        history: &History,
+        seq: u64,
+    ) -> Result<usize, StoreError> {
+        if seq > self.last_seq {
+            return Err(StoreError::OutOfOrder {
+                last: self.last_seq,
+                got: seq,
+            });
+        }
+        let changed: Vec<(BrickKey, Arc<Brick>)> = field
+            .bricks()
+            .filter(|(k, b)| self.baked.get(k).is_none_or(|old| !Arc::ptr_eq(old, b)))
+            .map(|(k, b)| (k, b.clone()))
+            .collect();
+        let blobs: Vec<(BrickKey, Vec<u8>)> = changed
+            .iter()
+            .map(|(k, b)| (*k, brick_blob::encode(b)))
+            .collect();
+        let hist = zstd::bulk::compress(
+            &rmp_serde::to_vec(history).expect("a history serialises"),
+            3,
+        )
+        .expect("compressing to memory");
+        let now = now_unix().to_string();
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            {
+                let mut put = tx.prepare(
+                    "INSERT OR REPLACE INTO bricks (x, y, z, seq, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for (k, blob) in &blobs {
+                    put.execute(params![k.x, k.y, k.z, seq as i64, blob])?;
+                }
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO history (id, seq, data) VALUES (1, ?1, ?2)",
+                params![seq as i64, hist],
+            )?;
+            tx.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'bake_seq'",
+                [seq.to_string()],
+            )?;
+            tx.execute("UPDATE meta SET value = ?1 WHERE key = 'modified'", [&now])?;
+            tx.commit()
+        })?;
+        for (k, b) in changed {
+            self.baked.insert(k, b);
+        }
+        Ok(blobs.len())
+    }
+
+    /// Drops the ops the bake covers (undo and redo of earlier strokes read the saved
+    /// history, not the ops). Returns how many were dropped.
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn compact(&mut self) -> Result<u64, StoreError> {
+        let bake = self.meta_u64("bake_seq")?;
+        let n = retry(|| {
+            self.conn
+                .execute("DELETE FROM ops WHERE seq <= ?1", [bake as i64])
+        })?;
+        Ok(n as u64)
+    }
+
+    /// Loads the world over `base` (a fresh field of the world's generator and settings):
+    /// the baked bricks, the saved history, then every newer op replayed through it. Equal
+    /// bit for bit to replaying the whole log from the generator.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptBrick`], [`StoreError::CorruptHistory`], [`StoreError::CorruptOp`],
+    /// [`StoreError::OutOfOrder`] for a gap in the log, [`StoreError::Replay`]; SQLite failures.
+    pub fn load(&mut self, base: Field) -> Result<LoadedWorld, StoreError> {
+        let bake = self.meta_u64("bake_seq")?;
+        let mut field = base;
+        let mut bricks = Vec::new();
+        {
+            let mut stmt = self.conn.prepare("SELECT x, y, z, data FROM bricks")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, i32>(0)?,
+                    r.get::<_, i32>(1)?,
+                    r.get::<_, i32>(2)?,
+                    r.get::<_, Vec<u8>>(3)?,
+                ))
+            })?;
+            for row in rows {
+                let (x, y, z, blob) = row?;
+                let brick =
+                    brick_blob::decode(&blob).ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
+                bricks.push((BrickKey::new(x, y, z), brick));
+            }
+        }
+        field.insert_bricks(bricks);
+        let mut history = match self
+            .conn
+            .query_row("SELECT data FROM history WHERE id = 1", [], |r| {
+                r.get::<_, Vec<u8>>(0)
+            })
+            .optional()?
+        {
+            None => History::default(),
+            Some(blob) => {
+                let mut raw = Vec::new();
+                zstd::stream::read::Decoder::new(&blob[..])
+                    .and_then(|mut d| d.read_to_end(&mut raw))
+                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?;
+                rmp_serde::from_slice(&raw)
+                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?
+            }
+        };
+        let mut last = bake;
+        for e in self.ops_after(bake)? {
+            if e.seq != last + 1 {
+                return Err(StoreError::OutOfOrder { last, got: e.seq });
+            }
+            history
+                .apply(&mut field, e.stroke, &e.op)
+                .map_err(|source| StoreError::Replay { seq: e.seq, source })?;
+            last = e.seq;
+        }
+        self.baked = field.bricks().map(|(k, b)| (k, b.clone())).collect();
+        Ok(LoadedWorld {
+            field,
+            history,
+            last_seq: last,
+        })
+    }
+
+    /// What the world file holds.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptMeta`]; SQLite failures.
+    pub fn info(&self) -> Result<WorldInfo, StoreError> {
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+        };
+        let file = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        let wal = std::fs::metadata(self.path.with_extension(wal_extension(&self.path)))
+            .map_or(0, |m| m.len());
+        Ok(WorldInfo {
+            format_version: self.meta("format_version")?.parse().map_err(|_| {
+                StoreError::CorruptMeta {
+                    key: "format_version",
+                }
+            })?,
+            generator_json: self.generator_json()?,
+            field: self.field_settings()?,
+            heightmap_blake3: self.heightmap_blake3()?,
+            created_unix: self.meta("created")?.parse().unwrap_or(0),
+            modified_unix: self.meta("modified")?.parse().unwrap_or(0),
+            ops: count("SELECT COUNT(*) FROM ops")?,
+            last_seq: self.last_seq,
+            bricks: count("SELECT COUNT(*) FROM bricks")?,
+            bake_seq: self.meta_u64("bake_seq")?,
+            file_bytes: file + wal,
+        })
+    }
+
+    /// `PRAGMA integrity_check`: `Ok(())` or the problems SQLite lists.
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn integrity_check(&self) -> Result<Result<(), String>, StoreError> {
+        let msg: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        Ok(if msg == "ok" { Ok(()) } else { Err(msg) })
+    }
+}
+
+fn wal_extension(path: &Path) -> String {
+    match path.extension() {
+        Some(e) => format!("{}-wal", e.to_string_lossy()),
+        None => "wal".into(),
+    }
+}
+
+/// The first 16 bytes of every SQLite 3 database.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+fn check_header(path: &Path) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.into(),
+        source,
+    };
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StoreError::NotFound { path: path.into() });
+        }
+        Err(e) => return Err(io(e)),
+    };
+    let mut head = [0u8; 16];
+    match f.read_exact(&mut head) {
+        Ok(()) if &head == SQLITE_HEADER => Ok(()),
+        Ok(()) => Err(StoreError::NotSqlite { path: path.into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(StoreError::NotSqlite { path: path.into() })
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let foreign = |why: &str| StoreError::Foreign {
+        path: path.into(),
+        why: why.into(),
+    };
+    let get = |key: &str| -> Result<Option<String>, StoreError> {
+        match conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+        {
+            Ok(v) => Ok(v),
+            Err(e) if is_busy(&e) => Err(StoreError::InUse { path: path.into() }),
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
+                Err(StoreError::NotSqlite { path: path.into() })
+            }
+            Err(_) => Err(foreign("no `meta` table")),
+        }
+    };
+    if get("format")?.as_deref() != Some(FORMAT) {
+        return Err(foreign("`format` is not \"loam-world\""));
+    }
+    let version: i64 = get("format_version")?
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| foreign("no `format_version`"))?;
+    if version > FORMAT_VERSION || version < 1 {
+        return Err(StoreError::NewerVersion {
+            path: path.into(),
+            found: version,
+            max: FORMAT_VERSION,
+        });
+    }
+    Ok(())
+}

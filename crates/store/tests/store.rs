@@ -1,0 +1,262 @@
+//! Round trips, loads equal to full replays, compaction, and bad files.
+
+use std::sync::Arc;
+
+use loam_field::{
+    CaveSettings, CsgMode, EditOp, Falloff, Field, FieldSettings, Generator, History, LogEntry,
+    NoiseTerrainSettings,
+};
+use loam_store::{Store, StoreError};
+
+fn base() -> Field {
+    let g = Generator::noise(
+        &NoiseTerrainSettings {
+            seed: 3,
+            ..Default::default()
+        },
+        &CaveSettings {
+            y_min: -40.0,
+            y_max: 40.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
+}
+
+const GEN: &str = r#"{"kind": "noise", "terrain": {"seed": 3}}"#;
+
+/// A deterministic mix of ops, strokes, undo and redo.
+fn script(field: &Field) -> Vec<(u64, EditOp)> {
+    let h = |x: f64| field.generator().surface_height(x, 3.0);
+    let mut ops = Vec::new();
+    for i in 0..30u64 {
+        let x = (i % 10) as f64 * 7.0;
+        let c = [x, h(x), 3.0];
+        let op = match i % 5 {
+            0 => EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: c,
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            },
+            1 => EditOp::Raise {
+                center: c,
+                radius: 4.0,
+                strength: 1.0,
+                falloff: Falloff::Smooth,
+            },
+            2 => EditOp::Paint {
+                center: c,
+                radius: 3.0,
+                material: 5,
+                falloff: Falloff::Linear,
+                threshold: 0.3,
+            },
+            3 => EditOp::Capsule {
+                mode: CsgMode::Union,
+                a: c,
+                b: [x + 3.0, h(x) + 2.0, 5.0],
+                radius: 1.5,
+                material: 2,
+                blend: 0.5,
+            },
+            _ => EditOp::Smooth {
+                center: c,
+                radius: 4.0,
+                strength: 0.5,
+                falloff: Falloff::Smooth,
+            },
+        };
+        ops.push((1 + i / 2, op));
+    }
+    ops.push((0, EditOp::Undo { stroke: 4 }));
+    ops.push((0, EditOp::Undo { stroke: 9 }));
+    ops.push((0, EditOp::Redo { stroke: 4 }));
+    ops
+}
+
+/// Applies the script, appending every op and baking now and then.
+fn write_world(path: &std::path::Path, bake_every: usize) -> (Field, History) {
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(path, GEN, field.settings(), None).unwrap();
+    for (i, (stroke, op)) in script(&field).into_iter().enumerate() {
+        history.apply(&mut field, stroke, &op).unwrap();
+        store
+            .append(&LogEntry::new(i as u64 + 1, stroke, op))
+            .unwrap();
+        if bake_every > 0 && (i + 1) % bake_every == 0 {
+            store.bake(&field, &history, i as u64 + 1).unwrap();
+        }
+    }
+    (field, history)
+}
+
+#[test]
+fn load_equals_the_live_world_with_and_without_bakes() {
+    for bake_every in [0, 1, 7, 100] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let (live, history) = write_world(&path, bake_every);
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), Ok(()));
+        let loaded = store.load(base()).unwrap();
+        assert_eq!(loaded.field.hash(), live.hash(), "bake every {bake_every}");
+        assert_eq!(loaded.last_seq, 33);
+        assert_eq!(loaded.history, history, "the undo history comes back too");
+        // Compaction keeps the world the same, and undo still works after a reload.
+        store.compact().unwrap();
+        drop(store);
+        let mut store = Store::open(&path).unwrap();
+        let mut again = store.load(base()).unwrap();
+        assert_eq!(again.field.hash(), live.hash());
+        again
+            .history
+            .apply(&mut again.field, 0, &EditOp::Undo { stroke: 2 })
+            .unwrap();
+        let mut expect = live.clone();
+        let mut h = history.clone();
+        h.apply(&mut expect, 0, &EditOp::Undo { stroke: 2 })
+            .unwrap();
+        assert_eq!(again.field.hash(), expect.hash());
+        let info = store.info().unwrap();
+        assert_eq!(info.last_seq, 33);
+        assert_eq!(info.generator_json, GEN);
+        assert_eq!(info.field, FieldSettings::default());
+        if bake_every == 1 {
+            assert_eq!(info.ops, 0, "a bake after every op covers the whole log");
+            assert_eq!(info.bake_seq, 33);
+        }
+        assert!(info.file_bytes > 0);
+    }
+}
+
+#[test]
+fn appends_must_follow_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut store = Store::create(&path, GEN, &FieldSettings::default(), Some("abc")).unwrap();
+    let op = EditOp::Undo { stroke: 1 };
+    assert!(matches!(
+        store.append(&LogEntry::new(2, 0, op.clone())),
+        Err(StoreError::OutOfOrder { last: 0, got: 2 })
+    ));
+    store.append(&LogEntry::new(1, 0, op.clone())).unwrap();
+    assert!(matches!(
+        store.append(&LogEntry::new(1, 0, op)),
+        Err(StoreError::OutOfOrder { last: 1, got: 1 })
+    ));
+    assert_eq!(store.heightmap_blake3().unwrap().as_deref(), Some("abc"));
+    assert!(matches!(
+        Store::create(&path, GEN, &FieldSettings::default(), None),
+        Err(StoreError::Exists { .. })
+    ));
+}
+
+#[test]
+fn bad_files_are_typed_errors_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.loam");
+    assert!(matches!(
+        Store::open(&missing),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(!missing.exists());
+
+    let text = dir.path().join("text.loam");
+    std::fs::write(&text, b"hello, this is not a database at all").unwrap();
+    let before = std::fs::read(&text).unwrap();
+    assert!(matches!(
+        Store::open(&text),
+        Err(StoreError::NotSqlite { .. })
+    ));
+    assert_eq!(std::fs::read(&text).unwrap(), before);
+    let empty = dir.path().join("empty.loam");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(
+        Store::open(&empty),
+        Err(StoreError::NotSqlite { .. })
+    ));
+
+    // A foreign SQLite database.
+    let foreign = dir.path().join("foreign.db");
+    {
+        let c = rusqlite_conn(&foreign);
+        c.execute_batch("CREATE TABLE t (a); INSERT INTO t VALUES (1);")
+            .unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    let e = Store::open(&foreign).unwrap_err();
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "not written");
+
+    // A newer format.
+    let newer = dir.path().join("newer.loam");
+    drop(Store::create(&newer, GEN, &FieldSettings::default(), None).unwrap());
+    {
+        let c = rusqlite_conn(&newer);
+        c.execute(
+            "UPDATE meta SET value = '9' WHERE key = 'format_version'",
+            [],
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&newer).unwrap();
+    let e = Store::open(&newer).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            StoreError::NewerVersion {
+                found: 9,
+                max: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&newer).unwrap(), before);
+
+    // A corrupt brick blob and a corrupt op: a typed error naming it, no panic.
+    let path = dir.path().join("w.loam");
+    write_world(&path, 5);
+    {
+        let c = rusqlite_conn(&path);
+        c.execute(
+            "UPDATE bricks SET data = x'01deadbeef' WHERE x = (SELECT MIN(x) FROM bricks)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let e = store.load(base()).unwrap_err();
+    assert!(matches!(e, StoreError::CorruptBrick { .. }), "{e}");
+    drop(store);
+    let path = dir.path().join("w2.loam");
+    write_world(&path, 0);
+    {
+        let c = rusqlite_conn(&path);
+        c.execute("UPDATE ops SET op = x'81a176' WHERE seq = 3", [])
+            .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let e = store.load(base()).unwrap_err();
+    assert!(matches!(e, StoreError::CorruptOp { seq: 3, .. }), "{e}");
+}
+
+#[test]
+fn a_second_open_in_the_same_process_is_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let store = Store::create(&path, GEN, &FieldSettings::default(), None).unwrap();
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::InUse { .. }), "{e}");
+    drop(store);
+    Store::open(&path).unwrap();
+}
+
+/// A plain connection, for making bad files (no Loam checks).
+fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}

@@ -1,0 +1,3 @@
+//! loam-store tests (one binary).
+
+mod store;
