@@ -9,6 +9,7 @@ mod pipeline;
 mod replay;
 mod session;
 mod timeline;
+mod world;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Apply a session's ops to its world, write a summary and print the field hash.
     Replay(replay::ReplayArgs),
+    /// World files: `new`, `info`, `compact`, `export`.
+    World(world::WorldArgs),
     /// Benchmark the chunk pipeline on a session's terrain: initial load and edit latency.
     BenchWorld(bench_world::BenchWorldArgs),
     /// Mesh a raw scalar volume and print one line of JSON with the mesh's statistics.
@@ -36,6 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::MeshVolume(args) => mesh_volume::run(args),
         Command::BenchWorld(args) => bench_world::run(args),
+        Command::World(args) => world::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

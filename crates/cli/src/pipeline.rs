@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use loam_field::{ChunkKey, EditOp, Field, SampleBox};
+use loam_field::{ChunkKey, EditOp, Field, LogEntry, SampleBox};
 use loam_mesh::Mesher;
 use loam_world::{IDLE_TIMEOUT, PullBudget, Shown, Viewer, World, chunks_reading};
 
@@ -80,12 +80,18 @@ pub fn op_center(op: &EditOp) -> Option<[f64; 3]> {
     }
 }
 
-/// Runs `session`'s timeline over `field` (the session's world before any op).
+/// Runs `session`'s timeline over `field` (the session's world before any op), calling
+/// `on_op` with every op's log entry once it is applied (a world file appends it there).
 ///
 /// # Errors
 /// A rejected op (named by its index), a worker thread that could not start, or a pipeline
 /// that did not finish building within [`IDLE_TIMEOUT`].
-pub fn run(field: Field, session: &Session, opts: Options) -> anyhow::Result<Run> {
+pub fn run(
+    field: Field,
+    session: &Session,
+    opts: Options,
+    on_op: &mut dyn FnMut(&LogEntry) -> anyhow::Result<()>,
+) -> anyhow::Result<Run> {
     let paths = viewer_paths(session, &field);
     let viewers_at = |t: f64| -> Vec<Viewer> { paths.iter().map(|p| p.at(t)).collect() };
     let settings = session.world.settings(opts.threads, opts.mesher);
@@ -145,6 +151,7 @@ pub fn run(field: Field, session: &Session, opts: Options) -> anyhow::Result<Run
                 format!("op {next_op} {json}")
             })?;
             run.apply_ms += a.elapsed().as_secs_f64() * 1e3;
+            on_op(run.world.log().last().expect("the op just logged"))?;
             run.samples_changed += out.samples_changed;
             if let Some(b) = out.changed {
                 run.changed_box = Some(run.changed_box.map_or(b, |a| a.union(b)));

@@ -46,6 +46,10 @@ pub struct ReplayArgs {
     /// (incremental equals from scratch); fail if one differs.
     #[arg(long)]
     pub verify: bool,
+    /// Also write the result as a world file (SQLite; must not exist yet): every op is
+    /// appended as it is applied, durably, and the end is baked (see `loam world`).
+    #[arg(long)]
+    pub world: Option<PathBuf>,
 }
 
 /// Wall-clock times of the replay's phases, milliseconds.
@@ -147,8 +151,27 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         pull_chunks: 64,
         progress_after_frames: 600,
     };
-    let run = pipeline::run(base.clone(), &loaded.session, opts)
+    let mut store = match &args.world {
+        Some(path) => Some(crate::world::create(
+            path,
+            &loaded.session,
+            loaded.heightmap_blake3.as_deref(),
+        )?),
+        None => None,
+    };
+    let mut append = |e: &loam_field::LogEntry| -> anyhow::Result<()> {
+        if let Some(s) = store.as_mut() {
+            s.append(e).context("appending to the world file")?;
+        }
+        Ok(())
+    };
+    let run = pipeline::run(base.clone(), &loaded.session, opts, &mut append)
         .with_context(|| format!("replaying {:?}", args.session))?;
+    if let Some(s) = store.as_mut() {
+        let last = run.world.log().len() as u64;
+        s.bake(run.world.field(), run.world.history(), last)
+            .context("baking the world file")?;
+    }
     let timeline = ms(t);
     let field = run.world.field();
     let metrics = run.world.metrics();

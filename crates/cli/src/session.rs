@@ -166,9 +166,28 @@ pub fn load(path: &Path) -> Result<Loaded, SessionError> {
         path: path.into(),
         source,
     })?;
-    let session = parse(&text, path)?;
+    let mut session = parse(&text, path)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let (generator, heightmap_blake3) = match &session.generator {
+    let (generator, heightmap_blake3) = build_generator(&session.generator, base)?;
+    session.generator = session.generator.with_base(base);
+    Ok(Loaded {
+        session,
+        generator,
+        heightmap_blake3,
+    })
+}
+
+/// Builds the generator of `spec`, a heightmap path taken relative to `base`; returns it and
+/// the heightmap file's BLAKE3.
+///
+/// # Errors
+/// [`SessionError::Heightmap`] for a missing or bad heightmap, [`SessionError::Generator`]
+/// for bad settings.
+pub fn build_generator(
+    spec: &GeneratorSpec,
+    base: &Path,
+) -> Result<(Generator, Option<String>), SessionError> {
+    Ok(match spec {
         GeneratorSpec::Noise { terrain, caves } => (Generator::noise(terrain, caves)?, None),
         GeneratorSpec::Heightmap {
             path: rel,
@@ -183,12 +202,40 @@ pub fn load(path: &Path) -> Result<Loaded, SessionError> {
             let (map, hash) = read_heightmap(&file).map_err(wrap)?;
             (Generator::heightmap(&map, placement, caves)?, Some(hash))
         }
-    };
-    Ok(Loaded {
-        session,
-        generator,
-        heightmap_blake3,
     })
+}
+
+impl GeneratorSpec {
+    /// The same spec with the heightmap path replaced by `path` (noise: unchanged).
+    pub fn with_path(self, path: PathBuf) -> Self {
+        match self {
+            GeneratorSpec::Heightmap {
+                placement, caves, ..
+            } => GeneratorSpec::Heightmap {
+                path,
+                placement,
+                caves,
+            },
+            other => other,
+        }
+    }
+
+    /// The same spec with a heightmap path joined to `base` (so it no longer depends on where
+    /// the session file was).
+    pub fn with_base(&self, base: &Path) -> Self {
+        match self {
+            GeneratorSpec::Heightmap {
+                path,
+                placement,
+                caves,
+            } => GeneratorSpec::Heightmap {
+                path: base.join(path),
+                placement: placement.clone(),
+                caves: caves.clone(),
+            },
+            other => other.clone(),
+        }
+    }
 }
 
 /// Parses a session's text; `path` is only used in errors.

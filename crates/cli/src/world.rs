@@ -1,0 +1,190 @@
+//! `loam world new|info|compact|export`: world files (loam-store) from the command line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use loam_field::Field;
+use loam_store::Store;
+
+use crate::session::{self, GeneratorSpec, Session};
+use crate::timeline::TimedOp;
+
+/// Arguments of `loam world`.
+#[derive(Debug, clap::Args)]
+pub struct WorldArgs {
+    #[command(subcommand)]
+    command: WorldCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum WorldCommand {
+    /// Create an empty world file with a session's terrain and field settings (its ops are
+    /// not applied; `loam replay SESSION --world FILE` does that).
+    New {
+        /// The world file to create (must not exist).
+        file: PathBuf,
+        /// The session whose `field` and `generator` the world uses.
+        #[arg(long)]
+        session: PathBuf,
+    },
+    /// Print what a world file holds: ops, bricks, bytes on disk, the generator, and the
+    /// field hash of the loaded world.
+    Info {
+        /// The world file.
+        file: PathBuf,
+    },
+    /// Bake the world as it is and drop the ops the bake covers.
+    Compact {
+        /// The world file.
+        file: PathBuf,
+    },
+    /// Write the world as a session (its terrain and every op), if no op was compacted away.
+    Export {
+        /// The world file.
+        file: PathBuf,
+        /// The session file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Creates a world file for `session`'s terrain and settings. The heightmap path (already
+/// relative to where the command runs) is stored absolute, with the file's BLAKE3.
+///
+/// # Errors
+/// A file already there, an unusable heightmap path, SQLite failures.
+pub fn create(
+    path: &Path,
+    session: &Session,
+    heightmap_blake3: Option<&str>,
+) -> anyhow::Result<Store> {
+    let generator = match &session.generator {
+        GeneratorSpec::Heightmap { path: p, .. } => {
+            let abs = std::fs::canonicalize(p).with_context(|| format!("heightmap {p:?}"))?;
+            GeneratorSpec::with_base(&session.generator, Path::new("")).with_path(abs)
+        }
+        g => g.clone(),
+    };
+    let json = serde_json::to_string(&generator)?;
+    Store::create(path, &json, &session.field, heightmap_blake3)
+        .with_context(|| format!("creating world {path:?}"))
+}
+
+/// Opens a world file and loads it: the generator rebuilt from its JSON (a heightmap must
+/// still exist and have the same BLAKE3).
+fn open(path: &Path) -> anyhow::Result<(Store, loam_store::LoadedWorld, GeneratorSpec)> {
+    let mut store = Store::open(path).with_context(|| format!("opening world {path:?}"))?;
+    let spec: GeneratorSpec =
+        serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
+    let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
+    if hash != store.heightmap_blake3()? {
+        bail!(
+            "the heightmap of {path:?} changed since the world was made (BLAKE3 {} expected)",
+            store.heightmap_blake3()?.unwrap_or_default()
+        );
+    }
+    let field = Field::new(store.field_settings()?, Arc::new(generator))?;
+    let loaded = store
+        .load(field)
+        .with_context(|| format!("loading world {path:?}"))?;
+    Ok((store, loaded, spec))
+}
+
+/// Runs `loam world …`.
+///
+/// # Errors
+/// Bad or missing files, a world in use, SQLite failures.
+pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
+    let mut o = std::io::stdout().lock();
+    match &args.command {
+        WorldCommand::New { file, session } => {
+            let loaded = session::load(session)?;
+            create(file, &loaded.session, loaded.heightmap_blake3.as_deref())?;
+            writeln!(o, "created {}", file.display())?;
+        }
+        WorldCommand::Info { file } => {
+            let (store, loaded, _) = open(file)?;
+            let i = store.info()?;
+            writeln!(
+                o,
+                "world       {} (format {})",
+                file.display(),
+                i.format_version
+            )?;
+            writeln!(o, "generator   {}", i.generator_json)?;
+            if let Some(h) = &i.heightmap_blake3 {
+                writeln!(o, "heightmap   blake3 {h}")?;
+            }
+            writeln!(
+                o,
+                "voxel       {} m, band {} m",
+                i.field.voxel_size,
+                i.field.band()
+            )?;
+            writeln!(
+                o,
+                "ops         {} in the log, last seq {}, bake covers {}",
+                i.ops, i.last_seq, i.bake_seq
+            )?;
+            writeln!(o, "bricks      {} baked", i.bricks)?;
+            writeln!(o, "disk        {} bytes", i.file_bytes)?;
+            writeln!(
+                o,
+                "created     {} (unix s), modified {}",
+                i.created_unix, i.modified_unix
+            )?;
+            writeln!(o, "field-hash: {}", loaded.field.hash())?;
+        }
+        WorldCommand::Compact { file } => {
+            let (mut store, loaded, _) = open(file)?;
+            let written = store.bake(&loaded.field, &loaded.history, loaded.last_seq)?;
+            let dropped = store.compact()?;
+            writeln!(
+                o,
+                "baked {written} bricks at seq {}, dropped {dropped} ops",
+                loaded.last_seq
+            )?;
+        }
+        WorldCommand::Export { file, out } => {
+            let (store, loaded, spec) = open(file)?;
+            let info = store.info()?;
+            if info.ops != info.last_seq {
+                bail!(
+                    "{file:?} was compacted ({} of {} ops left): its ops no longer describe the world",
+                    info.ops,
+                    info.last_seq
+                );
+            }
+            let ops = store
+                .ops_after(0)?
+                .into_iter()
+                .map(|e| {
+                    let reverts = matches!(
+                        e.op,
+                        loam_field::EditOp::Undo { .. } | loam_field::EditOp::Redo { .. }
+                    );
+                    TimedOp {
+                        t: None,
+                        stroke: (!reverts).then_some(e.stroke),
+                        op: e.op,
+                    }
+                })
+                .collect();
+            let session = Session {
+                format: session::FORMAT.into(),
+                version: session::VERSION,
+                field: info.field,
+                generator: spec,
+                world: Default::default(),
+                viewers: Vec::new(),
+                ops,
+            };
+            std::fs::write(out, serde_json::to_string_pretty(&session)? + "\n")
+                .with_context(|| format!("writing {out:?}"))?;
+            writeln!(o, "exported {} ops to {}", loaded.last_seq, out.display())?;
+        }
+    }
+    Ok(())
+}

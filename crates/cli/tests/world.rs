@@ -1,0 +1,124 @@
+//! `loam world` and `loam replay --world` end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn loam(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn hash(o: &Output) -> String {
+    let s = String::from_utf8_lossy(&o.stdout);
+    s.lines()
+        .find_map(|l| l.strip_prefix("field-hash: "))
+        .unwrap_or_else(|| panic!("no hash in {s}"))
+        .to_string()
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn replay_writes_a_world_that_reloads_exports_and_compacts_to_the_same_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let session = root().join("examples/sculpt.json");
+    let replayed = ok(loam(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        &d("out"),
+        "--fast",
+        "--world",
+        &d("w.loam"),
+    ]));
+    let want = hash(&replayed);
+    let info = ok(loam(&["world", "info", &d("w.loam")]));
+    assert_eq!(hash(&info), want);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("34 in the log"), "{text}");
+    // Export, replay the export: the same field.
+    ok(loam(&[
+        "world",
+        "export",
+        &d("w.loam"),
+        "--out",
+        &d("x.json"),
+    ]));
+    let again = ok(loam(&[
+        "replay",
+        &d("x.json"),
+        "--out",
+        &d("out2"),
+        "--fast",
+    ]));
+    assert_eq!(hash(&again), want);
+    // Compact: the ops go, the field stays; export is refused then.
+    let c = ok(loam(&["world", "compact", &d("w.loam")]));
+    assert!(String::from_utf8_lossy(&c.stdout).contains("dropped 34 ops"));
+    assert_eq!(hash(&ok(loam(&["world", "info", &d("w.loam")]))), want);
+    let e = loam(&["world", "export", &d("w.loam"), "--out", &d("y.json")]);
+    assert!(!e.status.success());
+    assert!(String::from_utf8_lossy(&e.stderr).contains("compacted"));
+    // A world file is never overwritten.
+    let e = loam(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        &d("o3"),
+        "--fast",
+        "--world",
+        &d("w.loam"),
+    ]);
+    assert!(!e.status.success());
+    assert!(String::from_utf8_lossy(&e.stderr).contains("already exists"));
+}
+
+#[test]
+fn world_new_and_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let session = root().join("examples/jacksboro.json");
+    ok(loam(&[
+        "world",
+        "new",
+        &d("new.loam"),
+        "--session",
+        session.to_str().unwrap(),
+    ]));
+    let info = ok(loam(&["world", "info", &d("new.loam")]));
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("0 in the log") && text.contains("heightmap   blake3"),
+        "{text}"
+    );
+    std::fs::write(d("text.loam"), "not a database").unwrap();
+    for (file, needle) in [
+        (d("text.loam"), "not an SQLite database"),
+        (d("missing.loam"), "no such world file"),
+    ] {
+        let o = loam(&["world", "info", &file]);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(d("text.loam")).unwrap(),
+        "not a database"
+    );
+}
