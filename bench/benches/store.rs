@@ -27,7 +27,11 @@ fn ops(field: &Field) -> Vec<EditOp> {
             let (x, z) = (next() * 320.0, next() * 320.0);
             let h = field.generator().surface_height(x, z);
             let y = h + (next() - 0.5) * 40.0;
-            let mode = if i % 3 == 0 { CsgMode::Union } else { CsgMode::Subtract };
+            let mode = if i % 3 == 0 {
+                CsgMode::Union
+            } else {
+                CsgMode::Subtract
+            };
             EditOp::Sphere {
                 mode,
                 center: [x, y, z],
@@ -71,7 +75,11 @@ fn load(c: &mut Criterion) {
             info.file_bytes / live.brick_count().max(1) as u64,
             resident
         );
-        let name = if bake { "store/load_10k_ops_baked" } else { "store/load_10k_ops_replayed" };
+        let name = if bake {
+            "store/load_10k_ops_baked"
+        } else {
+            "store/load_10k_ops_replayed"
+        };
         c.bench_function(name, |b| {
             b.iter(|| {
                 let mut store = Store::open(&path).unwrap();
@@ -81,7 +89,10 @@ fn load(c: &mut Criterion) {
             })
         });
         let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.load(terrain_field()).unwrap().field.hash(), live.hash());
+        assert_eq!(
+            store.load(terrain_field()).unwrap().field.hash(),
+            live.hash()
+        );
     }
 }
 

@@ -129,30 +129,46 @@ impl Store {
         if path.exists() {
             return Err(StoreError::Exists { path: path.into() });
         }
-        let conn = Connection::open(path)?;
-        let mut store = Self::configure(conn, path)?;
-        let now = now_unix().to_string();
-        let field_json = serde_json::to_string(field).expect("settings serialise");
-        let tx = store.conn.transaction()?;
-        tx.execute_batch(SCHEMA)?;
+        // Built under a temporary name and renamed into place once complete, so a crash during
+        // creation never leaves a half-made world at `path`.
+        let tmp = path.with_file_name(format!(
+            ".{}.creating-{}",
+            path.file_name()
+                .map_or("world".into(), |n| n.to_string_lossy()),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&tmp);
         {
-            let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
-            for (k, v) in [
-                ("format", FORMAT),
-                ("format_version", &FORMAT_VERSION.to_string()),
-                ("generator", generator_json),
-                ("field", &field_json),
-                ("heightmap_blake3", heightmap_blake3.unwrap_or("")),
-                ("created", &now),
-                ("modified", &now),
-                ("bake_seq", "0"),
-            ] {
-                put.execute(params![k, v])?;
+            let conn = Connection::open(&tmp)?;
+            let mut store = Self::configure(conn, &tmp)?;
+            let now = now_unix().to_string();
+            let field_json = serde_json::to_string(field).expect("settings serialise");
+            let tx = store.conn.transaction()?;
+            tx.execute_batch(SCHEMA)?;
+            {
+                let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
+                for (k, v) in [
+                    ("format", FORMAT),
+                    ("format_version", &FORMAT_VERSION.to_string()),
+                    ("generator", generator_json),
+                    ("field", &field_json),
+                    ("heightmap_blake3", heightmap_blake3.unwrap_or("")),
+                    ("created", &now),
+                    ("modified", &now),
+                    ("bake_seq", "0"),
+                ] {
+                    put.execute(params![k, v])?;
+                }
             }
+            tx.commit()?;
+            // Closing checkpoints the write-ahead log into the file.
+            store.conn.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
         }
-        tx.commit()?;
-        store.last_seq = 0;
-        Ok(store)
+        std::fs::rename(&tmp, path).map_err(|source| StoreError::Io {
+            path: path.into(),
+            source,
+        })?;
+        Self::open(path)
     }
 
     /// Opens an existing world file, checking it before anything is written: an SQLite file
@@ -401,6 +417,11 @@ impl Store {
             }
         }
         field.insert_bricks(bricks);
+        // What the file holds now: the baked bricks, before the newer ops change any. (Taken
+        // after the replay, a later bake would skip bricks only the replayed ops changed and
+        // still move `bake_seq` past them, losing those ops once compacted.)
+        let baked: BTreeMap<BrickKey, Arc<Brick>> =
+            field.bricks().map(|(k, b)| (k, b.clone())).collect();
         let mut history = match self
             .conn
             .query_row("SELECT data FROM history WHERE id = 1", [], |r| {
@@ -428,7 +449,7 @@ impl Store {
                 .map_err(|source| StoreError::Replay { seq: e.seq, source })?;
             last = e.seq;
         }
-        self.baked = field.bricks().map(|(k, b)| (k, b.clone())).collect();
+        self.baked = baked;
         Ok(LoadedWorld {
             field,
             history,

@@ -1,3 +1,4 @@
 //! loam-store tests (one binary).
 
+mod crash;
 mod store;
