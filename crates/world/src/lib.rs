@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod bricks;
 mod cache;
 mod dirty;
 mod metrics;

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loam_field::{
-    BRICK_SAMPLES, Brick, BrickKey, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field,
-    Generator, History, LogEntry, RayHit, RaycastError,
+    BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field, History, LogEntry,
+    RayHit, RaycastError,
 };
 use loam_mesh::Mesher;
 
 use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
+use crate::bricks::make_bricks;
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
@@ -665,65 +666,6 @@ impl std::fmt::Debug for World {
             .field("batches", &self.batches.len())
             .finish_non_exhaustive()
     }
-}
-
-/// The bricks an op creates: copied from the generator cache where it holds them, the rest
-/// generated on scoped threads.
-fn make_bricks(
-    cache: &GeneratorCache,
-    generator: &Generator,
-    keys: &[BrickKey],
-    vs: f64,
-    band: f64,
-    threads: usize,
-) -> Vec<Brick> {
-    let mut made: Vec<Option<Brick>> = keys
-        .iter()
-        .map(|&k| {
-            let b = Brick::from_generator_values(&cache.get(k)?)?;
-            debug_assert!(b == Brick::generate(generator, k, vs, band));
-            Some(b)
-        })
-        .collect();
-    let missing: Vec<BrickKey> = keys
-        .iter()
-        .zip(&made)
-        .filter(|(_, m)| m.is_none())
-        .map(|(k, _)| *k)
-        .collect();
-    let mut fresh = generate_bricks(generator, &missing, vs, band, threads).into_iter();
-    for m in made.iter_mut().filter(|m| m.is_none()) {
-        *m = fresh.next();
-    }
-    made.into_iter()
-        .map(|m| m.expect("every brick made"))
-        .collect()
-}
-
-/// Generates the bricks an op creates, spread over up to `threads` scoped threads (the
-/// workers' share of the machine; they are idle or about to rebuild this op's chunks).
-fn generate_bricks(
-    generator: &Generator,
-    keys: &[BrickKey],
-    voxel_size: f64,
-    band: f64,
-    threads: usize,
-) -> Vec<Brick> {
-    let one = |k: &BrickKey| Brick::generate(generator, *k, voxel_size, band);
-    if keys.len() < 2 || threads < 2 {
-        return keys.iter().map(one).collect();
-    }
-    let per = keys.len().div_ceil(threads.min(keys.len()));
-    std::thread::scope(|s| {
-        let handles: Vec<_> = keys
-            .chunks(per)
-            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("brick generation does not panic"))
-            .collect()
-    })
 }
 
 /// How long [`World::wait_idle`] callers usually allow: long enough for a cold load on a slow
