@@ -181,7 +181,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let hash_ms = ms(t);
 
     if args.verify {
-        verify(&base, &loaded.session, &run)?;
+        verify(&base, &run)?;
     }
     let vs = field.settings().voxel_size;
     let edited: Vec<_> = run
@@ -240,9 +240,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
 
 /// Incremental equals from scratch: every loaded chunk's shown mesh equals the mesh of a fresh
 /// replay of the ops.
-fn verify(base: &Field, session: &session::Session, run: &pipeline::Run) -> anyhow::Result<()> {
+fn verify(base: &Field, run: &pipeline::Run) -> anyhow::Result<()> {
     // Replay the world's op log (undo and redo included) through a fresh history.
-    let _ = session;
     let mut fresh = base.clone();
     let mut history = loam_field::History::new(run.world.settings().history_budget);
     for e in run.world.log() {
@@ -251,32 +250,10 @@ fn verify(base: &Field, session: &session::Session, run: &pipeline::Run) -> anyh
     if fresh.hash() != run.world.field().hash() {
         bail!("replaying the op log does not give the live field");
     }
-    let mesher = run.world.settings().mesher;
-    let (mut values, mut materials) = (vec![0.0f32; 35 * 35 * 35], vec![0u8; 35 * 35 * 35]);
-    let mut mesh = loam_mesh::MeshBuffer::default();
-    let vs = fresh.settings().voxel_size as f32;
-    for key in run.world.loaded() {
-        fresh.fill_chunk(key, loam_mesh::CHUNK_HALO, &mut values, &mut materials);
-        let grid = loam_mesh::Grid::chunk(&values, &materials, loam_mesh::CHUNK_HALO, vs);
-        mesher.mesh(&grid, &mut mesh);
-        let same = match run.shown.get(key) {
-            Some(m) => {
-                m.mesh.indices == mesh.indices
-                    && m.mesh.materials == mesh.materials
-                    && bits(&m.mesh.positions) == bits(&mesh.positions)
-                    && bits(&m.mesh.normals) == bits(&mesh.normals)
-            }
-            None => mesh.is_empty(),
-        };
-        if !same {
-            bail!("chunk {key:?}: the pipeline's mesh differs from a from-scratch build");
-        }
+    if let Err(key) = loam_world::verify_shown(&run.world, &run.shown, &fresh) {
+        bail!("chunk {key:?}: the pipeline's mesh differs from a from-scratch build");
     }
     Ok(())
-}
-
-fn bits(v: &[[f32; 3]]) -> Vec<u32> {
-    v.iter().flat_map(|p| p.map(f32::to_bits)).collect()
 }
 
 fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::Result<()> {

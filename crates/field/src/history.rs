@@ -116,6 +116,26 @@ impl History {
         self.strokes.iter().position(|s| s.id == id)
     }
 
+    /// The index of stroke `id`, which must be kept and in `state` (done, to be undone;
+    /// undone, to be redone).
+    fn kept(&self, id: u64, state: State) -> Result<usize, EditError> {
+        let i = self
+            .find(id)
+            .ok_or(EditError::UnknownStroke { stroke: id })?;
+        if self.strokes[i].state == state {
+            return Ok(i);
+        }
+        let (action, now) = match state {
+            State::Done => ("undone", "undone"),
+            State::Undone => ("redone", "done"),
+        };
+        Err(EditError::WrongStrokeState {
+            stroke: id,
+            action,
+            state: now,
+        })
+    }
+
     /// Applies `op` as part of stroke `stroke` ([`EditOp::Undo`] / [`EditOp::Redo`] name the
     /// stroke they act on; their own `stroke` argument is ignored). A new stroke needs an id
     /// above every earlier one.
@@ -187,16 +207,7 @@ impl History {
         id: u64,
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
-        let i = self
-            .find(id)
-            .ok_or(EditError::UnknownStroke { stroke: id })?;
-        if self.strokes[i].state != State::Done {
-            return Err(EditError::WrongStrokeState {
-                stroke: id,
-                action: "undone",
-                state: "undone",
-            });
-        }
+        let i = self.kept(id, State::Done)?;
         if self.open == Some(id) {
             self.open = None;
         }
@@ -217,16 +228,7 @@ impl History {
         id: u64,
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
-        let i = self
-            .find(id)
-            .ok_or(EditError::UnknownStroke { stroke: id })?;
-        if self.strokes[i].state != State::Undone {
-            return Err(EditError::WrongStrokeState {
-                stroke: id,
-                action: "redone",
-                state: "done",
-            });
-        }
+        let i = self.kept(id, State::Undone)?;
         let s = &mut self.strokes[i];
         let (writes, _) = restore(field, &s.after);
         let freed = s.after.values().map(BTreeMap::len).sum::<usize>();

@@ -340,3 +340,22 @@ fn strokes_undo_and_redo_flow_through_batches() {
         (1..=9).collect::<Vec<_>>()
     );
 }
+
+/// The from-scratch check fails when the shown meshes are not those of the field it is
+/// given (so the "equals from scratch" tests can fail).
+#[test]
+fn verify_shown_catches_a_wrong_mesh() {
+    let base = flat_field(10.0, 2.0);
+    let mut world = World::new(base.clone(), small(1)).unwrap();
+    let mut shown = Shown::default();
+    settle(&mut world, &[Viewer::at([0.0, 12.0, 0.0])], &mut shown);
+    assert!(loam_world::verify_shown(&world, &shown, &base).is_ok());
+    let mut other = base.clone();
+    other
+        .apply(&sphere(CsgMode::Subtract, [5.0, 10.0, 5.0], 3.0))
+        .unwrap();
+    assert_eq!(
+        loam_world::verify_shown(&world, &shown, &other),
+        Err(ChunkKey::new(0, 0, 0))
+    );
+}

@@ -4,10 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use loam_field::{
-    CaveSettings, ChunkKey, EditOp, Field, FieldSettings, Generator, NoiseLayer,
-    NoiseTerrainSettings,
+    CaveSettings, EditOp, Field, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings,
 };
-use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, Mesher};
 use loam_world::{PullBudget, Shown, Update, Viewer, World, WorldSettings};
 
 pub const OFF: NoiseLayer = NoiseLayer {
@@ -99,31 +97,6 @@ pub fn check_current(world: &World, updates: &[Update]) {
     }
 }
 
-/// The mesh of chunk `key` built directly from `field`.
-pub fn scratch_mesh(field: &Field, key: ChunkKey, mesher: Mesher) -> MeshBuffer {
-    let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
-    let (mut v, mut m) = (vec![0.0f32; n * n * n], vec![0u8; n * n * n]);
-    field.fill_chunk(key, CHUNK_HALO, &mut v, &mut m);
-    let mut out = MeshBuffer::default();
-    mesher.mesh(
-        &Grid::chunk(&v, &m, CHUNK_HALO, field.settings().voxel_size as f32),
-        &mut out,
-    );
-    out
-}
-
-fn same(a: &MeshBuffer, b: &MeshBuffer) -> bool {
-    let bits = |v: &[[f32; 3]]| {
-        v.iter()
-            .flat_map(|p| p.map(f32::to_bits))
-            .collect::<Vec<_>>()
-    };
-    bits(&a.positions) == bits(&b.positions)
-        && bits(&a.normals) == bits(&b.normals)
-        && a.indices == b.indices
-        && a.materials == b.materials
-}
-
 /// Incremental equals from scratch: every loaded chunk shows exactly the mesh built from a
 /// fresh field with `ops` applied (nothing, where that mesh is empty). Returns the number of
 /// chunks with a mesh.
@@ -148,28 +121,8 @@ pub fn assert_matches_log(world: &World, shown: &Shown, base: &Field) -> usize {
 
 fn assert_matches_field(world: &World, shown: &Shown, fresh: &Field) -> usize {
     assert_eq!(fresh.hash(), world.field().hash());
-    let mesher = world.settings().mesher;
-    let mut meshed = 0;
-    for key in world.loaded() {
-        let want = scratch_mesh(fresh, key, mesher);
-        match shown.get(key) {
-            Some(m) => {
-                assert!(same(&m.mesh, &want), "chunk {key:?} differs from scratch");
-                meshed += 1;
-            }
-            None => assert!(
-                want.is_empty(),
-                "chunk {key:?} shows nothing but has a surface"
-            ),
-        }
+    match loam_world::verify_shown(world, shown, fresh) {
+        Ok(meshed) => meshed,
+        Err(key) => panic!("chunk {key:?} differs from its from-scratch mesh"),
     }
-    // Nothing is shown that is not loaded.
-    for m in shown.meshes() {
-        assert!(
-            world.version(m.key).is_some(),
-            "{:?} shown but not loaded",
-            m.key
-        );
-    }
-    meshed
 }
