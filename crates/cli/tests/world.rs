@@ -122,3 +122,48 @@ fn world_new_and_bad_files() {
         "not a database"
     );
 }
+
+/// A world whose heightmap was moved away or changed gives an error naming it.
+#[test]
+fn a_missing_or_changed_heightmap_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let data = root().join("data/heightmaps");
+    for f in ["jacksboro_3arcsec.png", "jacksboro_3arcsec.json"] {
+        std::fs::copy(data.join(f), dir.path().join(f)).unwrap();
+    }
+    let session = r#"{"format": "loam-session", "version": 2, "field": {"voxel_size": 1.0},
+        "generator": {"kind": "heightmap", "path": "jacksboro_3arcsec.png",
+                      "placement": {"horizontal_scale": 0.1, "vertical_scale": 0.1}}}"#;
+    std::fs::write(d("s.json"), session).unwrap();
+    ok(loam(&[
+        "world",
+        "new",
+        &d("w.loam"),
+        "--session",
+        &d("s.json"),
+    ]));
+    ok(loam(&["world", "info", &d("w.loam")]));
+    // Changed: another DEM's bytes under the same name.
+    let png = dir.path().join("jacksboro_3arcsec.png");
+    let mut bytes = std::fs::read(&png).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 0x55;
+    std::fs::write(&png, &bytes).unwrap();
+    let o = loam(&["world", "info", &d("w.loam")]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("heightmap") && !err.contains("panicked"),
+        "{err}"
+    );
+    // Gone.
+    std::fs::remove_file(&png).unwrap();
+    let o = loam(&["world", "info", &d("w.loam")]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("jacksboro_3arcsec.png") && !err.contains("panicked"),
+        "{err}"
+    );
+}
