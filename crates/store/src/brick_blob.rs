@@ -14,8 +14,16 @@ const ZSTD: u8 = 1;
 /// zstd level: fast to write, a good ratio on the band-clamped values.
 const LEVEL: i32 = 3;
 
-/// Encodes `brick`.
-pub fn encode(brick: &Brick) -> Vec<u8> {
+/// Encodes `brick` at `key` (x, y, z), sealed with a checksum tag over the key and the bytes.
+pub fn encode(key: [i32; 3], brick: &Brick) -> Vec<u8> {
+    crate::tag::seal(&context(key), encode_raw(brick))
+}
+
+fn context(key: [i32; 3]) -> Vec<u8> {
+    crate::tag::key(&key.map(i64::from))
+}
+
+fn encode_raw(brick: &Brick) -> Vec<u8> {
     let (v, m) = (brick.values(), brick.materials());
     if v.iter().all(|x| x.to_bits() == v[0].to_bits()) && m.iter().all(|x| *x == m[0]) {
         let mut out = vec![UNIFORM];
@@ -33,9 +41,13 @@ pub fn encode(brick: &Brick) -> Vec<u8> {
     out
 }
 
-/// Decodes a blob; `None` if it is not one [`encode`] writes (truncated, wrong kind, a
-/// value that is not finite).
-pub fn decode(blob: &[u8]) -> Option<Brick> {
+/// Decodes a blob; `None` if it is not one [`encode`] writes (a wrong checksum, truncated,
+/// wrong kind, a value that is not finite).
+pub fn decode(key: [i32; 3], blob: &[u8]) -> Option<Brick> {
+    decode_raw(crate::tag::open(&context(key), blob)?)
+}
+
+fn decode_raw(blob: &[u8]) -> Option<Brick> {
     match *blob.first()? {
         UNIFORM if blob.len() == 6 => {
             let v = f32::from_le_bytes(blob[1..5].try_into().ok()?);

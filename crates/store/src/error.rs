@@ -91,11 +91,25 @@ pub enum StoreError {
         #[source]
         source: EditError,
     },
+    /// The file is damaged: SQLite reports its pages malformed (truncated, overwritten).
+    #[error("{path:?} is damaged: {why}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        why: String,
+    },
+    /// The folder a new world was to be created in does not exist.
+    #[error("folder {path:?} does not exist")]
+    NoFolder {
+        /// The folder.
+        path: PathBuf,
+    },
     /// SQLite failed (after retries where retrying helps).
-    #[error("SQLite: {0}")]
+    #[error("SQLite failed")]
     Sqlite(#[from] rusqlite::Error),
-    /// Reading the file's header failed.
-    #[error("{path:?}: {source}")]
+    /// Reading or renaming the file failed.
+    #[error("{path:?}")]
     Io {
         /// The file.
         path: PathBuf,

@@ -23,6 +23,7 @@
 mod brick_blob;
 mod error;
 mod store;
+mod tag;
 
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};

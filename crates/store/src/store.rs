@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use loam_field::{Brick, BrickKey, Field, FieldSettings, History, LogEntry};
+use loam_field::{Brick, BrickKey, DecodeError, Field, FieldSettings, History, LogEntry};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::brick_blob;
@@ -129,6 +129,13 @@ impl Store {
         if path.exists() {
             return Err(StoreError::Exists { path: path.into() });
         }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && !parent.is_dir()
+        {
+            return Err(StoreError::NoFolder {
+                path: parent.into(),
+            });
+        }
         // Built under a temporary name and renamed into place once complete, so a crash during
         // creation never leaves a half-made world at `path`.
         let tmp = path.with_file_name(format!(
@@ -143,6 +150,10 @@ impl Store {
             let mut store = Self::configure(conn, &tmp)?;
             let now = now_unix().to_string();
             let field_json = serde_json::to_string(field).expect("settings serialise");
+            // Freed pages go back to the file at compaction (`incremental_vacuum`).
+            store
+                .conn
+                .execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
             let tx = store.conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
             {
@@ -160,6 +171,8 @@ impl Store {
                     put.execute(params![k, v])?;
                 }
             }
+            let digest = meta_digest(&tx)?;
+            tx.execute("INSERT INTO meta (key, value) VALUES ('tag', ?1)", [digest])?;
             tx.commit()?;
             // Closing checkpoints the write-ahead log into the file.
             store.conn.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
@@ -279,7 +292,8 @@ impl Store {
                 got: entry.seq,
             });
         }
-        let bytes = entry.encode();
+        let ctx = crate::tag::key(&[entry.seq as i64, entry.stroke as i64]);
+        let bytes = crate::tag::seal(&ctx, entry.encode());
         retry(|| {
             self.conn.execute(
                 "INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)",
@@ -297,17 +311,24 @@ impl Store {
     pub fn ops_after(&self, seq: u64) -> Result<Vec<LogEntry>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT seq, op FROM ops WHERE seq > ?1 ORDER BY seq")?;
+            .prepare("SELECT seq, stroke, op FROM ops WHERE seq > ?1 ORDER BY seq")?;
         let rows = stmt.query_map([seq as i64], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (s, bytes) = row?;
-            let e = LogEntry::decode(&bytes).map_err(|source| StoreError::CorruptOp {
+            let (s, stroke, bytes) = row?;
+            let corrupt = |source| StoreError::CorruptOp {
                 seq: s as u64,
                 source,
-            })?;
+            };
+            let payload = crate::tag::open(&crate::tag::key(&[s, stroke]), &bytes)
+                .ok_or_else(|| corrupt(DecodeError::Malformed("checksum mismatch".into())))?;
+            let e = LogEntry::decode(payload).map_err(corrupt)?;
             out.push(e);
         }
         Ok(out)
@@ -339,13 +360,16 @@ impl Store {
             .collect();
         let blobs: Vec<(BrickKey, Vec<u8>)> = changed
             .iter()
-            .map(|(k, b)| (*k, brick_blob::encode(b)))
+            .map(|(k, b)| (*k, brick_blob::encode([k.x, k.y, k.z], b)))
             .collect();
-        let hist = zstd::bulk::compress(
-            &rmp_serde::to_vec(history).expect("a history serialises"),
-            3,
-        )
-        .expect("compressing to memory");
+        let hist = crate::tag::seal(
+            &crate::tag::key(&[seq as i64]),
+            zstd::bulk::compress(
+                &rmp_serde::to_vec(history).expect("a history serialises"),
+                3,
+            )
+            .expect("compressing to memory"),
+        );
         let now = now_unix().to_string();
         retry(|| {
             let tx = self.conn.transaction()?;
@@ -366,6 +390,8 @@ impl Store {
                 [seq.to_string()],
             )?;
             tx.execute("UPDATE meta SET value = ?1 WHERE key = 'modified'", [&now])?;
+            let digest = meta_digest(&tx)?;
+            tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
             tx.commit()
         })?;
         for (k, b) in changed {
@@ -411,8 +437,8 @@ impl Store {
             })?;
             for row in rows {
                 let (x, y, z, blob) = row?;
-                let brick =
-                    brick_blob::decode(&blob).ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
+                let brick = brick_blob::decode([x, y, z], &blob)
+                    .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
                 bricks.push((BrickKey::new(x, y, z), brick));
             }
         }
@@ -424,15 +450,22 @@ impl Store {
             field.bricks().map(|(k, b)| (k, b.clone())).collect();
         let mut history = match self
             .conn
-            .query_row("SELECT data FROM history WHERE id = 1", [], |r| {
-                r.get::<_, Vec<u8>>(0)
+            .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
             })
             .optional()?
         {
             None => History::default(),
-            Some(blob) => {
+            Some((hseq, blob)) => {
+                if hseq as u64 != bake {
+                    return Err(StoreError::CorruptHistory(format!(
+                        "saved at op {hseq}, the bake covers op {bake}"
+                    )));
+                }
+                let blob = crate::tag::open(&crate::tag::key(&[hseq]), &blob)
+                    .ok_or_else(|| StoreError::CorruptHistory("checksum mismatch".into()))?;
                 let mut raw = Vec::new();
-                zstd::stream::read::Decoder::new(&blob[..])
+                zstd::stream::read::Decoder::new(blob)
                     .and_then(|mut d| d.read_to_end(&mut raw))
                     .map_err(|e| StoreError::CorruptHistory(e.to_string()))?;
                 rmp_serde::from_slice(&raw)
@@ -506,6 +539,26 @@ fn wal_extension(path: &Path) -> String {
     }
 }
 
+/// A digest of every metadata row but `tag` (BLAKE3 of `key NUL value NUL` in key order, 16
+/// bytes in hex): stored as `tag`, checked on open, so a damaged setting or `bake_seq` is
+/// found instead of silently changing the world.
+fn meta_digest(conn: &Connection) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare("SELECT key, value FROM meta WHERE key != 'tag' ORDER BY key")?;
+    let mut h = blake3::Hasher::new();
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (k, v) = row?;
+        h.update(k.as_bytes());
+        h.update(&[0]);
+        h.update(v.as_bytes());
+        h.update(&[0]);
+    }
+    Ok(h.finalize().as_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
 /// The first 16 bytes of every SQLite 3 database.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
@@ -547,7 +600,14 @@ fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
                 Err(StoreError::NotSqlite { path: path.into() })
             }
-            Err(_) => Err(foreign("no `meta` table")),
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseCorrupt) => {
+                Err(StoreError::Corrupt {
+                    path: path.into(),
+                    why: e.to_string(),
+                })
+            }
+            Err(e) if e.to_string().contains("no such table") => Err(foreign("no `meta` table")),
+            Err(e) => Err(StoreError::Sqlite(e)),
         }
     };
     if get("format")?.as_deref() != Some(FORMAT) {
@@ -561,6 +621,13 @@ fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
             path: path.into(),
             found: version,
             max: FORMAT_VERSION,
+        });
+    }
+    let digest = meta_digest(conn).map_err(StoreError::Sqlite)?;
+    if get("tag")?.as_deref() != Some(digest.as_str()) {
+        return Err(StoreError::Corrupt {
+            path: path.into(),
+            why: "the metadata does not match its checksum".into(),
         });
     }
     Ok(())
