@@ -72,10 +72,18 @@ pub fn create(
         .with_context(|| format!("creating world {path:?}"))
 }
 
-/// Opens a world file and loads it: the generator rebuilt from its JSON (a heightmap must
-/// still exist and have the same BLAKE3).
-fn open(path: &Path) -> anyhow::Result<(Store, loam_store::LoadedWorld, GeneratorSpec)> {
-    let mut store = Store::open(path).with_context(|| format!("opening world {path:?}"))?;
+/// Opens a world file (read-only for inspection) and loads it: the generator rebuilt from
+/// its JSON (a heightmap must still exist and have the same BLAKE3).
+fn open(
+    path: &Path,
+    read_only: bool,
+) -> anyhow::Result<(Store, loam_store::LoadedWorld, GeneratorSpec)> {
+    let opened = if read_only {
+        Store::open_read_only(path)
+    } else {
+        Store::open(path)
+    };
+    let mut store = opened.with_context(|| format!("opening world {path:?}"))?;
     let spec: GeneratorSpec =
         serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
     let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
@@ -105,8 +113,10 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             writeln!(o, "created {}", file.display())?;
         }
         WorldCommand::Info { file } => {
-            let (store, loaded, _) = open(file)?;
+            let store =
+                Store::open_read_only(file).with_context(|| format!("opening world {file:?}"))?;
             let i = store.info()?;
+            drop(store);
             writeln!(
                 o,
                 "world       {} (format {})",
@@ -135,10 +145,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 "created     {} (unix s), modified {}",
                 i.created_unix, i.modified_unix
             )?;
+            let (_, loaded, _) = open(file, true)?;
             writeln!(o, "field-hash: {}", loaded.field.hash())?;
         }
         WorldCommand::Compact { file } => {
-            let (mut store, loaded, _) = open(file)?;
+            let (mut store, loaded, _) = open(file, false)?;
             let written = store.bake(&loaded.field, &loaded.history, loaded.last_seq)?;
             let dropped = store.compact()?;
             writeln!(
@@ -148,7 +159,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             )?;
         }
         WorldCommand::Export { file, out } => {
-            let (store, loaded, spec) = open(file)?;
+            // Only the metadata and the ops are read: damaged bricks do not stop an export.
+            let store =
+                Store::open_read_only(file).with_context(|| format!("opening world {file:?}"))?;
+            let spec: GeneratorSpec = serde_json::from_str(&store.generator_json()?)
+                .context("the world's generator settings")?;
             let info = store.info()?;
             if info.ops != info.last_seq {
                 bail!(
@@ -183,7 +198,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             };
             std::fs::write(out, serde_json::to_string_pretty(&session)? + "\n")
                 .with_context(|| format!("writing {out:?}"))?;
-            writeln!(o, "exported {} ops to {}", loaded.last_seq, out.display())?;
+            writeln!(o, "exported {} ops to {}", info.last_seq, out.display())?;
         }
     }
     Ok(())

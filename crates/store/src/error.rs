@@ -105,6 +105,12 @@ pub enum StoreError {
         /// The folder.
         path: PathBuf,
     },
+    /// A write to a world opened read-only.
+    #[error("{path:?} is open read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
     /// SQLite failed (after retries where retrying helps).
     #[error("SQLite failed")]
     Sqlite(#[from] rusqlite::Error),

@@ -77,6 +77,21 @@ pub struct Store {
     last_seq: u64,
     /// The bricks of the last bake, to write only what changed since.
     baked: BTreeMap<BrickKey, Arc<Brick>>,
+    read_only: bool,
+}
+
+impl Drop for Store {
+    /// A clean close leaves one file at rest (the WAL folded in, rollback journal mode), so it
+    /// opens read-only anywhere; after a crash the WAL is recovered on the next open.
+    fn drop(&mut self) {
+        if !self.read_only {
+            let _ = self
+                .conn
+                .query_row("PRAGMA journal_mode = DELETE", [], |r| {
+                    r.get::<_, String>(0)
+                });
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -174,8 +189,8 @@ impl Store {
             let digest = meta_digest(&tx)?;
             tx.execute("INSERT INTO meta (key, value) VALUES ('tag', ?1)", [digest])?;
             tx.commit()?;
-            // Closing checkpoints the write-ahead log into the file.
-            store.conn.close().map_err(|(_, e)| StoreError::Sqlite(e))?;
+            // Closing folds the write-ahead log into the file.
+            drop(store);
         }
         std::fs::rename(&tmp, path).map_err(|source| StoreError::Io {
             path: path.into(),
@@ -192,13 +207,8 @@ impl Store {
     /// [`StoreError::NotFound`], [`StoreError::NotSqlite`], [`StoreError::Foreign`],
     /// [`StoreError::NewerVersion`], [`StoreError::InUse`]; none of them writes to the file.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        check_header(path)?;
-        {
-            // Read-only first: a foreign or newer file is never written to.
-            let ro = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-            ro.busy_timeout(Duration::from_millis(200))?;
-            check_meta(&ro, path)?;
-        }
+        // Read-only first: a foreign or newer file is never written to.
+        drop(Self::open_read_only(path)?);
         let conn = Connection::open(path)?;
         let mut store = Self::configure(conn, path)?;
         store.last_seq = store
@@ -208,6 +218,44 @@ impl Store {
             })?
             .max(store.meta_u64("bake_seq")? as i64) as u64;
         Ok(store)
+    }
+
+    /// Opens a world file for reading only (`info`, `load`, `ops_after`, `export`): the same
+    /// checks as [`Store::open`], no lock taken and nothing written, so a world on read-only
+    /// storage can be inspected. Appends, bakes and compaction then fail with
+    /// [`StoreError::ReadOnly`].
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        check_header(path)?;
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        conn.busy_timeout(Duration::from_millis(200))?;
+        check_meta(&conn, path)?;
+        let mut store = Self {
+            conn,
+            path: path.into(),
+            last_seq: 0,
+            baked: BTreeMap::new(),
+            read_only: true,
+        };
+        store.last_seq = store
+            .conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM ops", [], |r| {
+                r.get::<_, i64>(0)
+            })?
+            .max(store.meta_u64("bake_seq")? as i64) as u64;
+        Ok(store)
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            })
+        } else {
+            Ok(())
+        }
     }
 
     /// WAL with synchronous FULL (an acknowledged append survives a crash), and an exclusive
@@ -233,6 +281,7 @@ impl Store {
             path: path.into(),
             last_seq: 0,
             baked: BTreeMap::new(),
+            read_only: false,
         })
     }
 
@@ -286,6 +335,7 @@ impl Store {
     /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one; SQLite failures
     /// (nothing is appended then).
     pub fn append(&mut self, entry: &LogEntry) -> Result<(), StoreError> {
+        self.writable()?;
         if entry.seq != self.last_seq + 1 {
             return Err(StoreError::OutOfOrder {
                 last: self.last_seq,
@@ -347,6 +397,7 @@ impl Store {
         history: &History,
         seq: u64,
     ) -> Result<usize, StoreError> {
+        self.writable()?;
         if seq > self.last_seq {
             return Err(StoreError::OutOfOrder {
                 last: self.last_seq,
@@ -406,6 +457,7 @@ impl Store {
     /// # Errors
     /// SQLite failures.
     pub fn compact(&mut self) -> Result<u64, StoreError> {
+        self.writable()?;
         let bake = self.meta_u64("bake_seq")?;
         let n = retry(|| {
             self.conn

@@ -298,3 +298,36 @@ fn damaged_files_never_load_as_another_world() {
     }
     assert!(refused > 10, "{refused} refused, {same} unharmed");
 }
+
+/// A world opened read-only loads like any other and refuses writes; at rest a world is one
+/// file (no write-ahead log left beside it), so it opens read-only anywhere.
+#[test]
+fn read_only_worlds_load_and_refuse_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let (live, history) = write_world(&path, 7);
+    let wal = dir.path().join("w.loam-wal");
+    assert!(!wal.exists(), "a clean close folds the WAL into the file");
+    let mut ro = Store::open_read_only(&path).unwrap();
+    let loaded = ro.load(base()).unwrap();
+    assert_eq!(loaded.field.hash(), live.hash());
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        ro.append(&LogEntry::new(34, 99, EditOp::Undo { stroke: 1 })),
+        Err(StoreError::ReadOnly { .. })
+    ));
+    assert!(matches!(
+        ro.bake(&live, &history, 33),
+        Err(StoreError::ReadOnly { .. })
+    ));
+    assert!(matches!(ro.compact(), Err(StoreError::ReadOnly { .. })));
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+    // While a writer holds the world, a reader is told it is in use.
+    let writer = Store::open(&path).unwrap();
+    assert!(matches!(
+        Store::open_read_only(&path),
+        Err(StoreError::InUse { .. })
+    ));
+    drop(writer);
+}
