@@ -46,10 +46,6 @@ impl Plan {
     }
 }
 
-/// How an op gets the bricks it creates: `generate(generator, keys, voxel_size, band)` returns
-/// [`Brick::generate`] of each key, in order.
-pub type GenerateBricks<'a> = dyn FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick> + 'a;
-
 /// Generates each brick in turn.
 pub(crate) fn generate_each(g: &Generator, keys: &[BrickKey], vs: f64, band: f64) -> Vec<Brick> {
     keys.iter()

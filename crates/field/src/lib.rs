@@ -51,7 +51,7 @@ pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };
-pub use edit::{EditOutcome, GenerateBricks};
+pub use edit::EditOutcome;
 pub use field::{COLUMN_HALO, Field, FieldSettings, SettingsError};
 pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,

@@ -88,6 +88,21 @@ fn length(a: &[f64; 3], b: &[f64; 3]) -> f64 {
         .sqrt()
 }
 
+/// The checks every falloff brush shares: its centre, its radius, its amount (`name`,
+/// `value`, in `(0, max]`, described as `text`) and its falloff.
+fn brush(
+    center: &[f64; 3],
+    r: f64,
+    (name, value, max, text): (&'static str, f64, f64, &'static str),
+    f: &Falloff,
+    max_radius: f64,
+) -> Result<(), EditError> {
+    point(C, center)?;
+    radius("radius", r, max_radius)?;
+    range(name, value, value > 0.0 && value <= max, text)?;
+    falloff(f)
+}
+
 const C: [&str; 3] = ["center.x", "center.y", "center.z"];
 const A: [&str; 3] = ["a.x", "a.y", "a.z"];
 const B: [&str; 3] = ["b.x", "b.y", "b.z"];
@@ -189,33 +204,25 @@ impl EditOp {
                 radius: r,
                 strength,
                 falloff: f,
-            } => {
-                point(C, center)?;
-                radius("radius", *r, max_radius)?;
-                range(
-                    "strength",
-                    *strength,
-                    *strength > 0.0 && strength <= r,
-                    "(0, radius]",
-                )?;
-                falloff(f)
-            }
+            } => brush(
+                center,
+                *r,
+                ("strength", *strength, *r, "(0, radius]"),
+                f,
+                max_radius,
+            ),
             EditOp::Smooth {
                 center,
                 radius: r,
                 strength,
                 falloff: f,
-            } => {
-                point(C, center)?;
-                radius("radius", *r, max_radius)?;
-                range(
-                    "strength",
-                    *strength,
-                    *strength > 0.0 && *strength <= 1.0,
-                    "(0, 1]",
-                )?;
-                falloff(f)
-            }
+            } => brush(
+                center,
+                *r,
+                ("strength", *strength, 1.0, "(0, 1]"),
+                f,
+                max_radius,
+            ),
             EditOp::Flatten {
                 center,
                 radius: r,
@@ -224,20 +231,18 @@ impl EditOp {
                 plane_point,
                 plane_normal,
             } => {
-                point(C, center)?;
                 point(
                     ["plane_point.x", "plane_point.y", "plane_point.z"],
                     plane_point,
                 )?;
                 nonzero("plane_normal", plane_normal)?;
-                radius("radius", *r, max_radius)?;
-                range(
-                    "strength",
-                    *strength,
-                    *strength > 0.0 && *strength <= 1.0,
-                    "(0, 1]",
-                )?;
-                falloff(f)
+                brush(
+                    center,
+                    *r,
+                    ("strength", *strength, 1.0, "(0, 1]"),
+                    f,
+                    max_radius,
+                )
             }
             EditOp::Noise {
                 center,
@@ -247,21 +252,19 @@ impl EditOp {
                 wavelength,
                 ..
             } => {
-                point(C, center)?;
-                radius("radius", *r, max_radius)?;
-                range(
-                    "strength",
-                    *strength,
-                    *strength > 0.0 && strength <= r,
-                    "(0, radius]",
-                )?;
                 range(
                     "wavelength",
                     *wavelength,
                     (0.01..=1e4).contains(wavelength),
                     "[0.01, 10⁴] m",
                 )?;
-                falloff(f)
+                brush(
+                    center,
+                    *r,
+                    ("strength", *strength, *r, "(0, radius]"),
+                    f,
+                    max_radius,
+                )
             }
             EditOp::Paint {
                 center,
@@ -269,17 +272,13 @@ impl EditOp {
                 falloff: f,
                 threshold,
                 ..
-            } => {
-                point(C, center)?;
-                radius("radius", *r, max_radius)?;
-                range(
-                    "threshold",
-                    *threshold,
-                    *threshold > 0.0 && *threshold <= 1.0,
-                    "(0, 1]",
-                )?;
-                falloff(f)
-            }
+            } => brush(
+                center,
+                *r,
+                ("threshold", *threshold, 1.0, "(0, 1]"),
+                f,
+                max_radius,
+            ),
             EditOp::Undo { .. } | EditOp::Redo { .. } => Ok(()),
         }
     }
