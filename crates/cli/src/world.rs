@@ -72,18 +72,9 @@ pub fn create(
         .with_context(|| format!("creating world {path:?}"))
 }
 
-/// Opens a world file (read-only for inspection) and loads it: the generator rebuilt from
-/// its JSON (a heightmap must still exist and have the same BLAKE3).
-fn open(
-    path: &Path,
-    read_only: bool,
-) -> anyhow::Result<(Store, loam_store::LoadedWorld, GeneratorSpec)> {
-    let opened = if read_only {
-        Store::open_read_only(path)
-    } else {
-        Store::open(path)
-    };
-    let mut store = opened.with_context(|| format!("opening world {path:?}"))?;
+/// Loads an opened world: the generator rebuilt from its JSON (a heightmap must still exist
+/// and have the same BLAKE3), then the bricks, history and newer ops.
+fn load(store: &mut Store, path: &Path) -> anyhow::Result<loam_store::LoadedWorld> {
     let spec: GeneratorSpec =
         serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
     let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
@@ -94,10 +85,13 @@ fn open(
         );
     }
     let field = Field::new(store.field_settings()?, Arc::new(generator))?;
-    let loaded = store
+    store
         .load(field)
-        .with_context(|| format!("loading world {path:?}"))?;
-    Ok((store, loaded, spec))
+        .with_context(|| format!("loading world {path:?}"))
+}
+
+fn open_read_only(path: &Path) -> anyhow::Result<Store> {
+    Store::open_read_only(path).with_context(|| format!("opening world {path:?}"))
 }
 
 /// Runs `loam world …`.
@@ -113,10 +107,10 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             writeln!(o, "created {}", file.display())?;
         }
         WorldCommand::Info { file } => {
-            let store =
-                Store::open_read_only(file).with_context(|| format!("opening world {file:?}"))?;
+            // The metadata is printed before loading, so a world that fails to load still says
+            // what it is.
+            let mut store = open_read_only(file)?;
             let i = store.info()?;
-            drop(store);
             writeln!(
                 o,
                 "world       {} (format {})",
@@ -145,11 +139,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 "created     {} (unix s), modified {}",
                 i.created_unix, i.modified_unix
             )?;
-            let (_, loaded, _) = open(file, true)?;
-            writeln!(o, "field-hash: {}", loaded.field.hash())?;
+            writeln!(o, "field-hash: {}", load(&mut store, file)?.field.hash())?;
         }
         WorldCommand::Compact { file } => {
-            let (mut store, loaded, _) = open(file, false)?;
+            let mut store = Store::open(file).with_context(|| format!("opening world {file:?}"))?;
+            let loaded = load(&mut store, file)?;
             let written = store.bake(&loaded.field, &loaded.history, loaded.last_seq)?;
             let dropped = store.compact()?;
             writeln!(
@@ -160,8 +154,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
         }
         WorldCommand::Export { file, out } => {
             // Only the metadata and the ops are read: damaged bricks do not stop an export.
-            let store =
-                Store::open_read_only(file).with_context(|| format!("opening world {file:?}"))?;
+            let store = open_read_only(file)?;
             let spec: GeneratorSpec = serde_json::from_str(&store.generator_json()?)
                 .context("the world's generator settings")?;
             let info = store.info()?;
