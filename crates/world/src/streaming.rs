@@ -73,24 +73,6 @@ fn load_bottom(vy: i32, col: ColumnLayers, settings: &WorldSettings) -> i32 {
     vy.min(col.top) - settings.view_depth as i32
 }
 
-/// Whether `viewers` need chunk `key` loaded (it is in [`Wanted::load`]).
-pub fn wants(
-    field: &Field,
-    settings: &WorldSettings,
-    viewers: &[[i32; 3]],
-    columns: &mut BTreeMap<(i32, i32), ColumnLayers>,
-    key: ChunkKey,
-) -> bool {
-    let r = i64::from(settings.view_radius);
-    let col = *columns
-        .entry((key.x, key.z))
-        .or_insert_with(|| column_layers(field, key.x, key.z));
-    viewers.iter().any(|&[vx, vy, vz]| {
-        let (dx, dz) = (i64::from(key.x - vx), i64::from(key.z - vz));
-        dx * dx + dz * dz <= r * r && key.y >= load_bottom(vy, col, settings) && key.y <= col.top
-    })
-}
-
 /// The chunks of column `(cx, cz)` that `viewers` need loaded, ascending.
 pub fn wanted_in_column(
     field: &Field,

@@ -18,7 +18,7 @@ use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
-use crate::streaming::{ColumnLayers, Viewer, wanted, wanted_in_column, wants};
+use crate::streaming::{ColumnLayers, Viewer, wanted, wanted_in_column};
 
 #[derive(Debug)]
 struct Chunk {
@@ -591,13 +591,15 @@ impl World {
         let mut targets = Vec::new();
         for key in frame.keys {
             if !self.chunks.contains_key(&key) {
-                if !wants(
+                let column = (key.x, key.z);
+                let want = wanted_in_column(
                     &self.field,
                     &self.settings,
                     &viewers,
                     &mut self.columns,
-                    key,
-                ) {
+                    column,
+                );
+                if !want.contains(&key) {
                     continue;
                 }
                 self.chunks.insert(
