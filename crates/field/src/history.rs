@@ -112,6 +112,31 @@ impl History {
         self.find(id).map(|i| self.strokes[i].state == State::Done)
     }
 
+    /// The highest stroke id seen; a new stroke needs a higher one.
+    pub fn last_stroke(&self) -> Option<u64> {
+        self.last_id
+    }
+
+    /// The stroke an editor's "undo" acts on: the newest kept stroke that is done.
+    pub fn undo_target(&self) -> Option<u64> {
+        self.strokes
+            .iter()
+            .rev()
+            .find(|s| s.state == State::Done)
+            .map(|s| s.id)
+    }
+
+    /// The stroke an editor's "redo" acts on: the oldest undone stroke newer than every done
+    /// stroke (a new stroke after an undo ends the redo chain, as in every editor).
+    pub fn redo_target(&self) -> Option<u64> {
+        let done = self.undo_target();
+        self.strokes
+            .iter()
+            .filter(|s| s.state == State::Undone && done.is_none_or(|d| s.id > d))
+            .map(|s| s.id)
+            .min()
+    }
+
     fn find(&self, id: u64) -> Option<usize> {
         self.strokes.iter().position(|s| s.id == id)
     }

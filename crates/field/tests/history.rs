@@ -285,3 +285,28 @@ fn bricks_do_not_depend_on_their_creation_order() {
     assert_eq!(a.hash(), b.hash());
     assert!(b.brick_count() >= a.brick_count());
 }
+
+#[test]
+fn undo_and_redo_targets_follow_an_editors_linear_history() {
+    let mut f = field_with(noise_generator(2), 1.0);
+    let mut hist = History::default();
+    assert_eq!((hist.undo_target(), hist.redo_target()), (None, None));
+    let y = f.generator().surface_height(0.0, 0.0);
+    for s in 1..=3u64 {
+        let op = op_at(0, [s as f64 * 10.0, y, 0.0], 3.0);
+        hist.apply(&mut f, s, &op).unwrap();
+    }
+    assert_eq!(hist.last_stroke(), Some(3));
+    assert_eq!((hist.undo_target(), hist.redo_target()), (Some(3), None));
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 3 }).unwrap();
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 2 }).unwrap();
+    // Redo takes the oldest undone stroke first.
+    assert_eq!((hist.undo_target(), hist.redo_target()), (Some(1), Some(2)));
+    hist.apply(&mut f, 0, &EditOp::Redo { stroke: 2 }).unwrap();
+    assert_eq!((hist.undo_target(), hist.redo_target()), (Some(2), Some(3)));
+    // A new stroke ends the redo chain.
+    hist.apply(&mut f, 4, &op_at(0, [0.0, y, 40.0], 3.0))
+        .unwrap();
+    assert_eq!((hist.undo_target(), hist.redo_target()), (Some(4), None));
+    assert_eq!(hist.last_stroke(), Some(4));
+}

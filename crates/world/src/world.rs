@@ -69,6 +69,8 @@ pub struct World {
     edits: u64,
     history: History,
     log: Vec<LogEntry>,
+    /// Sequence number of the last op before this session's log (a resumed world's).
+    seq_base: u64,
     next_stroke: u64,
     started: Option<Instant>,
     last_built: Option<Instant>,
@@ -102,6 +104,7 @@ impl World {
             frame_edit: None,
             history: History::new(settings.history_budget),
             log: Vec::new(),
+            seq_base: 0,
             next_stroke: 1,
             next_version: 1,
             next_batch: 1,
@@ -110,6 +113,26 @@ impl World {
             started: None,
             last_built: None,
         })
+    }
+
+    /// A world that carries on from a saved one: `field` and `history` as they were after op
+    /// `last_seq` (e.g. loaded by loam-store). The log holds only the ops applied from now
+    /// on, numbered from `last_seq + 1`, and new strokes get ids above every stroke the
+    /// history has seen.
+    ///
+    /// # Errors
+    /// As [`World::new`].
+    pub fn resume(
+        field: Field,
+        history: History,
+        last_seq: u64,
+        settings: WorldSettings,
+    ) -> Result<Self, WorldError> {
+        let mut world = Self::new(field, settings)?;
+        world.next_stroke = history.last_stroke().map_or(1, |s| s + 1);
+        world.history = history;
+        world.seq_base = last_seq;
+        Ok(world)
     }
 
     /// The live field (every op applied so far).
@@ -134,7 +157,7 @@ impl World {
     }
 
     /// The op log: every applied op (undo and redo included) with its sequence number and
-    /// stroke. Replaying it through a fresh [`History`] over the same generator gives this
+    /// stroke (for a [`World::resume`]d world, the ops since it resumed). Replaying it through a fresh [`History`] over the same generator gives this
     /// field bit for bit.
     pub fn log(&self) -> &[LogEntry] {
         &self.log
@@ -183,7 +206,7 @@ impl World {
                     asked.extend_from_slice(keys);
                     make_bricks(cache, generator, keys, vs, band, threads)
                 })?;
-        let seq = self.log.len() as u64 + 1;
+        let seq = self.seq_base + self.log.len() as u64 + 1;
         self.log.push(LogEntry::new(seq, stroke, op.clone()));
         if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
             self.next_stroke = self.next_stroke.max(stroke + 1);

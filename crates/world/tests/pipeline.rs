@@ -359,3 +359,41 @@ fn verify_shown_catches_a_wrong_mesh() {
         Err(ChunkKey::new(0, 0, 0))
     );
 }
+
+#[test]
+fn a_resumed_world_numbers_ops_after_the_saved_ones_and_undoes_their_strokes() {
+    let base = flat_field(10.0, 2.0);
+    let dig = |x: f64| EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 10.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    };
+    // A first session: strokes 1 and 5, three ops.
+    let mut first = World::new(base.clone(), small(1)).unwrap();
+    first.apply_in_stroke(1, &dig(0.0)).unwrap();
+    first.apply_in_stroke(5, &dig(6.0)).unwrap();
+    first.apply_in_stroke(5, &dig(8.0)).unwrap();
+    let (field, history) = (first.field().clone(), first.history().clone());
+    let after_first = field.hash();
+
+    let mut second = World::resume(field, history, 3, small(1)).unwrap();
+    assert_eq!(
+        second.next_stroke(),
+        6,
+        "above every stroke the history saw"
+    );
+    assert!(second.log().is_empty());
+    second.apply(&EditOp::Undo { stroke: 5 }).unwrap();
+    second.apply(&dig(20.0)).unwrap();
+    let seqs: Vec<u64> = second.log().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [4, 5]);
+    assert_eq!(second.log()[1].stroke, 6);
+    // Undoing the first session's stroke 5 restored what stroke 1 left.
+    let mut expect = base.clone();
+    expect.apply(&dig(0.0)).unwrap();
+    expect.apply(&dig(20.0)).unwrap();
+    assert_eq!(second.field().hash(), expect.hash());
+    assert_ne!(second.field().hash(), after_first);
+}
