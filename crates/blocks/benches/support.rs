@@ -1,0 +1,209 @@
+//! Support recomputation after removing one block from a 10 000-block structure (goal
+//! ≤ 1 ms), the whole `break_block` edit with its physics bookkeeping, and a frame (physics
+//! step and block update) with 200 falling pieces.
+//!
+//! - `wall`: a 100 × 100 wall of 1 m stone blocks standing on flat ground; the block at the
+//!   centre (x 50, y 50) is removed. Nothing falls: the searches from its four neighbours
+//!   go down to the ground round the hole.
+//! - `house`: a hollow box of 1 m blocks, 70 × 70 outside, walls 20 high under a roof slab
+//!   at y = 20 (10 420 blocks); a block of the slab's middle is removed. The searches go out
+//!   across the slab to a wall and down it.
+//! - `slab_on_one_pillar` (the worst case): a 100 × 100 slab held by one pillar; the
+//!   pillar's top is removed and the whole slab (10 000 blocks) is found unsupported: the
+//!   search must visit every block of the piece.
+//!
+//! Run: `cargo bench -p loam-blocks --bench support`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use loam_blocks::{
+    BlockPos, BlockSettings, BlockSize, BlockSpec, BlockStore, BlockWorld, MaterialTable,
+};
+use loam_physics::{PhysicsSettings, PhysicsWorld};
+
+fn flat(p: [f64; 3]) -> f32 {
+    p[1] as f32
+}
+
+fn full(x: i32, y: i32, z: i32) -> BlockPos {
+    BlockPos::new(BlockSize::Full, [x, y, z]).unwrap()
+}
+
+fn store(cells: &[BlockPos]) -> BlockStore {
+    let mut s = BlockStore::new();
+    let (m, set) = (MaterialTable::standard(), BlockSettings::default());
+    for &p in cells {
+        s.place(p, &BlockSpec::of(MaterialTable::STONE), &m, &flat, &set)
+            .unwrap();
+    }
+    s
+}
+
+fn wall() -> Vec<BlockPos> {
+    (0..100)
+        .flat_map(|y| (0..100).map(move |x| full(x, y, 0)))
+        .collect()
+}
+
+fn house() -> Vec<BlockPos> {
+    let mut cells = Vec::new();
+    for y in 0..20 {
+        for x in 0..70 {
+            for z in 0..70 {
+                if x == 0 || z == 0 || x == 69 || z == 69 {
+                    cells.push(full(x, y, z));
+                }
+            }
+        }
+    }
+    for x in 0..70 {
+        for z in 0..70 {
+            cells.push(full(x, 20, z));
+        }
+    }
+    cells
+}
+
+fn slab_on_one_pillar() -> Vec<BlockPos> {
+    let mut cells: Vec<BlockPos> = (0..3).map(|y| full(50, y, 50)).collect();
+    for x in 0..100 {
+        for z in 0..100 {
+            cells.push(full(x, 3, z));
+        }
+    }
+    cells
+}
+
+/// Times `unsupported` from the neighbours of `victim`, removed from `cells`' store.
+fn bench_support(
+    c: &mut Criterion,
+    name: &str,
+    cells: &[BlockPos],
+    victim: BlockPos,
+    falls: usize,
+) {
+    let mut s = store(cells);
+    let seeds = s.face_neighbours(victim);
+    s.remove(victim);
+    let pieces = s.unsupported(seeds.clone());
+    assert_eq!(pieces.iter().map(Vec::len).sum::<usize>(), falls, "{name}");
+    println!(
+        "{name}: {} blocks, {} seeds, {falls} fall",
+        s.len(),
+        seeds.len()
+    );
+    c.bench_function(&format!("support/{name}"), |b| {
+        b.iter(|| black_box(s.unsupported(black_box(seeds.clone()))))
+    });
+}
+
+fn support(c: &mut Criterion) {
+    bench_support(c, "wall", &wall(), full(50, 50, 0), 0);
+    bench_support(c, "house", &house(), full(35, 20, 35), 0);
+    bench_support(
+        c,
+        "slab_on_one_pillar",
+        &slab_on_one_pillar(),
+        full(50, 2, 50),
+        10_000,
+    );
+}
+
+/// The whole edit in a block world with physics: break the wall's centre block (fixed
+/// collider removed, support checked), then put it back (placement checks, fixed collider).
+fn edit(c: &mut Criterion) {
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+    for p in wall() {
+        w.place(&mut physics, &flat, p, BlockSpec::of(MaterialTable::STONE))
+            .unwrap();
+    }
+    let victim = full(50, 50, 0);
+    c.bench_function("edit/wall_break_and_place", |b| {
+        b.iter(|| {
+            let c1 = w.break_block(&mut physics, victim).unwrap();
+            let c2 = w
+                .place(
+                    &mut physics,
+                    &flat,
+                    victim,
+                    BlockSpec::of(MaterialTable::STONE),
+                )
+                .unwrap();
+            black_box((c1, c2))
+        })
+    });
+}
+
+/// 100 bars of two blocks cut loose from their pillars (1 m above the floor) and 100 single
+/// blocks dropped from 6 m onto them: 200 pieces falling, hitting, tumbling and coming to
+/// rest, in a 10 × 10 grid 3 m apart over a flat floor.
+fn falling_scene() -> (BlockWorld, PhysicsWorld) {
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let floor = [
+        [-10.0, 0.0, -10.0],
+        [40.0, 0.0, -10.0],
+        [40.0, 0.0, 40.0],
+        [-10.0, 0.0, 40.0],
+    ];
+    let shape = loam_physics::TerrainShape::build(&floor, &[0, 2, 1, 0, 3, 2], [0.0; 3])
+        .unwrap()
+        .unwrap();
+    physics.set_chunk([0, 0, 0], Some(shape));
+    let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+    let stone = BlockSpec::of(MaterialTable::STONE);
+    let mut pieces = 0;
+    for i in 0..10 {
+        for j in 0..10 {
+            let (x, z) = (i * 3, j * 3);
+            for p in [full(x, 0, z), full(x, 1, z), full(x + 1, 1, z)] {
+                w.place(&mut physics, &flat, p, stone).unwrap();
+            }
+            pieces += w
+                .break_block(&mut physics, full(x, 0, z))
+                .unwrap()
+                .new_pieces
+                .len();
+            pieces += w
+                .place(&mut physics, &flat, full(x + (i + j) % 2, 6, z), stone)
+                .unwrap()
+                .new_pieces
+                .len();
+        }
+    }
+    assert_eq!(pieces, 200);
+    (w, physics)
+}
+
+/// Mean time of one 60 Hz frame (`BlockWorld::step`) over the first 3 s of the scene:
+/// the fall, the impacts and the settling.
+fn step(c: &mut Criterion) {
+    const FRAMES: u64 = 180;
+    let mut g = c.benchmark_group("step");
+    g.sample_size(10);
+    g.bench_function("200_falling_pieces", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut scene = falling_scene();
+            for i in 0..iters {
+                if i > 0 && i % FRAMES == 0 {
+                    scene = falling_scene();
+                }
+                let (w, physics) = (&mut scene.0, &mut scene.1);
+                let t = std::time::Instant::now();
+                black_box(w.step(physics, 1.0 / 60.0).unwrap());
+                total += t.elapsed();
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30);
+    targets = support, edit, step
+}
+criterion_main!(benches);

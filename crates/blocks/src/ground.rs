@@ -1,0 +1,279 @@
+//! The ground under blocks: the terrain's signed distance field, behind a small trait so
+//! that tests can use analytic ground and the world uses a [`loam_field::Field`].
+//!
+//! ```text
+//!   placement: 15 test points (corners,        ground contact: 5 probes (bottom corners
+//!   face centres, centre) may each be at       inset by ⅛ edge, and the centre) at
+//!   most `max_ground_depth` inside ground      `ground_probe` below the bottom face;
+//!        o---o---o                             any solid one = on the ground
+//!        |   o   |                                  ___________
+//!        o---o---o                                 |___________|
+//!   ~~~~~~~~~~~~~~~~~~~~~                         ~~~o~~~o~~~o~~~   ← ground_probe below
+//! ```
+
+use loam_field::Field;
+use loam_field::SamplePos;
+use loam_field::coords::world_to_sample_floor;
+use serde::{Deserialize, Serialize};
+
+use crate::block::BlockPos;
+use crate::error::BlockError;
+
+/// The terrain as seen by blocks: a signed distance in metres at a world point, negative
+/// inside solid ground (DESIGN.md: `value < 0.0` is inside; NaN counts as air).
+pub trait Ground {
+    /// The field value at `p` (world metres).
+    fn value(&self, p: [f64; 3]) -> f32;
+}
+
+impl<F: Fn([f64; 3]) -> f32> Ground for F {
+    fn value(&self, p: [f64; 3]) -> f32 {
+        self(p)
+    }
+}
+
+/// No terrain at all (everything is air).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGround;
+
+impl Ground for NoGround {
+    fn value(&self, _: [f64; 3]) -> f32 {
+        f32::INFINITY
+    }
+}
+
+/// A [`Field`] as ground: the trilinear interpolation of its samples, the surface the
+/// field raycast sees. Points outside the sample range are air.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldGround<'a>(pub &'a Field);
+
+impl Ground for FieldGround<'_> {
+    fn value(&self, p: [f64; 3]) -> f32 {
+        let vs = self.0.settings().voxel_size;
+        let mut base = [0i32; 3];
+        let mut frac = [0.0f64; 3];
+        for i in 0..3 {
+            let Ok(s) = world_to_sample_floor(p[i], vs) else {
+                return f32::INFINITY;
+            };
+            if s >= i32::MAX - 1 {
+                return f32::INFINITY;
+            }
+            base[i] = s;
+            frac[i] = (p[i] / vs - f64::from(s)).clamp(0.0, 1.0);
+        }
+        let mut v = 0.0f64;
+        for corner in 0..8 {
+            let d = [corner & 1, (corner >> 1) & 1, (corner >> 2) & 1];
+            let mut w = 1.0;
+            for i in 0..3 {
+                w *= if d[i] == 1 { frac[i] } else { 1.0 - frac[i] };
+            }
+            if w == 0.0 {
+                continue;
+            }
+            let s = SamplePos::new(base[0] + d[0], base[1] + d[1], base[2] + d[2]);
+            v += w * f64::from(self.0.sample(s));
+        }
+        v as f32
+    }
+}
+
+/// Settings of the block rules. Plain data with defaults; checked by
+/// [`BlockSettings::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSettings {
+    /// How far below a block's bottom face the ground is looked for, metres. Default
+    /// 0.05. In `(0, 0.5]`.
+    pub ground_probe: f64,
+    /// How deep a placed block's test points may be inside the ground, metres. Default
+    /// 0.1. In `[0, 1]`.
+    pub max_ground_depth: f64,
+    /// How far a rubble piece may move (any point of its frame, metres) before what rests
+    /// on it is checked again. Default 0.05. In `(0, 1]`.
+    pub rubble_tolerance: f64,
+    /// How far a rubble piece may turn before what rests on it is checked again, degrees.
+    /// Default 3. In `(0, 90]`.
+    pub rubble_turn_deg: f64,
+    /// Pieces whose frame falls below this height are removed, metres. Default −1000.
+    pub fall_limit_y: f64,
+}
+
+impl Default for BlockSettings {
+    fn default() -> Self {
+        Self {
+            ground_probe: 0.05,
+            max_ground_depth: 0.1,
+            rubble_tolerance: 0.05,
+            rubble_turn_deg: 3.0,
+            fall_limit_y: -1000.0,
+        }
+    }
+}
+
+impl BlockSettings {
+    /// Checks every field (see their docs).
+    ///
+    /// # Errors
+    /// [`BlockError::BadSetting`].
+    pub fn validate(&self) -> Result<(), BlockError> {
+        let check = |what, value: f64, lo: f64, lo_inclusive: bool, hi: f64, expected| {
+            let ok =
+                value.is_finite() && (value > lo || (lo_inclusive && value == lo)) && value <= hi;
+            if ok {
+                Ok(())
+            } else {
+                Err(BlockError::BadSetting {
+                    what,
+                    value,
+                    expected,
+                })
+            }
+        };
+        check(
+            "ground_probe",
+            self.ground_probe,
+            0.0,
+            false,
+            0.5,
+            "in (0, 0.5] m",
+        )?;
+        check(
+            "max_ground_depth",
+            self.max_ground_depth,
+            0.0,
+            true,
+            1.0,
+            "in [0, 1] m",
+        )?;
+        check(
+            "rubble_tolerance",
+            self.rubble_tolerance,
+            0.0,
+            false,
+            1.0,
+            "in (0, 1] m",
+        )?;
+        check(
+            "rubble_turn_deg",
+            self.rubble_turn_deg,
+            0.0,
+            false,
+            90.0,
+            "in (0, 90] degrees",
+        )?;
+        check(
+            "fall_limit_y",
+            self.fall_limit_y,
+            f64::MIN,
+            true,
+            f64::MAX,
+            "finite",
+        )?;
+        Ok(())
+    }
+}
+
+/// Whether the terrain is solid just under the block's bottom face: any of the 5 probes
+/// (bottom corners inset by ⅛ of the edge, and the bottom centre, `probe` metres down)
+/// has a value < 0.
+pub(crate) fn touches_ground(ground: &dyn Ground, pos: BlockPos, probe: f64) -> bool {
+    let (lo, hi) = (pos.min_corner(), pos.max_corner());
+    let inset = pos.size.edge() / 8.0;
+    let y = lo[1] - probe;
+    let xs = [lo[0] + inset, hi[0] - inset];
+    let zs = [lo[2] + inset, hi[2] - inset];
+    let c = pos.centre();
+    let points = [
+        [c[0], y, c[2]],
+        [xs[0], y, zs[0]],
+        [xs[1], y, zs[0]],
+        [xs[0], y, zs[1]],
+        [xs[1], y, zs[1]],
+    ];
+    points.iter().any(|&p| ground.value(p) < 0.0)
+}
+
+/// Checks that no test point of the block (8 corners, 6 face centres, the centre) lies
+/// deeper than `tolerance` metres inside the ground.
+pub(crate) fn check_not_buried(
+    ground: &dyn Ground,
+    pos: BlockPos,
+    tolerance: f64,
+) -> Result<(), BlockError> {
+    let (lo, hi, c) = (pos.min_corner(), pos.max_corner(), pos.centre());
+    let mut worst: Option<([f64; 3], f64)> = None;
+    let mut test = |p: [f64; 3]| {
+        let v = f64::from(ground.value(p));
+        if v < -tolerance && worst.is_none_or(|(_, w)| v < w) {
+            worst = Some((p, v));
+        }
+    };
+    for corner in 0..8 {
+        test([0, 1, 2].map(|i| if corner >> i & 1 == 1 { hi[i] } else { lo[i] }));
+    }
+    for axis in 0..3 {
+        for side in [lo[axis], hi[axis]] {
+            let mut p = c;
+            p[axis] = side;
+            test(p);
+        }
+    }
+    test(c);
+    match worst {
+        Some((point, v)) => Err(BlockError::InsideGround {
+            at: pos,
+            point,
+            depth: -v,
+            tolerance,
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::BlockSize;
+
+    #[test]
+    fn probes_and_burial_on_flat_ground() {
+        let flat = |p: [f64; 3]| p[1] as f32; // ground below y = 0
+        let on = BlockPos::new(BlockSize::Full, [0, 0, 0]).unwrap();
+        let above = BlockPos::new(BlockSize::Half, [0, 1, 0]).unwrap(); // 0.5 m up
+        let sunk = BlockPos::new(BlockSize::Quarter, [0, -1, 0]).unwrap();
+        assert!(touches_ground(&flat, on, 0.05));
+        assert!(!touches_ground(&flat, above, 0.05));
+        assert!(check_not_buried(&flat, on, 0.1).is_ok());
+        let e = check_not_buried(&flat, sunk, 0.1).unwrap_err();
+        assert!(matches!(e, BlockError::InsideGround { depth, .. } if (depth - 0.25).abs() < 1e-6));
+        assert!(check_not_buried(&NoGround, sunk, 0.0).is_ok());
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        BlockSettings::default().validate().unwrap();
+        let bad = [
+            BlockSettings {
+                ground_probe: 0.0,
+                ..Default::default()
+            },
+            BlockSettings {
+                max_ground_depth: f64::NAN,
+                ..Default::default()
+            },
+            BlockSettings {
+                rubble_turn_deg: 91.0,
+                ..Default::default()
+            },
+            BlockSettings {
+                fall_limit_y: f64::NEG_INFINITY,
+                ..Default::default()
+            },
+        ];
+        for s in bad {
+            assert!(s.validate().is_err(), "{s:?}");
+        }
+    }
+}

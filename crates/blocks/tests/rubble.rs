@@ -1,0 +1,154 @@
+//! Pieces come to rest as rubble; blocks rest on rubble and fall when it moves away;
+//! blocks break off rubble.
+
+use loam_blocks::{BlockTarget, ImpactTarget, PieceState};
+use loam_physics::PhysicsSettings;
+
+use crate::util::*;
+
+#[test]
+fn a_block_resting_only_on_rubble_falls_when_the_rubble_moves_away() {
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    // A block placed in the air falls at once, lands and comes to rest as rubble.
+    let c = w
+        .place(&mut physics, &flat, full(0, 3, 0), stone())
+        .unwrap();
+    assert_eq!(c.new_pieces.len(), 1);
+    let rubble = c.new_pieces[0];
+    let frames = settle(&mut w, &mut physics, 300);
+    assert!(frames < 200, "{frames}");
+    let p = w.piece(rubble).unwrap();
+    assert!(matches!(p.state, PieceState::Rubble { .. }));
+    assert!(
+        p.pose.position[1].abs() < 0.01,
+        "on the floor: {:?}",
+        p.pose
+    );
+
+    // A block on top of it rests only on the rubble (the ground is 1 m below).
+    let top = full(0, 1, 0);
+    let c = w.place(&mut physics, &flat, top, stone()).unwrap();
+    assert!(c.new_pieces.is_empty(), "{c:?}");
+    let b = w.store().get(top).unwrap();
+    assert!(b.on_rubble && !b.on_ground);
+    assert_eq!(w.rests_on(top).collect::<Vec<_>>(), vec![rubble]);
+    // A second block hangs on it through a face.
+    let side = full(1, 1, 0);
+    assert!(
+        w.place(&mut physics, &flat, side, stone())
+            .unwrap()
+            .new_pieces
+            .is_empty()
+    );
+    // Quiet frames change nothing.
+    for r in run(&mut w, &mut physics, 30) {
+        assert!(r.changes.is_empty() && r.moved.is_empty(), "{r:?}");
+    }
+
+    // Push the rubble out from under it.
+    let body = w.piece_body(rubble).unwrap();
+    physics
+        .set_body_velocity(body, [0.0, 0.0, 8.0], [0.0; 3])
+        .unwrap();
+    let reports = run(&mut w, &mut physics, 10);
+    let moved_at = reports.iter().position(|r| r.moved.contains(&rubble));
+    let fell_at = reports
+        .iter()
+        .position(|r| !r.changes.new_pieces.is_empty());
+    assert!(moved_at.is_some() && moved_at == fell_at, "{reports:?}");
+    let fallen = all_new_pieces(&reports);
+    assert_eq!(fallen.len(), 1);
+    assert_eq!(piece_cells(&w, fallen[0]), vec![top, side]);
+    assert!(w.store().is_empty());
+    // And it lands on the floor, 1 m lower.
+    settle(&mut w, &mut physics, 600);
+    let y = lowest_corner(&w, fallen[0]);
+    assert!(y.abs() < 0.05, "{y}");
+}
+
+#[test]
+fn rubble_that_is_nudged_but_stays_keeps_what_rests_on_it() {
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    let rubble = w
+        .place(&mut physics, &flat, full(0, 2, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    settle(&mut w, &mut physics, 300);
+    let top = full(0, 1, 0);
+    assert!(
+        w.place(&mut physics, &flat, top, stone())
+            .unwrap()
+            .new_pieces
+            .is_empty()
+    );
+    // Wake the rubble without moving it: it stays rubble and keeps holding.
+    physics.wake_body(w.piece_body(rubble).unwrap());
+    for r in run(&mut w, &mut physics, 60) {
+        assert!(r.moved.is_empty() && r.changes.is_empty(), "{r:?}");
+    }
+    assert!(w.store().get(top).unwrap().on_rubble);
+}
+
+#[test]
+fn blocks_break_off_rubble_and_what_is_left_splits() {
+    // Build a bar that falls as one: hang it on a pillar, then break the pillar.
+    let mut w = block_world();
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut cells = vec![full(0, 0, 0), full(0, 1, 0)];
+    cells.extend((1..4).map(|x| full(x, 1, 0)));
+    build(&mut w, &mut physics, &cells, stone());
+    let c = w.break_block(&mut physics, full(0, 0, 0)).unwrap();
+    assert_eq!(c.new_pieces.len(), 1);
+    let bar = c.new_pieces[0];
+    settle(&mut w, &mut physics, 600);
+    assert_eq!(w.piece(bar).unwrap().blocks.len(), 4);
+
+    // Aim at the bar's second block from above and break it off: two pieces are left.
+    let second = w.piece(bar).unwrap().blocks[1].clone();
+    let c2 = second.pos.centre();
+    let hit = w
+        .raycast([c2[0], 10.0, c2[2]], [0.0, -1.0, 0.0], 20.0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(hit.target, BlockTarget::Piece(bar, second.block.id));
+    let c = w.break_off(&mut physics, bar, second.block.id).unwrap();
+    assert_eq!(c.broken, vec![(second.pos, second.block.id)]);
+    assert_eq!(c.removed_pieces, vec![bar]);
+    assert_eq!(c.new_pieces.len(), 2);
+    let sizes: Vec<usize> = c
+        .new_pieces
+        .iter()
+        .map(|p| w.piece(*p).unwrap().blocks.len())
+        .collect();
+    assert_eq!(sizes, vec![1, 2]);
+    assert!(w.piece(bar).is_none());
+    assert!(w.break_off(&mut physics, bar, second.block.id).is_err());
+    // The parts stay where they were (rubble) and settle again.
+    settle(&mut w, &mut physics, 600);
+    for p in &c.new_pieces {
+        assert!(w.piece(*p).unwrap().pose.position[1].abs() < 0.05);
+    }
+}
+
+#[test]
+fn pieces_report_landing_impacts() {
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    // Dropped from 2 m: lands at about √(2 · 9.81 · 2) = 6.3 m/s.
+    let piece = w
+        .place(&mut physics, &flat, full(0, 2, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    let reports = run(&mut w, &mut physics, 60);
+    let impacts: Vec<_> = reports.iter().flat_map(|r| r.impacts.clone()).collect();
+    assert!(!impacts.is_empty());
+    let first = impacts[0];
+    assert_eq!(first.piece, piece);
+    assert_eq!(first.target, ImpactTarget::Terrain);
+    assert!((first.speed - 6.26).abs() < 0.2, "{first:?}");
+    assert!((first.energy - 0.5 * 2400.0 * first.speed * first.speed).abs() < 10.0);
+    assert!(first.point[1].abs() < 0.05);
+    assert!(reports.iter().all(|r| r.impacts.len() <= 1));
+}
