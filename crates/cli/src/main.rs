@@ -1,11 +1,14 @@
-//! `loam`: Loam's command-line entry point: the headless `replay` and `mesh-volume`
-//! subcommands; the editor comes with its issue.
+//! `loam`: Loam's editor (`loam` or `loam edit [WORLD]`), its headless renderer
+//! (`loam render`), and the command-line tools: `replay`, `world`, `bench-world`,
+//! `mesh-volume`.
 
 mod bench_world;
 mod chunk_meshes;
+mod edit;
 mod export;
 mod mesh_volume;
 mod pipeline;
+mod render;
 mod replay;
 mod session;
 mod timeline;
@@ -17,12 +20,18 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "loam", version, about)]
 struct Cli {
+    /// Without a subcommand: the editor on `worlds/default.loam` (`loam edit`).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Open the editor on a world file (created if missing); without a display, render the
+    /// example session headless instead.
+    Edit(edit::EditArgs),
+    /// Render a session's camera and ops to a PNG, headless (no window, no GPU needed).
+    Render(render::RenderArgs),
     /// Apply a session's ops to its world, write a summary and print the field hash.
     Replay(replay::ReplayArgs),
     /// World files: `new`, `info`, `compact`, `export`.
@@ -36,10 +45,13 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Replay(args) => replay::run(args),
-        Command::MeshVolume(args) => mesh_volume::run(args),
-        Command::BenchWorld(args) => bench_world::run(args),
-        Command::World(args) => world::run(args),
+        None => edit::run(&edit::EditArgs::default()),
+        Some(Command::Edit(args)) => edit::run(args),
+        Some(Command::Render(args)) => render::run(args),
+        Some(Command::Replay(args)) => replay::run(args),
+        Some(Command::MeshVolume(args)) => mesh_volume::run(args),
+        Some(Command::BenchWorld(args)) => bench_world::run(args),
+        Some(Command::World(args)) => world::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

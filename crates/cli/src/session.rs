@@ -117,6 +117,20 @@ pub struct Session {
     /// previous one.
     #[serde(default)]
     pub ops: Vec<TimedOp>,
+    /// Where `loam render` and the editor put the camera (version 2). None: looking at the
+    /// first op's centre from 24 m away and 12 m up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<CameraSpec>,
+}
+
+/// A camera pose in a session, world metres.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraSpec {
+    /// Eye position.
+    pub position: [f64; 3],
+    /// The point looked at; must differ from `position`.
+    pub look_at: [f64; 3],
 }
 
 /// The base terrain of a session.
@@ -301,6 +315,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
         &session.world,
     )
     .map_err(invalid)?;
+    if let Some(c) = &session.camera {
+        if session.version < 2 {
+            return Err(invalid("`camera` needs \"version\": 2".into()));
+        }
+        let p = c.position.iter().chain(&c.look_at);
+        if p.clone()
+            .any(|v| !v.is_finite() || v.abs() > timeline::MAX_VIEWER_COORD)
+            || c.position == c.look_at
+        {
+            return Err(invalid(format!(
+                "camera: position {:?} and look_at {:?} must be finite, within ±{} m, and differ",
+                c.position,
+                c.look_at,
+                timeline::MAX_VIEWER_COORD
+            )));
+        }
+    }
     // Every op's numbers, before anything runs (undo and redo are checked when applied).
     for (i, op) in session.ops.iter().enumerate() {
         op.op

@@ -74,7 +74,7 @@ pub fn create(
 
 /// Loads an opened world: the generator rebuilt from its JSON (a heightmap must still exist
 /// and have the same BLAKE3), then the bricks, history and newer ops.
-fn load(store: &mut Store, path: &Path) -> anyhow::Result<loam_store::LoadedWorld> {
+pub(crate) fn load(store: &mut Store, path: &Path) -> anyhow::Result<loam_store::LoadedWorld> {
     let spec: GeneratorSpec =
         serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
     let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
@@ -188,6 +188,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 world: Default::default(),
                 viewers: Vec::new(),
                 ops,
+                camera: None,
             };
             std::fs::write(out, serde_json::to_string_pretty(&session)? + "\n")
                 .with_context(|| format!("writing {out:?}"))?;

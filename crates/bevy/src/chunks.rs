@@ -1,0 +1,195 @@
+//! Chunk meshes on screen: [`World::pull`](loam_world::World::pull) groups turned into Bevy
+//! meshes within a per-frame time budget, all meshes of one group swapped in the same frame.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use bevy::asset::RenderAssetUsages;
+use bevy::mesh::{Indices, PrimitiveTopology};
+use bevy::prelude::*;
+use loam_field::{CHUNK_CELLS, ChunkKey};
+use loam_world::{BatchKind, ChunkMesh, PullBudget, Update as WorldUpdate, Viewer};
+
+use crate::LoamWorld;
+use crate::look::vertex_colors;
+
+/// A chunk's entity: the mesh shown for it and the chunk version it was built for.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkEntity {
+    /// The chunk.
+    pub key: ChunkKey,
+    /// The version of the mesh on screen.
+    pub version: u64,
+}
+
+/// Marks the entities whose positions are the world's viewers (chunks stream around them);
+/// usually the camera.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct LoamViewer;
+
+/// The material every chunk mesh is drawn with.
+#[derive(Resource, Debug, Clone)]
+pub struct TerrainMaterial(pub Handle<crate::material::TerrainMaterialAsset>);
+
+/// What the last frames delivered, for the HUD and for tests.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct ChunkStats {
+    /// Chunk entities on screen.
+    pub shown: usize,
+    /// Groups swapped in since start.
+    pub groups: u64,
+    /// Groups showing at least one op swapped in since start.
+    pub edit_groups: u64,
+    /// Meshes uploaded in the last frame.
+    pub uploaded_last_frame: usize,
+    /// Time spent uploading in the last frame.
+    pub upload_time_last_frame: Duration,
+    /// Milliseconds from the last edit (as marked with [`LoamWorld::mark_edit`]) to the frame
+    /// its group was swapped in.
+    pub last_edit_to_visible_ms: Option<f64>,
+}
+
+/// A group swapped in this frame, announced to other systems (the physics layer swaps the
+/// group's colliders from it).
+#[derive(Message, Debug, Clone)]
+pub struct GroupShown {
+    /// Why it was built.
+    pub kind: BatchKind,
+    /// Its meshes (an empty mesh: the chunk has no surface now).
+    pub meshes: Vec<ChunkMesh>,
+}
+
+/// A chunk that left the view this frame.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct ChunkRemoved(pub ChunkKey);
+
+/// Entities of the chunks on screen, by chunk.
+#[derive(Resource, Debug, Default)]
+pub struct ChunkEntities(pub BTreeMap<ChunkKey, Entity>);
+
+/// Converts a chunk mesh to a Bevy mesh: positions, normals, vertex colours from
+/// [`crate::look`], u32 indices.
+pub fn to_bevy_mesh(chunk: &ChunkMesh, generator: &loam_field::Generator, voxel_size: f64) -> Mesh {
+    let m = &chunk.mesh;
+    let size = f64::from(CHUNK_CELLS) * voxel_size;
+    let colors = vertex_colors(m, generator, chunk.origin, size);
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::RENDER_WORLD,
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, m.positions.clone())
+    .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, m.normals.clone())
+    .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, colors)
+    .with_inserted_indices(Indices::U32(m.indices.clone()))
+}
+
+/// Follows the viewers: one [`loam_world::World::update`] per frame.
+pub fn follow_viewers(
+    mut world: ResMut<LoamWorld>,
+    viewers: Query<&GlobalTransform, With<LoamViewer>>,
+) {
+    let vs: Vec<Viewer> = viewers
+        .iter()
+        .map(|t| {
+            let p = t.translation();
+            Viewer::at([f64::from(p.x), f64::from(p.y), f64::from(p.z)])
+        })
+        .collect();
+    world.world.update(&vs);
+}
+
+/// Swaps in what the workers finished, group by group, until the frame's upload budget is
+/// spent (a group is never split: the first one is always taken whole).
+#[allow(clippy::too_many_arguments)]
+pub fn upload_meshes(
+    mut commands: Commands,
+    mut world: ResMut<LoamWorld>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    material: Res<TerrainMaterial>,
+    mut entities: ResMut<ChunkEntities>,
+    mut stats: ResMut<ChunkStats>,
+    mut shown: MessageWriter<GroupShown>,
+    mut removed: MessageWriter<ChunkRemoved>,
+    handles: Query<&Mesh3d>,
+) {
+    let start = Instant::now();
+    let budget = world.upload_budget;
+    let generator = world.world.field().generator().clone();
+    let voxel_size = world.world.field().settings().voxel_size;
+    let mut uploaded = 0;
+    while start.elapsed() < budget || uploaded == 0 {
+        let updates = world.world.pull(PullBudget::chunks(1));
+        if updates.is_empty() {
+            break;
+        }
+        for update in updates {
+            match update {
+                WorldUpdate::Removed(key) => {
+                    if let Some(e) = entities.0.remove(&key) {
+                        if let Ok(h) = handles.get(e) {
+                            meshes.remove(&h.0);
+                        }
+                        commands.entity(e).despawn();
+                    }
+                    removed.write(ChunkRemoved(key));
+                }
+                WorldUpdate::Group(group) => {
+                    for chunk in &group.meshes {
+                        uploaded += 1;
+                        let old = entities.0.get(&chunk.key).copied();
+                        if let Some(e) = old
+                            && let Ok(h) = handles.get(e)
+                        {
+                            meshes.remove(&h.0);
+                        }
+                        if chunk.mesh.indices.is_empty() {
+                            if let Some(e) = old {
+                                commands.entity(e).despawn();
+                                entities.0.remove(&chunk.key);
+                            }
+                            continue;
+                        }
+                        let handle = meshes.add(to_bevy_mesh(chunk, &generator, voxel_size));
+                        let o = chunk.origin;
+                        let tag = ChunkEntity {
+                            key: chunk.key,
+                            version: chunk.version,
+                        };
+                        match old {
+                            Some(e) => {
+                                commands.entity(e).insert((Mesh3d(handle), tag));
+                            }
+                            None => {
+                                let e = commands
+                                    .spawn((
+                                        Mesh3d(handle),
+                                        MeshMaterial3d(material.0.clone()),
+                                        Transform::from_xyz(o[0] as f32, o[1] as f32, o[2] as f32),
+                                        tag,
+                                    ))
+                                    .id();
+                                entities.0.insert(chunk.key, e);
+                            }
+                        }
+                    }
+                    stats.groups += 1;
+                    // An edit's chunks may come in a streaming batch they merged with: any
+                    // group that shows ops counts.
+                    if group.ops > 0 {
+                        stats.edit_groups += 1;
+                        if let Some(t) = world.edit_marked.take() {
+                            stats.last_edit_to_visible_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+                        }
+                    }
+                    shown.write(GroupShown {
+                        kind: group.kind,
+                        meshes: group.meshes,
+                    });
+                }
+            }
+        }
+    }
+    stats.shown = entities.0.len();
+    stats.uploaded_last_frame = uploaded;
+    stats.upload_time_last_frame = start.elapsed();
+}

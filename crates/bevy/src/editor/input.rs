@@ -1,0 +1,285 @@
+//! The editor's input: mouse capture, keys, camera motion, aiming and the tool.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy::window::{CursorGrabMode, CursorOptions, PrimaryWindow};
+use bevy_egui::EguiContexts;
+use loam_field::EditOp;
+use loam_mesh::Mesher;
+use loam_world::{DEFAULT_REPEAT, StrokeClock};
+
+use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
+use crate::LoamWorld;
+use crate::tool::Brush;
+use crate::walk::{self, Physics, WalkFocus};
+use loam_physics::MoveInput;
+
+/// Mouse-look sensitivity, radians per pixel.
+const LOOK_PER_PIXEL: f32 = 0.0025;
+
+/// A click captures the mouse (unless it is over the palette); Esc releases it.
+pub(crate) fn grab_cursor(
+    mut cursor: Query<&mut CursorOptions, With<PrimaryWindow>>,
+    buttons: Res<ButtonInput<MouseButton>>,
+    keys: Res<ButtonInput<KeyCode>>,
+    mut egui: EguiContexts,
+    mut editor: ResMut<Editor>,
+) {
+    let Ok(mut c) = cursor.single_mut() else {
+        return;
+    };
+    let over_ui = egui
+        .ctx_mut()
+        .is_ok_and(|ctx| ctx.is_pointer_over_egui() || ctx.egui_wants_pointer_input());
+    if keys.just_pressed(KeyCode::Escape) {
+        c.grab_mode = CursorGrabMode::None;
+        c.visible = true;
+    } else if c.grab_mode == CursorGrabMode::None
+        && !over_ui
+        && buttons.any_just_pressed([MouseButton::Left, MouseButton::Right])
+    {
+        // X11 and Windows cannot lock the cursor in place; confined and hidden, it still
+        // gives relative motion for looking around.
+        c.grab_mode = if cfg!(target_os = "macos") {
+            CursorGrabMode::Locked
+        } else {
+            CursorGrabMode::Confined
+        };
+        c.visible = false;
+        editor.capture_click = true;
+    }
+}
+
+/// M, F, Ctrl+Z, Ctrl+Y, Ctrl+S and the wheel.
+pub(crate) fn keys(
+    keys: Res<ButtonInput<KeyCode>>,
+    scroll: Res<AccumulatedMouseScroll>,
+    mut editor: ResMut<Editor>,
+    mut world: ResMut<LoamWorld>,
+    cursor: Query<&CursorOptions, With<PrimaryWindow>>,
+) {
+    let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
+    if captured(&cursor) && scroll.delta.y != 0.0 {
+        let notches = match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y.signum() as i32,
+            MouseScrollUnit::Pixel => (scroll.delta.y / 40.0).round() as i32,
+        };
+        editor.tool.scroll(notches);
+    }
+    if keys.just_pressed(KeyCode::KeyM) && !ctrl {
+        let all = Mesher::ALL;
+        let i = all.iter().position(|m| *m == editor.mesher).unwrap_or(0);
+        editor.mesher = all[(i + 1) % all.len()];
+        world.world.set_mesher(editor.mesher);
+        editor.status = format!("mesher: {}", editor.mesher.name());
+    }
+    if keys.just_pressed(KeyCode::KeyF) && !ctrl {
+        editor.mode = match editor.mode {
+            MoveMode::Fly => MoveMode::Walk,
+            MoveMode::Walk => MoveMode::Fly,
+        };
+    }
+    if ctrl && keys.just_pressed(KeyCode::KeyZ) {
+        match world.world.history().undo_target() {
+            Some(stroke) => {
+                editor.stroke = None;
+                apply(&mut editor, &mut world, None, &EditOp::Undo { stroke });
+            }
+            None => editor.status = "nothing to undo".into(),
+        }
+    }
+    if ctrl && keys.just_pressed(KeyCode::KeyY) {
+        match world.world.history().redo_target() {
+            Some(stroke) => {
+                apply(&mut editor, &mut world, None, &EditOp::Redo { stroke });
+            }
+            None => editor.status = "nothing to redo".into(),
+        }
+    }
+    if ctrl && keys.just_pressed(KeyCode::KeyS) {
+        save(&mut editor, &world);
+    }
+}
+
+/// Bakes the world into its file (the ops are already there, appended as they happened).
+pub(crate) fn save(editor: &mut Editor, world: &LoamWorld) {
+    let w = &world.world;
+    let seq = w.log().last().map(|e| e.seq);
+    editor.status = match (editor.store.as_ref().map(Mutex::lock), seq) {
+        (None, _) => "no world file: start the editor with `loam edit FILE` to save".into(),
+        (Some(Err(_)), _) => "save failed: the world file's lock is poisoned".into(),
+        (Some(Ok(_)), None) => "saved (nothing new)".into(),
+        (Some(Ok(mut store)), Some(seq)) => match store.bake(w.field(), w.history(), seq) {
+            Ok(n) => format!("saved: {n} bricks baked at op {seq}"),
+            Err(e) => format!("save failed: {e}"),
+        },
+    };
+}
+
+/// Fly: WASD in the view's horizontal plane, Q/E down/up, Shift ×4, mouse look while
+/// captured. (Walk mode moves the character instead; see [`crate::walk`].)
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn move_camera(
+    mut commands: Commands,
+    time: Res<Time>,
+    keys: Res<ButtonInput<KeyCode>>,
+    motion: Res<AccumulatedMouseMotion>,
+    cursor: Query<&CursorOptions, With<PrimaryWindow>>,
+    mut editor: ResMut<Editor>,
+    mut physics: ResMut<Physics>,
+    world: Res<LoamWorld>,
+    mut camera: Query<&mut Transform, With<EditorCamera>>,
+) {
+    let Ok(mut t) = camera.single_mut() else {
+        return;
+    };
+    if captured(&cursor) {
+        let d = motion.delta * LOOK_PER_PIXEL;
+        editor.look.x -= d.x;
+        editor.look.y = (editor.look.y - d.y).clamp(-1.54, 1.54);
+    }
+    t.rotation = Quat::from_euler(EulerRot::YXZ, editor.look.x, editor.look.y, 0.0);
+    let forward = Vec3::from(t.forward()).with_y(0.0).normalize_or_zero();
+    let right = Vec3::from(t.right()).with_y(0.0).normalize_or_zero();
+    let mut v = Vec3::ZERO;
+    for (key, dir) in [
+        (KeyCode::KeyW, forward),
+        (KeyCode::KeyS, -forward),
+        (KeyCode::KeyD, right),
+        (KeyCode::KeyA, -right),
+        (KeyCode::KeyE, Vec3::Y),
+        (KeyCode::KeyQ, -Vec3::Y),
+    ] {
+        if keys.pressed(key) && !keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]) {
+            v += dir;
+        }
+    }
+    let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+    let dt = time.delta_secs();
+    match editor.mode {
+        MoveMode::Fly => {
+            walk::stop_walking(&mut physics);
+            commands.remove_resource::<WalkFocus>();
+            let fast = if shift { 4.0 } else { 1.0 };
+            t.translation += v.normalize_or_zero() * editor.fly_speed * fast * dt;
+        }
+        MoveMode::Walk => {
+            let wish = v.with_y(0.0).normalize_or_zero();
+            let input = MoveInput {
+                wish: [wish.x, wish.z],
+                run: shift,
+                jump: keys.pressed(KeyCode::Space),
+            };
+            t.translation = walk::walk_step(&mut physics, &world, t.translation, input, dt);
+            let vs = world.world.field().settings().voxel_size;
+            commands.insert_resource(WalkFocus(walk::chunk_of(t.translation, vs)));
+        }
+    }
+}
+
+/// The field raycast from the screen centre.
+pub(crate) fn aim(
+    mut editor: ResMut<Editor>,
+    world: Res<LoamWorld>,
+    camera: Query<&GlobalTransform, With<EditorCamera>>,
+) {
+    let Ok(t) = camera.single() else {
+        return;
+    };
+    let (o, d) = (t.translation(), t.forward());
+    let origin = [o.x, o.y, o.z].map(f64::from);
+    let dir = [d.x, d.y, d.z].map(f64::from);
+    editor.aim = world
+        .world
+        .raycast(origin, dir, TOOL_REACH_M)
+        .ok()
+        .flatten();
+}
+
+/// Held buttons: a press starts a stroke; every 120 ms while held, an op at the current hit.
+pub(crate) fn apply_tool(
+    buttons: Res<ButtonInput<MouseButton>>,
+    cursor: Query<&CursorOptions, With<PrimaryWindow>>,
+    camera: Query<&GlobalTransform, With<EditorCamera>>,
+    mut editor: ResMut<Editor>,
+    mut world: ResMut<LoamWorld>,
+) {
+    let now = Instant::now();
+    let held = |b| buttons.pressed(b);
+    if !captured(&cursor) {
+        editor.stroke = None;
+        return;
+    }
+    // The click that captured the mouse does not edit, until it is released.
+    if editor.capture_click {
+        if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
+            editor.capture_click = false;
+        }
+        return;
+    }
+    let primary = match (held(MouseButton::Left), held(MouseButton::Right)) {
+        (true, _) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    };
+    let Some(primary) = primary else {
+        editor.stroke = None;
+        return;
+    };
+    if editor.stroke.as_ref().is_none_or(|(_, p)| *p != primary) {
+        let id = world.world.next_stroke();
+        editor.stroke = Some((StrokeClock::press(id, now, DEFAULT_REPEAT), primary));
+    }
+    let Some(hit) = editor.aim else {
+        return;
+    };
+    let forward = camera
+        .single()
+        .map(|t| Vec3::from(t.forward()).with_y(0.0).normalize_or(Vec3::X))
+        .unwrap_or(Vec3::X);
+    let Some((clock, _)) = editor.stroke.as_mut() else {
+        return;
+    };
+    if !clock.due(now) {
+        return;
+    }
+    let plane = clock.plane((hit.position, hit.normal));
+    let id = clock.id();
+    let op = editor.tool.op(
+        hit.position,
+        hit.normal,
+        primary,
+        plane,
+        [forward.x, forward.y, forward.z].map(f64::from),
+    );
+    if !apply(&mut editor, &mut world, Some(id), &op) {
+        editor.stroke = None;
+    }
+}
+
+/// The marker sphere at the aim point, sized like the tool; hidden with nothing in reach.
+pub(crate) fn place_marker(
+    editor: Res<Editor>,
+    mut marker: Query<(&mut Transform, &mut Visibility), With<ToolMarker>>,
+) {
+    let Ok((mut t, mut vis)) = marker.single_mut() else {
+        return;
+    };
+    match editor.aim {
+        Some(hit) => {
+            let p = hit.position.map(|v| v as f32);
+            t.translation = Vec3::from(p);
+            let r = editor.tool.radius as f32;
+            t.scale = Vec3::splat(if editor.tool.brush == Brush::Cube {
+                r * 0.8
+            } else {
+                r
+            });
+            *vis = Visibility::Visible;
+        }
+        None => *vis = Visibility::Hidden,
+    }
+}

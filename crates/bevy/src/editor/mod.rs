@@ -1,0 +1,231 @@
+//! The editor: a window on a world where a person flies (or walks) around and digs, builds and
+//! sculpts, every edit showing at once.
+//!
+//! Controls: a click captures the mouse, Esc releases it. WASD moves, Q/E down/up, Shift is
+//! faster. While captured, the left button applies the brush (dig, raise, …) and the right
+//! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
+//! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
+//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves.
+
+mod input;
+mod ui;
+
+use std::sync::Mutex;
+
+use bevy::prelude::*;
+use bevy::window::{CursorGrabMode, CursorOptions, PrimaryWindow};
+use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
+use loam_field::{EditOp, RayHit};
+use loam_mesh::Mesher;
+use loam_store::Store;
+use loam_world::{StrokeClock, World};
+
+use crate::render::CameraPose;
+use crate::tool::ToolSettings;
+use crate::walk::{self, Physics};
+use crate::{LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
+
+/// How far the tool reaches from the camera, metres.
+pub const TOOL_REACH_M: f64 = 120.0;
+
+/// What the editor opens.
+pub struct EditorOptions {
+    /// The world (with its history if it was loaded).
+    pub world: World,
+    /// The world file ops are appended to as they happen and that Ctrl+S bakes; `None` edits
+    /// in memory only.
+    pub store: Option<Store>,
+    /// Where the camera starts.
+    pub camera: CameraPose,
+    /// Window title.
+    pub title: String,
+    /// Window size in pixels.
+    pub size: [u32; 2],
+}
+
+/// Fly or walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoveMode {
+    /// Free flight.
+    #[default]
+    Fly,
+    /// A capsule character on the terrain.
+    Walk,
+}
+
+/// The editor's state.
+#[derive(Resource)]
+pub struct Editor {
+    /// Brush, radius, strength, material.
+    pub tool: ToolSettings,
+    /// Fly or walk.
+    pub mode: MoveMode,
+    /// The mesher the world uses.
+    pub mesher: Mesher,
+    /// The held button's stroke: its clock and whether it is the left (primary) button.
+    pub stroke: Option<(StrokeClock, bool)>,
+    /// Where the tool points: the field raycast from the screen centre.
+    pub aim: Option<RayHit>,
+    /// The world file (behind a mutex: a resource must be `Sync`, an SQLite connection is not).
+    pub store: Option<Mutex<Store>>,
+    /// The last message for the status line (saved, errors).
+    pub status: String,
+    /// Fly speed, metres per second (Shift: ×4).
+    pub fly_speed: f32,
+    /// Yaw and pitch of the camera, radians.
+    pub look: Vec2,
+    /// Ops applied since start.
+    pub ops: u64,
+    /// The click that captured the mouse is still held: it does not edit.
+    pub(crate) capture_click: bool,
+}
+
+/// The camera the editor drives.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct EditorCamera;
+
+/// The translucent sphere that shows where and how big the tool is.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct ToolMarker;
+
+/// Opens the editor window and runs until it is closed.
+pub fn run(options: EditorOptions) -> AppExit {
+    let mut app = App::new();
+    let EditorOptions {
+        world,
+        store,
+        camera,
+        title,
+        size,
+    } = options;
+    let view = scene::view_distance(world.settings(), world.field().settings().voxel_size);
+    let mesher = world.settings().mesher;
+    let pose = camera.transform();
+    let (yaw, pitch, _) = pose.rotation.to_euler(EulerRot::YXZ);
+    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+        primary_window: Some(Window {
+            title,
+            resolution: size.into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }))
+    .add_plugins((
+        EguiPlugin::default(),
+        LoamPlugin,
+        bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
+    ))
+    .insert_resource(LoamWorld::new(world))
+    .insert_resource(Editor {
+        tool: ToolSettings::default(),
+        mode: MoveMode::Fly,
+        mesher,
+        stroke: None,
+        aim: None,
+        store: store.map(Mutex::new),
+        status: String::new(),
+        fly_speed: 12.0,
+        look: Vec2::new(yaw, pitch),
+        ops: 0,
+        capture_click: false,
+    })
+    .add_systems(
+        Startup,
+        move |mut commands: Commands,
+              mut meshes: ResMut<Assets<Mesh>>,
+              mut materials: ResMut<Assets<StandardMaterial>>| {
+            scene::spawn_lights(&mut commands, view);
+            scene::spawn_sky(&mut commands, &mut meshes, &mut materials, view);
+            commands.spawn((
+                Camera3d::default(),
+                pose,
+                scene::fog(view),
+                LoamViewer,
+                EditorCamera,
+            ));
+            commands.spawn((
+                Mesh3d(meshes.add(Sphere::new(1.0).mesh().ico(3).expect("an ico sphere"))),
+                MeshMaterial3d(materials.add(StandardMaterial {
+                    base_color: Color::srgba(1.0, 0.85, 0.3, 0.25),
+                    alpha_mode: AlphaMode::Blend,
+                    unlit: true,
+                    ..Default::default()
+                })),
+                Transform::default(),
+                Visibility::Hidden,
+                ToolMarker,
+            ));
+        },
+    )
+    .add_systems(
+        Update,
+        (
+            input::grab_cursor,
+            input::keys,
+            input::move_camera,
+            input::aim,
+            input::apply_tool,
+        )
+            .chain()
+            .in_set(LoamSet::Edit),
+    )
+    .init_resource::<Physics>()
+    .add_systems(
+        Update,
+        (
+            input::place_marker,
+            walk::track_meshes,
+            walk::refresh_colliders,
+        )
+            .chain()
+            .after(LoamSet::Upload),
+    )
+    .add_systems(PostUpdate, scene::follow_sky)
+    .add_systems(EguiPrimaryContextPass, ui::panels);
+    app.run()
+}
+
+/// Whether the primary window has the mouse captured.
+pub(crate) fn captured(cursor: &Query<&CursorOptions, With<PrimaryWindow>>) -> bool {
+    cursor
+        .single()
+        .is_ok_and(|c| c.grab_mode != CursorGrabMode::None)
+}
+
+/// Applies `op` to the world in stroke `stroke` (`None`: a stroke of its own), appends it to
+/// the world file and marks the edit for the latency readout.
+pub(crate) fn apply(
+    editor: &mut Editor,
+    world: &mut LoamWorld,
+    stroke: Option<u64>,
+    op: &EditOp,
+) -> bool {
+    let r = match stroke {
+        Some(s) => world.world.apply_in_stroke(s, op),
+        None => world.world.apply(op),
+    };
+    match r {
+        Ok(out) => {
+            debug!(
+                "op {} applied: {} samples changed",
+                op.kind(),
+                out.samples_changed
+            );
+            world.mark_edit();
+            editor.ops += 1;
+            if let (Some(store), Some(entry)) = (editor.store.as_ref(), world.world.log().last())
+                && let Err(e) = store
+                    .lock()
+                    .map_err(|_| "the world file's lock is poisoned".to_string())
+                    .and_then(|mut s| s.append(entry).map_err(|e| e.to_string()))
+            {
+                editor.status = format!("could not save the op: {e}");
+            }
+            true
+        }
+        Err(e) => {
+            editor.status = format!("op rejected: {e}");
+            false
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The editor's panels (egui): the HUD, the brush palette with a falloff curve preview, and
+//! the crosshair.
+
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, egui};
+use loam_field::Falloff;
+
+use super::{Editor, EditorCamera, MoveMode};
+use crate::look::PALETTE;
+use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS};
+use crate::{ChunkStats, LoamWorld};
+
+/// Draws the HUD, the palette and the crosshair.
+pub(crate) fn panels(
+    mut contexts: EguiContexts,
+    mut editor: ResMut<Editor>,
+    world: Res<LoamWorld>,
+    stats: Res<ChunkStats>,
+    diagnostics: Option<Res<DiagnosticsStore>>,
+    camera: Query<&GlobalTransform, With<EditorCamera>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let fps = diagnostics
+        .as_ref()
+        .and_then(|d| d.get(&FrameTimeDiagnosticsPlugin::FPS))
+        .and_then(|d| d.smoothed());
+    let p = camera
+        .single()
+        .map(|t| t.translation())
+        .unwrap_or(Vec3::ZERO);
+    let m = world.world.metrics();
+    egui::Area::new(egui::Id::new("hud"))
+        .anchor(egui::Align2::LEFT_TOP, [8.0, 8.0])
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.label(format!(
+                    "mesher {}   mode {}",
+                    editor.mesher.name(),
+                    match editor.mode {
+                        MoveMode::Fly => "fly",
+                        MoveMode::Walk => "walk",
+                    }
+                ));
+                ui.label(format!(
+                    "chunks loaded {}   waiting {}   shown {}",
+                    m.chunks_loaded, m.chunks_waiting, stats.shown
+                ));
+                ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
+                ui.label(format!(
+                    "tool {} {:.1} m   fps {}",
+                    editor.tool.brush.name(),
+                    editor.tool.radius,
+                    fps.map_or("-".into(), |f| format!("{f:.0}"))
+                ));
+                ui.label(format!(
+                    "ops {}   undo {}   last edit to visible {}",
+                    editor.ops,
+                    world
+                        .world
+                        .history()
+                        .undo_target()
+                        .map_or("-".into(), |s| format!("stroke {s}")),
+                    stats
+                        .last_edit_to_visible_ms
+                        .map_or("-".into(), |ms| format!("{ms:.1} ms"))
+                ));
+                if !editor.status.is_empty() {
+                    ui.label(&editor.status);
+                }
+            });
+        });
+    egui::Window::new("Brush")
+        .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
+        .resizable(false)
+        .show(ctx, |ui| palette(ui, &mut editor));
+    // Crosshair at the screen centre.
+    let c = ctx.content_rect().center();
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::new("crosshair"),
+    ));
+    let s = egui::Stroke::new(2.0, egui::Color32::from_white_alpha(220));
+    painter.line_segment([c - egui::vec2(9.0, 0.0), c + egui::vec2(9.0, 0.0)], s);
+    painter.line_segment([c - egui::vec2(0.0, 9.0), c + egui::vec2(0.0, 9.0)], s);
+    Ok(())
+}
+
+fn palette(ui: &mut egui::Ui, editor: &mut Editor) {
+    let tool = &mut editor.tool;
+    egui::Grid::new("brushes").num_columns(2).show(ui, |ui| {
+        for (i, b) in Brush::ALL.iter().enumerate() {
+            ui.selectable_value(&mut tool.brush, *b, b.name());
+            if i % 2 == 1 {
+                ui.end_row();
+            }
+        }
+    });
+    ui.separator();
+    ui.add(
+        egui::Slider::new(&mut tool.radius, MIN_RADIUS..=MAX_RADIUS)
+            .text("radius m")
+            .step_by(0.5),
+    );
+    ui.add(egui::Slider::new(&mut tool.strength, 0.05..=1.0).text("strength"));
+    if tool.brush.is_shape() {
+        ui.add(egui::Slider::new(&mut tool.blend, 0.0..=4.0).text("soft blend m"));
+    }
+    egui::ComboBox::from_label("material")
+        .selected_text(PALETTE[usize::from(tool.material).min(PALETTE.len() - 1)].0)
+        .show_ui(ui, |ui| {
+            for (i, (name, _)) in PALETTE.iter().enumerate() {
+                ui.selectable_value(&mut tool.material, i as u8, *name);
+            }
+        });
+    let falloffs = [
+        ("smooth", Falloff::Smooth),
+        ("sphere", Falloff::Sphere),
+        ("sharp", Falloff::Sharp { n: 4.0 }),
+        ("linear", Falloff::Linear),
+        ("constant", Falloff::Constant),
+    ];
+    let current = falloffs
+        .iter()
+        .find(|(_, f)| std::mem::discriminant(f) == std::mem::discriminant(&tool.falloff))
+        .map_or("?", |(n, _)| n);
+    egui::ComboBox::from_label("falloff")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for (name, f) in falloffs {
+                ui.selectable_value(&mut tool.falloff, f, name);
+            }
+        });
+    // The falloff curve: weight against distance from the centre (0 … radius).
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(180.0, 60.0), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_stroke(
+        rect,
+        2.0,
+        egui::Stroke::new(1.0, egui::Color32::GRAY),
+        egui::StrokeKind::Inside,
+    );
+    let points: Vec<egui::Pos2> = (0..=48)
+        .map(|i| {
+            let d = f64::from(i) / 48.0;
+            let w = tool.falloff.weight(d).clamp(0.0, 1.0);
+            egui::pos2(
+                rect.left() + rect.width() * d as f32,
+                rect.bottom() - rect.height() * w as f32,
+            )
+        })
+        .collect();
+    painter.add(egui::Shape::line(
+        points,
+        egui::Stroke::new(2.0, egui::Color32::from_rgb(240, 200, 80)),
+    ));
+}

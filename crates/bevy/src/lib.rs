@@ -1,0 +1,124 @@
+//! # loam-bevy
+//!
+//! Loam in a Bevy app. [`LoamPlugin`] drives a [`loam_world::World`] each frame around the
+//! entities marked [`LoamViewer`] (usually the camera): it follows them, then swaps in the
+//! meshes the workers finished within a per-frame upload budget (default 4 ms), all meshes of
+//! one batch in the same frame; a chunk keeps its old mesh until its new one arrives, and a
+//! chunk that leaves the view is despawned.
+//!
+//! A game adds the plugin and inserts a [`LoamWorld`]:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use bevy::prelude::*;
+//! use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
+//! use loam_field::{CaveSettings, Field, FieldSettings, Generator, NoiseTerrainSettings};
+//! use loam_world::{World, WorldSettings};
+//!
+//! let g = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default()).unwrap();
+//! let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+//! let world = World::new(field, WorldSettings::default()).unwrap();
+//! App::new()
+//!     .add_plugins((DefaultPlugins, LoamPlugin::default()))
+//!     .insert_resource(LoamWorld::new(world))
+//!     .add_systems(Startup, |mut commands: Commands| {
+//!         commands.spawn((Camera3d::default(), Transform::from_xyz(0.0, 40.0, 0.0), LoamViewer));
+//!     })
+//!     .run();
+//! ```
+//!
+//! The editor ([`editor`]) and the headless renderer ([`render`]) are built on it.
+#![deny(missing_docs)]
+
+pub mod chunks;
+pub mod editor;
+pub mod look;
+pub mod material;
+pub mod render;
+pub mod scene;
+pub mod tool;
+pub mod walk;
+
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+pub use chunks::{ChunkEntities, ChunkEntity, ChunkRemoved, ChunkStats, GroupShown, LoamViewer};
+use loam_world::World;
+
+/// The default per-frame budget for turning finished chunk meshes into Bevy meshes.
+pub const DEFAULT_UPLOAD_BUDGET: Duration = Duration::from_millis(4);
+
+/// The world the plugin drives.
+#[derive(Resource)]
+pub struct LoamWorld {
+    /// The chunk pipeline (field, workers, batches).
+    pub world: World,
+    /// Per-frame upload budget.
+    pub upload_budget: Duration,
+    /// When the newest not-yet-shown edit was applied ([`LoamWorld::mark_edit`]).
+    pub(crate) edit_marked: Option<Instant>,
+}
+
+impl LoamWorld {
+    /// Wraps `world` with the default upload budget.
+    pub fn new(world: World) -> Self {
+        Self {
+            world,
+            upload_budget: DEFAULT_UPLOAD_BUDGET,
+            edit_marked: None,
+        }
+    }
+
+    /// Records that an edit was just applied, so the frame that shows its batch reports the
+    /// edit-to-visible latency in [`ChunkStats::last_edit_to_visible_ms`].
+    pub fn mark_edit(&mut self) {
+        self.edit_marked.get_or_insert_with(Instant::now);
+    }
+}
+
+/// Where the plugin's systems run, in order, in `Update`: apply edits before
+/// [`LoamSet::Follow`] so that an edit's batch forms in the same frame.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoamSet {
+    /// Input and tools that apply ops.
+    Edit,
+    /// `World::update` around the viewers.
+    Follow,
+    /// Pull finished meshes and swap them in.
+    Upload,
+}
+
+/// Drives a [`LoamWorld`] resource: streaming around [`LoamViewer`]s and mesh upload.
+#[derive(Debug, Clone, Default)]
+pub struct LoamPlugin;
+
+impl Plugin for LoamPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<ChunkEntities>()
+            .init_resource::<ChunkStats>()
+            .add_message::<GroupShown>()
+            .add_message::<ChunkRemoved>()
+            .configure_sets(
+                Update,
+                (LoamSet::Edit, LoamSet::Follow, LoamSet::Upload).chain(),
+            )
+            .add_systems(Startup, setup_material)
+            .add_systems(
+                Update,
+                (
+                    chunks::follow_viewers.in_set(LoamSet::Follow),
+                    chunks::upload_meshes.in_set(LoamSet::Upload),
+                )
+                    .run_if(resource_exists::<LoamWorld>),
+            );
+    }
+}
+
+fn setup_material(
+    mut commands: Commands,
+    mut materials: ResMut<Assets<material::TerrainMaterialAsset>>,
+) {
+    commands.insert_resource(chunks::TerrainMaterial(
+        materials.add(material::terrain_material()),
+    ));
+}

@@ -1,0 +1,285 @@
+//! Headless rendering: a scripted camera and ops rendered to a PNG with the same plugin,
+//! renderer and materials as the editor, with no window (no X server needed: the camera draws
+//! into an image and a screenshot of that image is saved). Under Mesa's software Vulkan
+//! (lavapipe) it runs on a machine without a GPU.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bevy::app::{AppExit, ScheduleRunnerPlugin};
+use bevy::camera::RenderTarget;
+use bevy::prelude::*;
+use bevy::render::render_resource::TextureFormat;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::ExitCondition;
+use bevy::winit::WinitPlugin;
+use loam_field::EditOp;
+use loam_world::World;
+
+use crate::{ChunkStats, LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
+
+/// Where the camera stands and what it looks at (world metres).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CameraPose {
+    /// Eye position.
+    pub position: [f64; 3],
+    /// Point looked at (must differ from `position`).
+    pub look_at: [f64; 3],
+}
+
+impl CameraPose {
+    /// The Bevy transform of the pose (y up).
+    pub fn transform(&self) -> Transform {
+        let p = self.position.map(|v| v as f32);
+        let t = self.look_at.map(|v| v as f32);
+        Transform::from_xyz(p[0], p[1], p[2]).looking_at(Vec3::from(t), Vec3::Y)
+    }
+}
+
+/// One picture to render.
+pub struct RenderJob {
+    /// The world, before the ops; chunks stream around the camera.
+    pub world: World,
+    /// Ops applied (each in its stroke, `None`: a stroke of its own) once the view has loaded.
+    pub ops: Vec<(Option<u64>, EditOp)>,
+    /// The camera.
+    pub camera: CameraPose,
+    /// Picture size in pixels (width, height), each 16..=8192.
+    pub size: [u32; 2],
+    /// PNG file to write.
+    pub out: PathBuf,
+    /// Frames drawn after every chunk is shown and before the picture is taken, so that the
+    /// renderer has compiled its pipelines and shadows have settled.
+    pub settle_frames: u32,
+    /// Give up after this long.
+    pub timeout: Duration,
+}
+
+/// What a render did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderReport {
+    /// Chunk meshes on screen when the picture was taken.
+    pub chunks_shown: usize,
+    /// Ops applied.
+    pub ops_applied: usize,
+    /// Frames drawn.
+    pub frames: u64,
+    /// Field hash after the ops (hex), to tie the picture to a replay.
+    pub field_hash: String,
+}
+
+/// Why a render failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The picture size is outside 16..=8192 pixels per side.
+    #[error("picture size {0}x{1} is outside 16..=8192 pixels per side")]
+    Size(u32, u32),
+    /// The camera looks at its own position or a coordinate is not finite.
+    #[error("the camera pose is degenerate (look_at equals position, or not finite)")]
+    Camera,
+    /// The output folder does not exist.
+    #[error("cannot write {0}: its folder does not exist")]
+    NoFolder(PathBuf),
+    /// An op was rejected by the field.
+    #[error("op {index} was rejected: {source}")]
+    Op {
+        /// Index of the op in the job.
+        index: usize,
+        /// Why.
+        source: loam_field::EditError,
+    },
+    /// The picture was not taken in time (no GPU adapter, or too slow).
+    #[error(
+        "no picture after {0:?} (is a Vulkan driver installed? on a machine without a GPU: apt-get install mesa-vulkan-drivers libvulkan1)"
+    )]
+    Timeout(Duration),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Loading,
+    Editing(u64),
+    Settling(u32),
+    Capturing,
+    Done,
+}
+
+#[derive(Resource)]
+struct Script {
+    ops: Vec<(Option<u64>, EditOp)>,
+    phase: Phase,
+    settle_frames: u32,
+    image: Handle<Image>,
+    out: PathBuf,
+    frames: u64,
+    deadline: std::time::Instant,
+    timeout: Duration,
+    result: Arc<Mutex<Option<Result<RenderReport, RenderError>>>>,
+}
+
+/// Renders `job` to its PNG and returns what was drawn. Blocks until the picture is written.
+///
+/// # Errors
+/// [`RenderError`] for a bad size, camera or output path (checked before anything starts),
+/// a rejected op, or a timeout (e.g. no Vulkan adapter).
+pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
+    let [w, h] = job.size;
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(RenderError::Size(w, h));
+    }
+    let c = job.camera;
+    let finite = c.position.iter().chain(&c.look_at).all(|v| v.is_finite());
+    if !finite || c.position == c.look_at {
+        return Err(RenderError::Camera);
+    }
+    let folder = job.out.parent().filter(|p| !p.as_os_str().is_empty());
+    if folder.is_some_and(|p| !p.is_dir()) {
+        return Err(RenderError::NoFolder(job.out.clone()));
+    }
+    let result = Arc::new(Mutex::new(None));
+    let view = scene::view_distance(
+        job.world.settings(),
+        job.world.field().settings().voxel_size,
+    );
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..Default::default()
+            })
+            .disable::<WinitPlugin>(),
+    )
+    .add_plugins((ScheduleRunnerPlugin::run_loop(Duration::ZERO), LoamPlugin))
+    .insert_resource(LoamWorld::new(job.world));
+    let image = {
+        let mut images = app.world_mut().resource_mut::<Assets<Image>>();
+        images.add(Image::new_target_texture(
+            w,
+            h,
+            TextureFormat::Rgba8UnormSrgb,
+            None,
+        ))
+    };
+    let camera = job.camera.transform();
+    let target = image.clone();
+    app.add_systems(
+        Startup,
+        move |mut commands: Commands,
+              mut meshes: ResMut<Assets<Mesh>>,
+              mut materials: ResMut<Assets<StandardMaterial>>| {
+            scene::spawn_lights(&mut commands, view);
+            scene::spawn_sky(&mut commands, &mut meshes, &mut materials, view);
+            commands.spawn((
+                Camera3d::default(),
+                RenderTarget::Image(target.clone().into()),
+                camera,
+                scene::fog(view),
+                LoamViewer,
+            ));
+        },
+    )
+    .insert_resource(Script {
+        ops: job.ops,
+        phase: Phase::Loading,
+        settle_frames: job.settle_frames,
+        image,
+        out: job.out,
+        frames: 0,
+        deadline: std::time::Instant::now() + job.timeout,
+        timeout: job.timeout,
+        result: result.clone(),
+    })
+    .add_systems(Update, drive.in_set(LoamSet::Edit))
+    .add_systems(PostUpdate, scene::follow_sky);
+    app.run();
+    let out = result.lock().map(|mut r| r.take()).unwrap_or(None);
+    out.unwrap_or(Err(RenderError::Timeout(Duration::ZERO)))
+}
+
+/// Whether everything the world has in flight is built and shown.
+fn settled(world: &World) -> bool {
+    world.waiting() == 0 && world.pending_batches() == 0 && world.metrics().queue_depth == 0
+}
+
+fn drive(
+    mut commands: Commands,
+    mut script: ResMut<Script>,
+    mut world: ResMut<LoamWorld>,
+    stats: Res<ChunkStats>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    script.frames += 1;
+    if std::time::Instant::now() > script.deadline && script.phase != Phase::Done {
+        let timeout = script.timeout;
+        finish(&mut script, Err(RenderError::Timeout(timeout)));
+        exit.write(AppExit::Success);
+        return;
+    }
+    match script.phase {
+        // The first update has not run yet on frame 1; wait for the view to load.
+        Phase::Loading if script.frames > 2 && settled(&world.world) => {
+            let ops = std::mem::take(&mut script.ops);
+            for (index, (stroke, op)) in ops.iter().enumerate() {
+                let r = match stroke {
+                    Some(s) => world.world.apply_in_stroke(*s, op),
+                    None => world.world.apply(op),
+                };
+                if let Err(source) = r {
+                    finish(&mut script, Err(RenderError::Op { index, source }));
+                    exit.write(AppExit::Success);
+                    return;
+                }
+            }
+            if !ops.is_empty() {
+                world.mark_edit();
+            }
+            script.ops = ops;
+            script.phase = Phase::Editing(script.frames);
+        }
+        // The ops' batch forms in this frame's update and is pulled in a later frame.
+        Phase::Editing(at) if script.frames > at + 1 && settled(&world.world) => {
+            script.phase = Phase::Settling(script.settle_frames);
+        }
+        Phase::Settling(0) => {
+            let out = script.out.clone();
+            let report = RenderReport {
+                chunks_shown: stats.shown,
+                ops_applied: script.ops.len(),
+                frames: script.frames,
+                field_hash: world.world.field().hash().to_string(),
+            };
+            let result = script.result.clone();
+            commands
+                .spawn(Screenshot::image(script.image.clone()))
+                .observe(save_to_disk(out))
+                .observe(move |_: On<ScreenshotCaptured>| {
+                    if let Ok(mut r) = result.lock() {
+                        r.get_or_insert(Ok(report.clone()));
+                    }
+                });
+            script.phase = Phase::Capturing;
+        }
+        Phase::Settling(n) => script.phase = Phase::Settling(n - 1),
+        Phase::Capturing if script.result.lock().is_ok_and(|r| r.is_some()) => {
+            script.phase = Phase::Done;
+            exit.write(AppExit::Success);
+        }
+        _ => {}
+    }
+}
+
+fn finish(script: &mut Script, r: Result<RenderReport, RenderError>) {
+    if let Ok(mut slot) = script.result.lock() {
+        slot.get_or_insert(r);
+    }
+    script.phase = Phase::Done;
+}
+
+/// Whether `path` names a PNG file (by extension).
+pub fn is_png(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+}

@@ -1,0 +1,145 @@
+//! `loam edit [WORLD]` (and `loam` alone): the editor on a world file, or — on a machine with
+//! no display — a headless render of the example session instead.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use loam_bevy::editor::EditorOptions;
+use loam_field::Field;
+use loam_mesh::Mesher;
+use loam_store::Store;
+use loam_world::World;
+
+use crate::render::{self, RenderArgs};
+use crate::session;
+
+/// The world `loam` opens without arguments (created on first use).
+pub const DEFAULT_WORLD: &str = "worlds/default.loam";
+/// The session whose terrain a new world gets, and that the headless fallback renders.
+pub const DEFAULT_SESSION: &str = "examples/generated.json";
+/// The session the headless fallback renders (the real DEM with a hole dug in view).
+pub const HEADLESS_SESSION: &str = "examples/render.json";
+/// Where the headless fallback writes its picture.
+pub const HEADLESS_OUT: &str = "out/editor-headless.png";
+
+/// Arguments of `loam edit`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EditArgs {
+    /// The world file: opened if it exists, else created with `--session`'s terrain. Every
+    /// op is appended to it as it happens; Ctrl+S bakes it.
+    #[arg(default_value = DEFAULT_WORLD)]
+    pub world: PathBuf,
+    /// The session whose terrain, field settings and camera a new world gets.
+    #[arg(long, default_value = DEFAULT_SESSION)]
+    pub session: PathBuf,
+    /// The mesher to start with (mc, mc33, sn or dc; M switches).
+    #[arg(long, default_value = "mc")]
+    pub mesher: String,
+    /// Worker threads meshing chunks (0: the cores minus one).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Window size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720")]
+    pub size: String,
+}
+
+impl Default for EditArgs {
+    fn default() -> Self {
+        Self {
+            world: DEFAULT_WORLD.into(),
+            session: DEFAULT_SESSION.into(),
+            mesher: "mc".into(),
+            threads: 0,
+            size: "1280x720".into(),
+        }
+    }
+}
+
+/// Whether a window can be opened: an X11 or Wayland display is named.
+fn has_display() -> bool {
+    if cfg!(any(target_os = "windows", target_os = "macos")) {
+        return true;
+    }
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// Runs the editor, or the headless fallback without a display.
+///
+/// # Errors
+/// A world in use or unreadable, a bad session, a failed render.
+pub fn run(args: &EditArgs) -> anyhow::Result<()> {
+    if !has_display() {
+        println!(
+            "loam: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the editor cannot open a window."
+        );
+        println!("loam: rendering {HEADLESS_SESSION} headless instead …");
+        render::run(&RenderArgs {
+            session: HEADLESS_SESSION.into(),
+            out: HEADLESS_OUT.into(),
+            size: [1280, 720],
+            without_ops: false,
+            mesher: args.mesher.clone(),
+            threads: args.threads,
+            settle_frames: 8,
+            timeout_s: 600,
+        })?;
+        println!(
+            "loam: the picture is at {HEADLESS_OUT}; on a desktop, `cargo run --release -p loam` opens the editor."
+        );
+        return Ok(());
+    }
+    let mesher = Mesher::from_name(&args.mesher)
+        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
+    let size = parse_size(&args.size)?;
+    let loaded = session::load(&args.session)?;
+    let settings = loaded.session.world.settings(args.threads, mesher);
+    let (mut store, created) = open_or_create(&args.world, &loaded)?;
+    let world = {
+        let w = crate::world::load(&mut store, &args.world)?;
+        World::resume(w.field, w.history, w.last_seq, settings)?
+    };
+    let camera = {
+        let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
+        render::camera_of(&loaded.session, &base)
+    };
+    println!(
+        "loam: {} {}",
+        if created { "created" } else { "opened" },
+        args.world.display()
+    );
+    let exit = loam_bevy::editor::run(EditorOptions {
+        world,
+        store: Some(store),
+        camera,
+        title: format!("Loam — {}", args.world.display()),
+        size,
+    });
+    if exit.is_error() {
+        anyhow::bail!("the editor stopped with an error");
+    }
+    Ok(())
+}
+
+fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .with_context(|| format!("--size {s:?} is not WIDTHxHEIGHT"))?;
+    Ok([w.trim().parse()?, h.trim().parse()?])
+}
+
+fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Store, bool)> {
+    if path.exists() {
+        let store = Store::open(path).with_context(|| format!("opening world {path:?}"))?;
+        return Ok((store, false));
+    }
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+    }
+    let store = crate::world::create(path, &loaded.session, loaded.heightmap_blake3.as_deref())?;
+    Ok((store, true))
+}

@@ -1,0 +1,142 @@
+//! `loam render`: a session's camera and ops drawn to a PNG, headless, with the editor's
+//! plugin, renderer and materials.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use loam_bevy::render::{CameraPose, RenderJob};
+use loam_field::Field;
+use loam_mesh::Mesher;
+use loam_world::World;
+
+use crate::pipeline::op_center;
+use crate::session::{self, Session};
+
+/// Arguments of `loam render`.
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The session file (JSON, see docs/session-format.md): terrain, ops and `camera`.
+    pub session: PathBuf,
+    /// The PNG to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Picture size, WIDTHxHEIGHT pixels, each 16–8192.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub size: [u32; 2],
+    /// Draw the view without the session's ops (for a before/after comparison).
+    #[arg(long)]
+    pub without_ops: bool,
+    /// The mesher (mc, mc33, sn or dc; default mc).
+    #[arg(long, default_value = "mc")]
+    pub mesher: String,
+    /// Worker threads meshing chunks (0: the cores minus one).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Frames drawn after every chunk is shown, before the picture is taken.
+    #[arg(long, default_value_t = 8)]
+    pub settle_frames: u32,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    pub timeout_s: u64,
+}
+
+fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?} is not WIDTHxHEIGHT"))?;
+    let p = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (16..=8192).contains(n))
+            .ok_or_else(|| format!("{v:?} is not a size in 16..=8192"))
+    };
+    Ok([p(w)?, p(h)?])
+}
+
+/// The camera of `session`: its `camera`, or looking at the first op's centre (the ground at
+/// the origin without ops) from 24 m south and 12 m up, kept 4 m above the ground.
+pub fn camera_of(session: &Session, field: &Field) -> CameraPose {
+    if let Some(c) = session.camera {
+        return CameraPose {
+            position: c.position,
+            look_at: c.look_at,
+        };
+    }
+    let g = field.generator();
+    let look_at = session
+        .ops
+        .iter()
+        .find_map(|o| op_center(&o.op))
+        .unwrap_or([0.0, g.surface_height(0.0, 0.0), 0.0]);
+    let (x, z) = (look_at[0], look_at[2] + 24.0);
+    let y = (look_at[1] + 12.0).max(g.surface_height(x, z) + 4.0);
+    CameraPose {
+        position: [x, y, z],
+        look_at,
+    }
+}
+
+/// Runs `loam render`.
+///
+/// # Errors
+/// A bad session, mesher or output path; a rejected op; no picture in time (no Vulkan
+/// driver).
+pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
+    let mesher = Mesher::from_name(&args.mesher)
+        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
+    if !loam_bevy::render::is_png(&args.out) {
+        bail!("--out {:?} must name a .png file", args.out);
+    }
+    if let Some(parent) = args.out.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+    }
+    let loaded = session::load(&args.session)?;
+    let s = &loaded.session;
+    let field = Field::new(s.field, Arc::new(loaded.generator))?;
+    let camera = camera_of(s, &field);
+    let world = World::new(field, s.world.settings(args.threads, mesher))?;
+    let ops = if args.without_ops {
+        Vec::new()
+    } else {
+        s.ops.iter().map(|o| (o.stroke, o.op.clone())).collect()
+    };
+    let report = loam_bevy::render::render(RenderJob {
+        world,
+        ops,
+        camera,
+        size: args.size,
+        out: args.out.clone(),
+        settle_frames: args.settle_frames,
+        timeout: Duration::from_secs(args.timeout_s),
+    })?;
+    println!(
+        "rendered {} ({}x{}): {} chunks shown, {} ops, {} frames",
+        args.out.display(),
+        args.size[0],
+        args.size[1],
+        report.chunks_shown,
+        report.ops_applied,
+        report.frames
+    );
+    println!("field-hash: {}", report.field_hash);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_and_bad_ones_are_refused() {
+        assert_eq!(parse_size("1280x720"), Ok([1280, 720]));
+        assert_eq!(parse_size("64X48"), Ok([64, 48]));
+        for bad in ["1280", "0x720", "8193x10", "axb", "-5x10"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `loam render` end to end, through the real renderer: the example session on the real DEM
+//! with a hole dug in view, against the same view without the edit.
+//!
+//! These tests need a Vulkan driver (on a machine without a GPU, Mesa's lavapipe:
+//! `apt-get install mesa-vulkan-drivers libvulkan1`), so they are `#[ignore]`d in a plain
+//! `cargo test`; `.ci/run` installs the driver and runs them with
+//! `cargo test -p loam --test render -- --ignored`. The pictures are kept in
+//! `target/render-check/` (under CARGO_TARGET_DIR) to be looked at.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn out_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let d = target.join("render-check");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// RGB pixels of a PNG (8-bit RGB or RGBA) and its size.
+fn read_png(path: &Path) -> (Vec<[u8; 3]>, u32, u32) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("unexpected colour type {other:?}"),
+    };
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let px = buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    (px, info.width, info.height)
+}
+
+fn render(out: &Path, extra: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(root())
+        .args([
+            "render",
+            "examples/render.json",
+            "--size",
+            "640x360",
+            "--threads",
+            "2",
+        ])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "render failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+/// Whether a pixel looks like terrain (grass, soil or rock: not sky blue, not black).
+fn terrain(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    let sky = b > r + 25 && b > g;
+    !sky && r + g + b > 30
+}
+
+fn sky(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    b > r + 25 && b > g && b > 120
+}
+
+#[test]
+#[ignore = "needs a Vulkan driver; .ci/run runs it with --ignored"]
+fn the_dem_renders_with_terrain_sky_and_a_visible_hole() {
+    let d = out_dir();
+    let (with, without) = (d.join("with-hole.png"), d.join("without-hole.png"));
+    let a = render(&with, &[]);
+    let b = render(&without, &["--without-ops"]);
+    assert!(a.contains("3 ops"), "{a}");
+    assert!(b.contains("0 ops"), "{b}");
+    let (pa, w, h) = read_png(&with);
+    let (pb, w2, h2) = read_png(&without);
+    assert_eq!((w, h, w2, h2), (640, 360, 640, 360));
+    let n = pa.len() as f64;
+
+    // Not uniform: the luminance spreads.
+    let lum: Vec<f64> = pa
+        .iter()
+        .map(|p| 0.2126 * f64::from(p[0]) + 0.7152 * f64::from(p[1]) + 0.0722 * f64::from(p[2]))
+        .collect();
+    let mean = lum.iter().sum::<f64>() / n;
+    let sd = (lum.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / n).sqrt();
+    assert!(
+        sd > 12.0,
+        "luminance standard deviation {sd:.1}: a uniform picture?"
+    );
+
+    // Terrain colours fill most of the view; some sky shows above the horizon.
+    let terrain_share = pa.iter().filter(|p| terrain(**p)).count() as f64 / n;
+    let sky_share = pa.iter().filter(|p| sky(**p)).count() as f64 / n;
+    assert!(terrain_share > 0.4, "terrain covers {terrain_share:.2}");
+    assert!(sky_share > 0.01, "sky covers {sky_share:.3}");
+
+    // The hole: a clear difference against the view without the edit, in the middle of the
+    // picture where the camera looks, and little elsewhere.
+    let differs = |p: &[u8; 3], q: &[u8; 3]| {
+        p.iter()
+            .zip(q)
+            .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
+            .sum::<i32>()
+            > 40
+    };
+    let (mut centre, mut centre_n, mut rim, mut rim_n) = (0usize, 0usize, 0usize, 0usize);
+    for (i, (p, q)) in pa.iter().zip(&pb).enumerate() {
+        let (x, y) = (
+            (i as u32 % w) as f64 / f64::from(w),
+            (i as u32 / w) as f64 / f64::from(h),
+        );
+        let inner = (0.3..0.7).contains(&x) && (0.3..0.85).contains(&y);
+        let outer = !(0.1..0.9).contains(&x) || y < 0.1;
+        if inner {
+            centre_n += 1;
+            centre += usize::from(differs(p, q));
+        } else if outer {
+            rim_n += 1;
+            rim += usize::from(differs(p, q));
+        }
+    }
+    let (c, r) = (centre as f64 / centre_n as f64, rim as f64 / rim_n as f64);
+    assert!(
+        c > 0.08,
+        "only {c:.3} of the centre changed: no visible hole"
+    );
+    assert!(
+        r < c / 3.0,
+        "the rim changed as much as the centre ({r:.3} vs {c:.3})"
+    );
+}
+
+#[test]
+fn bad_render_arguments_are_refused_before_anything_starts() {
+    let d = out_dir();
+    for (args, expect) in [
+        (vec!["--size", "10x10"], "16..=8192"),
+        (vec!["--mesher", "xx"], "unknown mesher"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .current_dir(root())
+            .args(["render", "examples/render.json", "--out"])
+            .arg(d.join("bad.png"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(root())
+        .args(["render", "examples/render.json", "--out", "x.jpg"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".png"));
+}
