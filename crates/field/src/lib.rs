@@ -44,6 +44,7 @@ mod generator;
 mod hash;
 mod history;
 mod op;
+mod quant;
 mod raycast;
 pub mod sculpt;
 
@@ -60,6 +61,7 @@ pub use generator::{
 pub use hash::FieldHash;
 pub use history::History;
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
+pub use quant::{QMAX, Quant};
 pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };

@@ -14,18 +14,15 @@ fn dig_then_build_same_ball() {
     assert!(out.samples_changed > 0);
     for s in samples([-2, 4, -2], [10, 16, 10]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
-        let want = (f64::from(s.y) - 10.0)
-            .max(3.0 - dist(p, c))
-            .clamp(-2.0, 2.0) as f32
-            + 0.0;
+        let want = grid((f64::from(s.y) - 10.0).max(3.0 - dist(p, c)), 2.0);
         assert_eq!(f.sample(s).to_bits(), want.to_bits(), "after dig at {s:?}");
     }
     f.apply(&build(c, 3.0, 5)).unwrap();
     for s in samples([-2, 4, -2], [10, 16, 10]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
         let d = dist(p, c) - 3.0;
-        let dug = (f64::from(s.y) - 10.0).max(-d).clamp(-2.0, 2.0) as f32 + 0.0;
-        let want = dug.min(d.clamp(-2.0, 2.0) as f32 + 0.0);
+        let dug = grid((f64::from(s.y) - 10.0).max(-d), 2.0);
+        let want = dug.min(grid(d, 2.0));
         assert_eq!(
             f.sample(s).to_bits(),
             want.to_bits(),
@@ -37,7 +34,7 @@ fn dig_then_build_same_ball() {
             assert_eq!(f.material(s), 5);
         }
     }
-    assert_eq!(f.sample(SamplePos::new(4, 10, 4)), -2.0);
+    assert_eq!(f.sample(SamplePos::new(4, 10, 4)), grid(-2.0, 2.0));
 }
 
 #[test]
@@ -56,10 +53,7 @@ fn edits_across_brick_borders_and_negative_coordinates() {
     assert_eq!(bx.max, SamplePos::new(-26, -19, 6));
     for s in samples([-40, -28, -9], [-24, -12, 8]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
-        let want = (f64::from(s.y) + 20.0)
-            .max(5.0 - dist(p, c))
-            .clamp(-2.0, 2.0) as f32
-            + 0.0;
+        let want = grid((f64::from(s.y) + 20.0).max(5.0 - dist(p, c)), 2.0);
         assert_eq!(f.sample(s).to_bits(), want.to_bits(), "{s:?}");
         if f.sample(s) != f.generator().sample(s, 1.0, 2.0) {
             assert!(

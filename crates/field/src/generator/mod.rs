@@ -5,8 +5,10 @@
 //!
 //! ```text
 //! ground(p) = (p.y − h(p.x, p.z)) / √(1 + Lh²)        Lh: Lipschitz bound of h
-//! value(p)  = clamp(max(ground(p), −cave(p)), −band, band)
+//! value(p)  = Q(clamp(max(ground(p), −cave(p)), −band, band))
 //! ```
+//!
+//! where `Q` rounds onto the field's 16-bit quantisation grid ([`crate::Quant`]).
 //!
 //! Dividing by `√(1 + Lh²)` makes the height field's raw value a true distance bound
 //! (DESIGN.md, "Narrow band"); the cave SDF is scaled the same way, and the max of 1-Lipschitz
@@ -23,6 +25,7 @@ pub use heightmap::{
 pub use noise_terrain::{NoiseLayer, NoiseTerrainSettings};
 
 use crate::coords::{SampleBox, SamplePos};
+use crate::quant::Quant;
 use caves::Caves;
 use heightmap::HeightmapGround;
 use noise_terrain::NoiseGround;
@@ -167,8 +170,8 @@ impl Generator {
         (1.0 + l * l).sqrt()
     }
 
-    /// The field value at world point `p` (metres), clamped to `±band` and with −0 written as
-    /// +0. `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
+    /// The field value at world point `p` (metres), clamped to `±band` and rounded onto the
+    /// quantisation grid (`clamp_band`). `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
     /// passed in so a column is computed once.
     #[inline]
     fn value_with(&self, p: [f64; 3], h: f64, inv_scale: f64, band: f64) -> f32 {
@@ -185,7 +188,8 @@ impl Generator {
     }
 
     /// The field value at any world point `p` (metres) for a band of `band` metres: the
-    /// continuous function the samples are taken from. 1-Lipschitz up to f32 rounding.
+    /// function the samples are taken from, on the quantisation grid ([`Quant`]):
+    /// 1-Lipschitz up to one grid step.
     pub fn value(&self, p: [f64; 3], band: f64) -> f32 {
         let h = self.surface_height(p[0], p[2]);
         self.value_with(p, h, self.inv_scale, band)
@@ -269,11 +273,11 @@ pub(crate) fn wrap_noise(q: f64) -> f64 {
     q - 256.0 * (q * (1.0 / 256.0)).floor()
 }
 
-/// Clamps `v` to `±band`, converts to f32 and writes −0 as +0, so that every stored value has
-/// one bit pattern per number.
+/// Clamps `v` to `±band` and rounds it onto the field's quantisation grid ([`Quant`]): every
+/// value the generator makes and every op writes goes through here, so every sample is on
+/// the grid (16-bit fixed point over ±band), keeps its sign (a negative value never becomes
+/// 0, which is air), and has one bit pattern per number (−0 is written as +0).
 #[inline]
 pub(crate) fn clamp_band(v: f64, band: f64) -> f32 {
-    let b = band as f32;
-    let v = (v as f32).clamp(-b, b);
-    v + 0.0
+    Quant::new(band).quantize(v)
 }

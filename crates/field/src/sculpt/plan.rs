@@ -406,12 +406,13 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     // sample clamped at the band and raised is too near the surface, and repeated strokes
     // would grow false surfaces from it); the redistanced field has the brushed zero set.
     redistance(&mut work, dims, vs, band, 1);
+    // Back onto the grid (redistancing keeps every sign; so does the grid).
     let mut i = 0;
     each(b, |pos| {
-        let v = work[i];
+        let v = clamp_band(f64::from(work[i]), band);
         i += 1;
         let old = read.at(pos);
-        plan.push(pos, old, (v + 0.0, old.1));
+        plan.push(pos, old, (v, old.1));
     });
     Ok(plan)
 }

@@ -1,0 +1,131 @@
+//! The field's quantisation grid: SDF values as 16-bit fixed point over the narrow band
+//! (DESIGN.md, "Narrow band").
+//!
+//! ```text
+//! step   = band / 32767                        (f64)
+//! q      = clamp(round(v / step), −32767, 32767), and −1 where v < 0 but q = 0
+//! value  = q as f32 × step32                   step32: the largest f32 ≤ step
+//! ```
+//!
+//! Every value that enters the field goes through [`Quant::quantize`] (the generator's
+//! `clamp_band`, every op's new value), so every stored and generated sample is on the grid
+//! and a brick can hold it as an `i16` with an exact round trip. The sign is kept: a
+//! negative value never becomes 0 (0 is air), a non-negative one never becomes negative.
+//! Rounding `step32` down keeps `|value| ≤ band` (as f32) for every `q`.
+//!
+//! With the default band of 2 voxels the step is 2/32767 ≈ 6.1·10⁻⁵ voxel.
+
+/// The largest quantised magnitude: `±QMAX` is `±band`.
+pub const QMAX: i16 = 32767;
+
+/// The quantisation grid of a field whose band is `band` metres.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quant {
+    step: f64,
+    step32: f32,
+}
+
+impl Quant {
+    /// The grid for a band of `band` metres (finite and positive, as [`crate::FieldSettings`]
+    /// validates).
+    pub fn new(band: f64) -> Self {
+        let step = band / f64::from(QMAX);
+        let mut step32 = step as f32;
+        if f64::from(step32) > step {
+            step32 = step32.next_down();
+        }
+        Self { step, step32 }
+    }
+
+    /// The step in metres (the f32 that [`Quant::value`] multiplies by).
+    pub fn step(&self) -> f32 {
+        self.step32
+    }
+
+    /// The grid index of `v` (metres): `round(v / step)` clamped to `±32767`, and `−1` for a
+    /// negative `v` that would round to 0. NaN gives 0.
+    #[inline]
+    pub fn index(&self, v: f64) -> i16 {
+        let q = (v / self.step)
+            .round()
+            .clamp(-f64::from(QMAX), f64::from(QMAX)) as i16;
+        if q == 0 && v < 0.0 { -1 } else { q }
+    }
+
+    /// The value (metres) of grid index `q`: `q as f32 × step32`. Never −0.
+    #[inline]
+    pub fn value(&self, q: i16) -> f32 {
+        f32::from(q) * self.step32
+    }
+
+    /// `v` rounded onto the grid: `value(index(v))`.
+    #[inline]
+    pub fn quantize(&self, v: f64) -> f32 {
+        self.value(self.index(v))
+    }
+
+    /// The grid index of a value that is on the grid, or `None` if `v` is not
+    /// (`value(index(v)) != v`, compared by bits).
+    #[inline]
+    pub fn exact_index(&self, v: f32) -> Option<i16> {
+        let q = self.index(f64::from(v));
+        (self.value(q).to_bits() == v.to_bits()).then_some(q)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_round_trips_and_stays_in_the_band() {
+        for band in [2.0, 1.0, 0.06, 32.0, 16000.0, 0.001] {
+            let g = Quant::new(band);
+            let b = band as f32;
+            for q in -QMAX..=QMAX {
+                let v = g.value(q);
+                assert_eq!(g.index(f64::from(v)), q, "band {band} q {q}");
+                assert_eq!(g.exact_index(v), Some(q));
+                assert!(v.abs() <= b, "band {band} q {q}: {v} beyond the band");
+                assert_eq!(v < 0.0, q < 0, "sign of q {q}");
+                assert_ne!(v.to_bits(), (-0.0f32).to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn signs_are_kept_and_values_clamped() {
+        let g = Quant::new(2.0);
+        let s = f64::from(g.step());
+        assert_eq!(g.index(-1e-30), -1, "a tiny negative stays solid");
+        assert_eq!(g.index(-0.4 * s), -1);
+        assert_eq!(g.index(-0.0), 0, "−0 is air");
+        assert_eq!(g.index(0.0), 0);
+        assert_eq!(g.index(0.4 * s), 0, "a tiny positive is air at 0");
+        assert_eq!(g.index(1e9), QMAX);
+        assert_eq!(g.index(-1e9), -QMAX);
+        assert_eq!(g.index(f64::NAN), 0);
+        assert_eq!(g.quantize(-0.0).to_bits(), 0);
+        assert_eq!(g.quantize(3.0), g.value(QMAX));
+        // Monotone: a larger value never gets a smaller index.
+        let mut last = i16::MIN;
+        for i in -70_000..70_000 {
+            let q = g.index(f64::from(i) * 0.37 * s);
+            assert!(q >= last);
+            last = q;
+        }
+        // Within half a step inside the band.
+        for v in [0.123456, -1.999, 1.0, -0.5e-3] {
+            assert!((f64::from(g.quantize(v)) - v).abs() <= 0.5 * s + 1e-9);
+        }
+    }
+
+    #[test]
+    fn off_grid_values_have_no_exact_index() {
+        let g = Quant::new(2.0);
+        assert_eq!(g.exact_index(0.1), None);
+        assert_eq!(g.exact_index(f32::NAN), None);
+        assert_eq!(g.exact_index(0.0), Some(0));
+        assert_eq!(g.exact_index(-0.0), None, "−0 is never stored");
+    }
+}
