@@ -197,6 +197,59 @@ fn brush_ops(c: &mut Criterion) {
     group.finish();
 }
 
+/// A dig of r = 4 m over bricks that exist but are packed, right after an op elsewhere: the
+/// timed apply unpacks its own bricks (from the decoded cache, or with the cache off from
+/// LZ4) and packs the other op's hot bricks, as an op that moves on does.
+fn moving(c: &mut Criterion) {
+    let field = terrain_field();
+    let at = |x: f64, z: f64| [x, field.generator().surface_height(x, z), z];
+    let op = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: at(30.0, 30.0),
+        radius: 4.0,
+        material: 0,
+        blend: 0.0,
+    };
+    let mut warm = field.clone();
+    warm.apply(&opposite(&op)).unwrap();
+    let elsewhere = EditOp::Sphere {
+        mode: CsgMode::Union,
+        center: at(200.0, 200.0),
+        radius: 4.0,
+        material: 0,
+        blend: 0.0,
+    };
+    warm.apply(&elsewhere).unwrap();
+    let hot = warm.brick_bytes();
+    let mut group = c.benchmark_group("sculpt/moving");
+    for (name, cache) in [
+        ("cache", loam_field::DECODED_CACHE_DEFAULT_CAPACITY),
+        ("no_cache", 0),
+    ] {
+        loam_field::set_decoded_cache_capacity(cache);
+        group.bench_function(BenchmarkId::new("sphere_dig_r4", name), |b| {
+            b.iter_batched(
+                || warm.clone(),
+                |mut f| {
+                    black_box(f.apply(black_box(&op)).unwrap());
+                    f
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    loam_field::set_decoded_cache_capacity(loam_field::DECODED_CACHE_DEFAULT_CAPACITY);
+    let mut after = warm.clone();
+    after.apply(&op).unwrap();
+    eprintln!(
+        "sculpt/moving: {} bricks, {} bytes before the timed apply, {} after",
+        after.brick_count(),
+        hot,
+        after.brick_bytes()
+    );
+    group.finish();
+}
+
 fn undo(c: &mut Criterion) {
     let mut field = terrain_field();
     let mut history = History::new(usize::MAX);
@@ -226,5 +279,5 @@ fn undo(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, brush_ops, undo);
+criterion_group!(benches, brush_ops, moving, undo);
 criterion_main!(benches);

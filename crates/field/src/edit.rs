@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BrickKey, SampleBox, SamplePos};
-use crate::field::Field;
+use crate::field::{Field, HOT_MAX};
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
+use crate::quant::Quant;
 
 /// What an applied op changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -151,12 +152,34 @@ impl Field {
             *e = (e.0.min(key.y), e.1.max(key.y));
             bricks.insert(key, Arc::new(brick));
         }
+        // Each written brick becomes a new hot (decoded) brick: its samples are moved out of
+        // the old one when nothing else holds them (a snapshot keeps its own), else copied.
+        let quant = Quant::new(band);
+        let touched: Vec<BrickKey> = per_brick.keys().copied().collect();
         for (key, list) in per_brick {
-            let brick = Arc::make_mut(bricks.get_mut(&key).expect("made above"));
+            let old = bricks.remove(&key).expect("made above");
+            let mut s = old.into_samples();
             for (i, v, m) in list {
-                brick.set(i, v, m);
+                s.q[i] = quant.index(f64::from(v));
+                s.m[i] = m;
+            }
+            bricks.insert(key, Arc::new(Brick::hot(quant, s)));
+        }
+        // The last op's bricks stay hot; the ones before are packed now (unless written again).
+        let keep = touched.len() <= HOT_MAX;
+        let cold = self
+            .hot
+            .iter()
+            .filter(|k| !keep || touched.binary_search(k).is_err())
+            .chain(touched.iter().filter(|_| !keep));
+        for key in cold {
+            if let Some(b) = bricks.get_mut(key)
+                && b.is_hot()
+            {
+                *b = Arc::new(b.packed());
             }
         }
+        self.hot = if keep { touched } else { Vec::new() };
         out
     }
 }

@@ -48,7 +48,10 @@ mod quant;
 mod raycast;
 pub mod sculpt;
 
-pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
+pub use brick::{
+    Brick, BrickSamples, DECODED_CACHE_DEFAULT_CAPACITY, DecodedCacheStats, GENERATOR_MATERIAL,
+    MaterialId, brick_index, decoded_cache_stats, set_decoded_cache_capacity,
+};
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };

@@ -22,6 +22,7 @@ pub const QMAX: i16 = 32767;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Quant {
     step: f64,
+    inv_step: f64,
     step32: f32,
 }
 
@@ -34,7 +35,11 @@ impl Quant {
         if f64::from(step32) > step {
             step32 = step32.next_down();
         }
-        Self { step, step32 }
+        Self {
+            step,
+            inv_step: f64::from(QMAX) / band,
+            step32,
+        }
     }
 
     /// The step in metres (the f32 that [`Quant::value`] multiplies by).
@@ -46,9 +51,7 @@ impl Quant {
     /// negative `v` that would round to 0. NaN gives 0.
     #[inline]
     pub fn index(&self, v: f64) -> i16 {
-        let q = (v / self.step)
-            .round()
-            .clamp(-f64::from(QMAX), f64::from(QMAX)) as i16;
+        let q = round_half_away(v / self.step).clamp(-i32::from(QMAX), i32::from(QMAX)) as i16;
         if q == 0 && v < 0.0 { -1 } else { q }
     }
 
@@ -68,9 +71,23 @@ impl Quant {
     /// (`value(index(v)) != v`, compared by bits).
     #[inline]
     pub fn exact_index(&self, v: f32) -> Option<i16> {
-        let q = self.index(f64::from(v));
+        // A value on the grid is within 0.005 of its index times the step (|q| ≤ 32767, f32
+        // rounding), so multiplying by the inverse finds the index; the check refuses the rest.
+        let q = round_half_away(f64::from(v) * self.inv_step)
+            .clamp(-i32::from(QMAX), i32::from(QMAX)) as i16;
         (self.value(q).to_bits() == v.to_bits()).then_some(q)
     }
+}
+
+/// `x.round()` (halves away from zero) as an integer, for `|x| ≤ 40 000` (beyond, the result is
+/// clamped there); NaN gives 0. Exact: `x − trunc(x)` has no rounding error. Written out
+/// because `f64::round` is a library call on baseline x86-64 and this runs per sample.
+#[inline]
+fn round_half_away(x: f64) -> i32 {
+    let x = x.clamp(-40_000.0, 40_000.0);
+    let i = x as i32;
+    let f = x - f64::from(i);
+    i + i32::from(f >= 0.5) - i32::from(f <= -0.5)
 }
 
 #[cfg(test)]
@@ -118,6 +135,34 @@ mod tests {
         for v in [0.123456, -1.999, 1.0, -0.5e-3] {
             assert!((f64::from(g.quantize(v)) - v).abs() <= 0.5 * s + 1e-9);
         }
+    }
+
+    #[test]
+    fn rounding_matches_f64_round() {
+        let mut x = 0.123_456_7f64;
+        for v in [
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            0.499_999_999_999_999_9,
+            -0.0,
+            0.0,
+            32767.5,
+            -32767.5,
+        ] {
+            assert_eq!(round_half_away(v), v.round() as i32, "{v}");
+        }
+        for _ in 0..100_000 {
+            x = (x * 7919.0 + 0.313) % 1.0;
+            let v = (x - 0.5) * 80_000.0;
+            assert_eq!(round_half_away(v), v.round() as i32, "{v}");
+            let h = (v * 2.0).round() / 2.0; // a tie
+            assert_eq!(round_half_away(h), h.round() as i32, "{h}");
+        }
+        assert_eq!(round_half_away(f64::NAN), 0);
+        assert_eq!(round_half_away(1e300), 40_000);
     }
 
     #[test]

@@ -374,12 +374,19 @@ fn cached_generator_bricks_fill_and_edit_like_the_generator() {
             for x in -1..=2 {
                 let k = BrickKey::new(x, y, z);
                 let b = Brick::generate(plain.generator(), k, vs, band);
-                assert_eq!(Brick::from_generator_values(b.values()).as_ref(), Some(&b));
+                assert_eq!(
+                    Brick::from_generator_values(&b.values(), band).as_ref(),
+                    Some(&b)
+                );
                 cache.insert(k, b.values().into());
             }
         }
     }
-    assert!(Brick::from_generator_values(&[0.0; 7]).is_none());
+    assert!(Brick::from_generator_values(&[0.0; 7], band).is_none());
+    // Values off the grid are not the generator's.
+    let mut off = Brick::generate(plain.generator(), BrickKey::new(0, by, 0), vs, band).values();
+    off[100] += 1e-3;
+    assert!(Brick::from_generator_values(&off, band).is_none());
     let min = SamplePos::new(-20, by * 32 - 20, -20);
     let dims = [90, 80, 85];
     let n = dims[0] * dims[1] * dims[2];
@@ -396,7 +403,7 @@ fn cached_generator_bricks_fill_and_edit_like_the_generator() {
     cached
         .apply_with(&op, |_, keys, _, _| {
             keys.iter()
-                .map(|k| Brick::from_generator_values(&cache[k]).unwrap())
+                .map(|k| Brick::from_generator_values(&cache[k], band).unwrap())
                 .collect()
         })
         .unwrap();

@@ -35,7 +35,7 @@ fn encode_raw(brick: &Brick) -> Vec<u8> {
     for x in v {
         raw.extend_from_slice(&x.to_le_bytes());
     }
-    raw.extend_from_slice(m);
+    raw.extend_from_slice(&m);
     let mut out = vec![ZSTD];
     out.extend(zstd::bulk::compress(&raw, LEVEL).expect("compressing to memory"));
     out
@@ -43,15 +43,15 @@ fn encode_raw(brick: &Brick) -> Vec<u8> {
 
 /// Decodes a blob; `None` if it is not one [`encode`] writes (a wrong checksum, truncated,
 /// wrong kind, a value that is not finite).
-pub fn decode(key: [i32; 3], blob: &[u8]) -> Option<Brick> {
-    decode_raw(crate::tag::open(&context(key), blob)?)
+pub fn decode(key: [i32; 3], blob: &[u8], band: f64) -> Option<Brick> {
+    decode_raw(crate::tag::open(&context(key), blob)?, band)
 }
 
-fn decode_raw(blob: &[u8]) -> Option<Brick> {
+fn decode_raw(blob: &[u8], band: f64) -> Option<Brick> {
     match *blob.first()? {
         UNIFORM if blob.len() == 6 => {
             let v = f32::from_le_bytes(blob[1..5].try_into().ok()?);
-            Brick::from_parts(&vec![v; N], &vec![blob[5]; N])
+            Brick::from_parts(&vec![v; N], &vec![blob[5]; N], band)
         }
         ZSTD => {
             let raw = zstd::bulk::decompress(&blob[1..], N * 5).ok()?;
@@ -62,7 +62,7 @@ fn decode_raw(blob: &[u8]) -> Option<Brick> {
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
-            Brick::from_parts(&values, &raw[N * 4..])
+            Brick::from_parts(&values, &raw[N * 4..], band)
         }
         _ => None,
     }

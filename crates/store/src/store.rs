@@ -75,8 +75,9 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     last_seq: u64,
-    /// The bricks of the last bake, to write only what changed since.
-    baked: BTreeMap<BrickKey, Arc<Brick>>,
+    /// The ids of the bricks of the last bake, to write only what changed since (an edited
+    /// brick is a new brick with a new id).
+    baked: BTreeMap<BrickKey, u64>,
     read_only: bool,
 }
 
@@ -406,7 +407,7 @@ impl Store {
         }
         let changed: Vec<(BrickKey, Arc<Brick>)> = field
             .bricks()
-            .filter(|(k, b)| self.baked.get(k).is_none_or(|old| !Arc::ptr_eq(old, b)))
+            .filter(|(k, b)| self.baked.get(k) != Some(&b.id()))
             .map(|(k, b)| (k, b.clone()))
             .collect();
         let blobs: Vec<(BrickKey, Vec<u8>)> = changed
@@ -446,7 +447,7 @@ impl Store {
             tx.commit()
         })?;
         for (k, b) in changed {
-            self.baked.insert(k, b);
+            self.baked.insert(k, b.id());
         }
         Ok(blobs.len())
     }
@@ -476,6 +477,7 @@ impl Store {
     pub fn load(&mut self, base: Field) -> Result<LoadedWorld, StoreError> {
         let bake = self.meta_u64("bake_seq")?;
         let mut field = base;
+        let band = field.settings().band();
         let mut bricks = Vec::new();
         {
             let mut stmt = self.conn.prepare("SELECT x, y, z, data FROM bricks")?;
@@ -489,7 +491,7 @@ impl Store {
             })?;
             for row in rows {
                 let (x, y, z, blob) = row?;
-                let brick = brick_blob::decode([x, y, z], &blob)
+                let brick = brick_blob::decode([x, y, z], &blob, band)
                     .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
                 bricks.push((BrickKey::new(x, y, z), brick));
             }
@@ -498,8 +500,7 @@ impl Store {
         // What the file holds now: the baked bricks, before the newer ops change any. (Taken
         // after the replay, a later bake would skip bricks only the replayed ops changed and
         // still move `bake_seq` past them, losing those ops once compacted.)
-        let baked: BTreeMap<BrickKey, Arc<Brick>> =
-            field.bricks().map(|(k, b)| (k, b.clone())).collect();
+        let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
         let mut history = match self
             .conn
             .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {

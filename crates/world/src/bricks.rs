@@ -18,7 +18,7 @@ pub(crate) fn make_bricks(
     let mut made: Vec<Option<Brick>> = keys
         .iter()
         .map(|&k| {
-            let b = Brick::from_generator_values(&cache.get(k)?)?;
+            let b = Brick::from_generator_values(&cache.get(k)?, band)?;
             debug_assert!(b == Brick::generate(generator, k, vs, band));
             Some(b)
         })
