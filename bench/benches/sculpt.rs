@@ -250,6 +250,40 @@ fn moving(c: &mut Criterion) {
     group.finish();
 }
 
+/// Packing and unpacking one edited surface brick (the brick at the dig of `moving`).
+fn brick_codec(c: &mut Criterion) {
+    let mut field = terrain_field();
+    let (x, z) = (30.0, 30.0);
+    let y = field.generator().surface_height(x, z);
+    field
+        .apply(&EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [x, y, z],
+            radius: 4.0,
+            material: 1,
+            blend: 0.0,
+        })
+        .unwrap();
+    let key = loam_field::SamplePos::new(30, y as i32, 30).brick().0;
+    let brick = field.brick(key).unwrap().clone();
+    let s = brick.samples();
+    let band = field.settings().band();
+    let packed = loam_field::Brick::from_quantized(band, s.quantized(), s.materials()).unwrap();
+    eprintln!("sculpt/brick: {} bytes packed", packed.heap_bytes());
+    let mut group = c.benchmark_group("sculpt/brick");
+    group.bench_function("pack", |b| {
+        b.iter(|| {
+            black_box(
+                loam_field::Brick::from_quantized(band, s.quantized(), s.materials()).unwrap(),
+            )
+        })
+    });
+    loam_field::set_decoded_cache_capacity(0);
+    group.bench_function("unpack", |b| b.iter(|| black_box(packed.samples())));
+    loam_field::set_decoded_cache_capacity(loam_field::DECODED_CACHE_DEFAULT_CAPACITY);
+    group.finish();
+}
+
 fn undo(c: &mut Criterion) {
     let mut field = terrain_field();
     let mut history = History::new(usize::MAX);
@@ -279,5 +313,5 @@ fn undo(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, brush_ops, moving, undo);
+criterion_group!(benches, brush_ops, moving, brick_codec, undo);
 criterion_main!(benches);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BrickKey, SampleBox, SamplePos};
-use crate::field::{Field, HOT_MAX};
+use crate::field::Field;
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
 use crate::quant::Quant;
@@ -165,21 +165,11 @@ impl Field {
             }
             bricks.insert(key, Arc::new(Brick::hot(quant, s)));
         }
-        // The last op's bricks stay hot; the ones before are packed now (unless written again).
-        let keep = touched.len() <= HOT_MAX;
-        let cold = self
-            .hot
-            .iter()
-            .filter(|k| !keep || touched.binary_search(k).is_err())
-            .chain(touched.iter().filter(|_| !keep));
-        for key in cold {
-            if let Some(b) = bricks.get_mut(key)
-                && b.is_hot()
-            {
-                *b = Arc::new(b.packed());
-            }
-        }
-        self.hot = if keep { touched } else { Vec::new() };
+        // The written bricks become the most recently written hot ones; the least recently
+        // written beyond the capacity are packed.
+        self.hot.retain(|k| touched.binary_search(k).is_err());
+        self.hot.extend(touched);
+        self.pack_beyond(self.hot_capacity);
         out
     }
 }

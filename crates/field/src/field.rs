@@ -102,12 +102,14 @@ pub struct Field {
     pub(crate) bricks: Arc<BTreeMap<BrickKey, Arc<Brick>>>,
     /// Lowest and highest brick layer with a brick, per brick column `(x, z)`.
     pub(crate) columns: Arc<BTreeMap<(i32, i32), (i32, i32)>>,
-    /// The bricks the last op wrote, held decoded (hot) until an op moves elsewhere.
+    /// The bricks held decoded (hot), least recently written first.
     pub(crate) hot: Vec<BrickKey>,
+    /// Most bricks held hot; the least recently written beyond it are packed.
+    pub(crate) hot_capacity: usize,
 }
 
-/// Most bricks kept hot (decoded, 96 KiB each) after an op; an op writing more packs them all.
-pub(crate) const HOT_MAX: usize = 27;
+/// Bricks held decoded (hot, 96 KiB each) by default: the last few ops' (a 3 × 3 × 3 block).
+pub const DEFAULT_HOT_BRICKS: usize = 27;
 
 /// Halo (samples) that [`Field::column_bounds`] covers on each side of a chunk column.
 pub const COLUMN_HALO: i32 = 2;
@@ -125,6 +127,7 @@ impl Field {
             bricks: Arc::default(),
             columns: Arc::default(),
             hot: Vec::new(),
+            hot_capacity: DEFAULT_HOT_BRICKS,
         })
     }
 
@@ -347,15 +350,47 @@ impl Field {
         }
     }
 
-    /// Bytes held by bricks on the heap: packed bricks' bytes, plus 96 KiB for each brick the
-    /// last op left hot (at most 27). Decoded copies in the process-wide cache are not counted
-    /// ([`crate::decoded_cache_stats`]).
+    /// Bytes held by bricks on the heap: packed bricks' bytes, plus 96 KiB for each brick held
+    /// hot (at most [`Field::hot_capacity`]). Decoded copies in the process-wide cache are not
+    /// counted ([`crate::decoded_cache_stats`]).
     pub fn brick_bytes(&self) -> usize {
         self.bricks.values().map(|b| b.heap_bytes()).sum()
     }
 
-    /// Packs every hot brick (the last op's), so the field holds only packed bricks; reads
-    /// see the same values. An idle editor or a benchmark measuring memory calls this.
+    /// How many bricks ops leave decoded (hot, 96 KiB each), least recently written packed
+    /// first (default [`DEFAULT_HOT_BRICKS`]). A stroke writes the same bricks op after op
+    /// without packing them in between; a replay of many ops over many bricks (loading a
+    /// world) runs faster with a larger working set, then packs. Lowering it packs the
+    /// excess now. Values read never depend on it.
+    pub fn set_hot_capacity(&mut self, bricks: usize) {
+        self.hot_capacity = bricks;
+        self.pack_beyond(bricks);
+    }
+
+    /// See [`Field::set_hot_capacity`].
+    pub fn hot_capacity(&self) -> usize {
+        self.hot_capacity
+    }
+
+    /// Packs the least recently written hot bricks until at most `keep` are hot.
+    pub(crate) fn pack_beyond(&mut self, keep: usize) {
+        if self.hot.len() <= keep {
+            return;
+        }
+        let cold: Vec<BrickKey> = self.hot.drain(..self.hot.len() - keep).collect();
+        let map = Arc::make_mut(&mut self.bricks);
+        for key in cold {
+            if let Some(b) = map.get_mut(&key)
+                && b.is_hot()
+            {
+                *b = Arc::new(b.packed());
+            }
+        }
+    }
+
+    /// Packs every hot brick, so the field holds only packed bricks; reads see the same
+    /// values. An idle editor, a loader after its replay or a benchmark measuring memory
+    /// calls this.
     pub fn pack_bricks(&mut self) {
         let hot = std::mem::take(&mut self.hot);
         if hot.is_empty() {

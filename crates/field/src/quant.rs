@@ -7,8 +7,9 @@
 //! value  = q as f32 × step32                   step32: the largest f32 ≤ step
 //! ```
 //!
-//! Every value that enters the field goes through [`Quant::quantize`] (the generator's
-//! `clamp_band`, every op's new value), so every stored and generated sample is on the grid
+//! Every value that enters the field goes through [`Quant::quantize`], which also clamps to
+//! the band (every generator value, every value an op plans; a brick's writes take the index
+//! of an on-grid value), so every stored and generated sample is on the grid
 //! and a brick can hold it as an `i16` with an exact round trip. The sign is kept: a
 //! negative value never becomes 0 (0 is air), a non-negative one never becomes negative.
 //! Rounding `step32` down keeps `|value| ≤ band` (as f32) for every `q`.

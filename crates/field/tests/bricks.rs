@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::util::*;
 use loam_field::{
-    BrickKey, CaveSettings, CsgMode, EditOp, Falloff, Field, Generator, History,
-    NoiseTerrainSettings, QMAX, Quant, SamplePos, set_decoded_cache_capacity,
+    BrickKey, CaveSettings, CsgMode, DEFAULT_HOT_BRICKS, EditOp, Falloff, Field, Generator,
+    History, NoiseTerrainSettings, QMAX, Quant, SamplePos, set_decoded_cache_capacity,
 };
 
 /// Digs, builds and brush strokes around the ground of a noise terrain: every kind of write.
@@ -55,7 +55,7 @@ fn packed_and_hot_bricks_read_the_same() {
     packed.pack_bricks();
     assert!(
         packed.brick_bytes() < hot.brick_bytes(),
-        "the last op's bricks were hot"
+        "the last ops' bricks were hot"
     );
     assert_eq!(packed.hash(), hot.hash());
     let (min, dims) = (SamplePos::new(-50, -40, -50), [100, 80, 100]);
@@ -161,30 +161,43 @@ fn edited_bricks_pack_under_16_kib() {
     assert!(per <= 24 << 10, "{per} bytes per brick");
 }
 
-/// The bricks an op writes stay decoded until the next op moves elsewhere; an op writing
-/// more than 27 bricks packs them all at once; snapshots keep what they read.
+/// Ops leave at most `hot_capacity` bricks decoded, the least recently written packed first;
+/// a stroke over the same bricks packs nothing; snapshots keep what they read.
 #[test]
 fn hot_bricks_are_bounded_and_snapshots_keep_theirs() {
     let mut f = flat_field(0.0);
+    assert_eq!(f.hot_capacity(), DEFAULT_HOT_BRICKS);
+    f.set_hot_capacity(8);
     f.apply(&dig([0.0, 0.0, 0.0], 3.0)).unwrap(); // the 8 bricks around the origin
     let hot = f.brick_bytes();
     assert_eq!(hot, 8 * (96 << 10));
     let snap = f.clone();
     f.apply(&dig([100.0, 0.0, 100.0], 3.0)).unwrap(); // elsewhere: the first 8 are packed
-    assert!(
-        f.brick_bytes() < hot + 8 * (16 << 10),
-        "{}",
-        f.brick_bytes()
-    );
+    let moved = f.brick_bytes();
+    assert!(moved < hot + 8 * (16 << 10), "{moved}");
     assert_eq!(snap.brick_bytes(), hot, "the snapshot keeps its bricks");
     let s = SamplePos::new(0, 0, 0);
     assert_eq!(f.sample(s), snap.sample(s));
-    // One op over 124 m: more than 27 bricks, all packed at once.
+    // The stroke goes on over bricks it wrote: nothing packed or unpacked.
+    f.apply(&dig([101.0, 0.0, 100.0], 3.0)).unwrap();
+    assert_eq!(f.brick_bytes(), moved);
+    // One op over 124 m: 100 bricks, all but the default capacity packed at once.
+    f.set_hot_capacity(DEFAULT_HOT_BRICKS);
     let before = f.brick_count();
     f.apply(&dig([300.0, 0.0, 300.0], 60.0)).unwrap();
     let new = f.brick_count() - before;
-    assert!(new > 27, "{new}");
-    assert!(f.brick_bytes() < new * (16 << 10), "{}", f.brick_bytes());
+    assert!(new > DEFAULT_HOT_BRICKS, "{new}");
+    let bytes = f.brick_bytes();
+    assert!(
+        bytes >= DEFAULT_HOT_BRICKS * (96 << 10) && bytes < (27 * 96 + new * 16) << 10,
+        "{bytes}"
+    );
+    f.pack_bricks();
+    assert!(
+        f.brick_bytes() < (new + 16) * (16 << 10),
+        "{}",
+        f.brick_bytes()
+    );
     // Dug out entirely: uniform bricks at +band take no heap at all.
     let air = f.brick(BrickKey::new(9, 0, 9)).unwrap();
     assert_eq!(air.uniform(), Some((QMAX, 0)));

@@ -36,6 +36,9 @@ CREATE TABLE bricks (
 CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, data BLOB NOT NULL);
 ";
 
+/// Bricks a load's replay keeps decoded (96 KiB each, so at most 96 MiB while loading).
+const REPLAY_HOT_BRICKS: usize = 1024;
+
 /// How long a busy database is retried before giving up.
 const BUSY: Duration = Duration::from_secs(5);
 
@@ -596,6 +599,10 @@ impl Store {
                     .map_err(|e| StoreError::CorruptHistory(e.to_string()))?
             }
         };
+        // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
+        // unpacking them op after op, then packs back to the field's own working set.
+        let keep = field.hot_capacity();
+        field.set_hot_capacity(keep.max(REPLAY_HOT_BRICKS));
         let mut last = bake;
         for e in self.ops_after(bake)? {
             if e.seq != last + 1 {
@@ -606,6 +613,7 @@ impl Store {
                 .map_err(|source| StoreError::Replay { seq: e.seq, source })?;
             last = e.seq;
         }
+        field.set_hot_capacity(keep);
         self.baked = baked;
         Ok(LoadedWorld {
             field,

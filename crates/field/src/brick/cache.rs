@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use super::BrickSamples as Samples;
 
-/// Decoded bricks kept by default: 32 × 96 KiB = 3 MiB.
-pub const DEFAULT_CAPACITY: usize = 32;
+/// Decoded bricks kept by default: 16 × 96 KiB = 1.5 MiB.
+pub const DEFAULT_CAPACITY: usize = 16;
 
 struct Lru {
     /// id → (samples, last use).

@@ -10,9 +10,9 @@
 //! Reading a packed brick decodes it once into [`BrickSamples`], kept in a process-wide,
 //! bounded LRU keyed by the brick's id ([`decoded_cache_stats`],
 //! [`set_decoded_cache_capacity`]). Bricks are immutable: an edit makes a new brick with a
-//! new id, so a cached decoding never goes stale. The bricks the last op wrote stay decoded
-//! (**hot**) in the field until an op moves elsewhere, so a stroke does not pack and unpack
-//! the same bricks op after op.
+//! new id, so a cached decoding never goes stale. The bricks ops wrote last stay decoded
+//! (**hot**) in the field, up to [`crate::Field::set_hot_capacity`] of them (27 by default),
+//! so a stroke does not pack and unpack the same bricks op after op.
 
 mod cache;
 
@@ -94,7 +94,7 @@ enum Data {
     Uniform(i16, MaterialId),
     /// LZ4 of the little-endian indices then the materials.
     Packed(Box<[u8]>),
-    /// Decoded: made or written by the last op, packed when the field moves on.
+    /// Decoded: made or written by a recent op, packed when the field's hot set moves on.
     Hot(Arc<BrickSamples>),
 }
 

@@ -171,10 +171,10 @@ impl Generator {
     }
 
     /// The field value at world point `p` (metres), clamped to `±band` and rounded onto the
-    /// quantisation grid (`clamp_band`). `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
+    /// quantisation grid ([`Quant::quantize`], which clamps). `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
     /// passed in so a column is computed once.
     #[inline]
-    fn value_with(&self, p: [f64; 3], h: f64, inv_scale: f64, band: f64) -> f32 {
+    fn value_with(&self, p: [f64; 3], h: f64, inv_scale: f64, band: f64, grid: &Quant) -> f32 {
         let ground = (p[1] - h) * inv_scale;
         let mut v = ground;
         if ground < band
@@ -184,7 +184,7 @@ impl Generator {
         {
             v = v.max(-c.sdf(p));
         }
-        clamp_band(v, band)
+        grid.quantize(v)
     }
 
     /// The field value at any world point `p` (metres) for a band of `band` metres: the
@@ -192,14 +192,14 @@ impl Generator {
     /// 1-Lipschitz up to one grid step.
     pub fn value(&self, p: [f64; 3], band: f64) -> f32 {
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, self.inv_scale, band)
+        self.value_with(p, h, self.inv_scale, band, &Quant::new(band))
     }
 
     /// The field value at sample `s` for `voxel_size` metres and a band of `band` metres.
     pub fn sample(&self, s: SamplePos, voxel_size: f64, band: f64) -> f32 {
         let p = crate::coords::sample_to_world(s, voxel_size);
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, self.inv_scale, band)
+        self.value_with(p, h, self.inv_scale, band, &Quant::new(band))
     }
 
     /// Fills `out` with the samples of the box starting at `min` with `dims` samples per axis,
@@ -247,6 +247,7 @@ impl Generator {
         out: &mut [f32],
     ) {
         let inv = self.inv_scale;
+        let grid = Quant::new(band);
         let (nx, ny) = (dims[0], dims[1]);
         for z in part.min.z..=part.max.z {
             let wz = f64::from(z) * voxel_size;
@@ -258,7 +259,7 @@ impl Generator {
                 for y in part.min.y..=part.max.y {
                     let j = (y - grid_min.y) as usize;
                     out[i + nx * (j + ny * k)] =
-                        self.value_with([wx, f64::from(y) * voxel_size, wz], h, inv, band);
+                        self.value_with([wx, f64::from(y) * voxel_size, wz], h, inv, band, &grid);
                 }
             }
         }
@@ -271,13 +272,4 @@ impl Generator {
 #[inline]
 pub(crate) fn wrap_noise(q: f64) -> f64 {
     q - 256.0 * (q * (1.0 / 256.0)).floor()
-}
-
-/// Clamps `v` to `±band` and rounds it onto the field's quantisation grid ([`Quant`]): every
-/// value the generator makes and every op writes goes through here, so every sample is on
-/// the grid (16-bit fixed point over ±band), keeps its sign (a negative value never becomes
-/// 0, which is air), and has one bit pattern per number (−0 is written as +0).
-#[inline]
-pub(crate) fn clamp_band(v: f64, band: f64) -> f32 {
-    Quant::new(band).quantize(v)
 }
