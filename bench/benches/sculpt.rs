@@ -197,9 +197,10 @@ fn brush_ops(c: &mut Criterion) {
     group.finish();
 }
 
-/// A dig of r = 4 m over bricks that exist but are packed, right after an op elsewhere: the
-/// timed apply unpacks its own bricks (from the decoded cache, or with the cache off from
-/// LZ4) and packs the other op's hot bricks, as an op that moves on does.
+/// A dig of r = 4 m over bricks that exist but are packed, right after an op elsewhere, with
+/// a working set of 4 hot bricks (full): the timed apply unpacks its own bricks (from the
+/// decoded cache, or with the cache off from LZ4) and packs the other op's hot bricks, as an
+/// op of scattered editing does once the working set is full.
 fn moving(c: &mut Criterion) {
     let field = terrain_field();
     let at = |x: f64, z: f64| [x, field.generator().surface_height(x, z), z];
@@ -212,6 +213,8 @@ fn moving(c: &mut Criterion) {
     };
     let mut warm = field.clone();
     warm.apply(&opposite(&op)).unwrap();
+    warm.pack_bricks();
+    warm.set_hot_capacity(4);
     let elsewhere = EditOp::Sphere {
         mode: CsgMode::Union,
         center: at(200.0, 200.0),
