@@ -148,6 +148,7 @@ fn edited_bricks_pack_under_16_kib() {
     f.pack_bricks();
     assert!(f.brick_count() > 250, "{}", f.brick_count());
     let per = f.brick_bytes() / f.brick_count();
+    eprintln!("bench-like: {per} bytes per brick");
     assert!(per <= 16 << 10, "{per} bytes per brick");
     // Brushes and blends over caves leave more samples inside the band: reported, and bounded
     // well below the 96 KiB of decoded samples.
