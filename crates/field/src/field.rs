@@ -337,7 +337,9 @@ impl Field {
         let quant = crate::Quant::new(self.settings.band());
         let map = Arc::make_mut(&mut self.bricks);
         let cols = Arc::make_mut(&mut self.columns);
+        let hot = &mut self.hot;
         for (key, brick) in bricks {
+            hot.retain(|k| *k != key);
             assert_eq!(brick.quant(), quant, "a brick of another band");
             let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
             *e = (e.0.min(key.y), e.1.max(key.y));
@@ -374,17 +376,41 @@ impl Field {
 
     /// Packs the least recently written hot bricks until at most `keep` are hot.
     pub(crate) fn pack_beyond(&mut self, keep: usize) {
+        self.pack_hot_with(keep, |bricks| bricks.iter().map(|b| b.packed()).collect());
+    }
+
+    /// Packs the least recently written hot bricks until at most `keep` are hot, with
+    /// `pack`, which must return [`Brick::packed`] of each brick it is given, in order — on
+    /// several threads, say (a world packs after an edit's jobs are queued, off the edit's
+    /// path, with [`Field::set_hot_capacity`] raised so that ops do not pack).
+    ///
+    /// # Panics
+    /// If `pack` returns another number of bricks, or a brick with another id.
+    pub fn pack_hot_with(&mut self, keep: usize, pack: impl FnOnce(&[Arc<Brick>]) -> Vec<Brick>) {
         if self.hot.len() <= keep {
             return;
         }
-        let cold: Vec<BrickKey> = self.hot.drain(..self.hot.len() - keep).collect();
+        let cold: Vec<(BrickKey, Arc<Brick>)> = self
+            .hot
+            .drain(..self.hot.len() - keep)
+            .filter_map(|k| {
+                self.bricks
+                    .get(&k)
+                    .filter(|b| b.is_hot())
+                    .map(|b| (k, b.clone()))
+            })
+            .collect();
+        if cold.is_empty() {
+            return;
+        }
+        let arcs: Vec<Arc<Brick>> = cold.iter().map(|(_, b)| b.clone()).collect();
+        let packed = pack(&arcs);
+        assert_eq!(packed.len(), cold.len(), "one packed brick per hot brick");
+        drop(arcs);
         let map = Arc::make_mut(&mut self.bricks);
-        for key in cold {
-            if let Some(b) = map.get_mut(&key)
-                && b.is_hot()
-            {
-                *b = Arc::new(b.packed());
-            }
+        for ((key, old), new) in cold.into_iter().zip(packed) {
+            assert_eq!(new.id(), old.id(), "a packed brick keeps its id");
+            map.insert(key, Arc::new(new));
         }
     }
 

@@ -80,6 +80,28 @@ impl Quant {
     }
 }
 
+impl Quant {
+    /// The grid indices of `values` into `out` (same length), each exact
+    /// ([`Quant::exact_index`]); `false` if a value is not on the grid (its index in `out` is
+    /// then meaningless). In f32 so that it vectorises: a brick made from cached generator
+    /// values converts 32³ of them per brick.
+    pub(crate) fn exact_indices(&self, values: &[f32], out: &mut [i16]) -> bool {
+        assert_eq!(values.len(), out.len());
+        // On the grid, |v · inv − q| ≤ 32767 · 3 · 2⁻²⁴ < 0.01, so adding ±0.5 and truncating
+        // finds q; the comparison with q's value refuses everything else.
+        let (inv, s) = (self.inv_step as f32, self.step32);
+        let mut ok = true;
+        for (o, &v) in out.iter_mut().zip(values) {
+            let x = v * inv;
+            let q = ((x + 0.5f32.copysign(x)) as i32).clamp(-i32::from(QMAX), i32::from(QMAX));
+            let q = q as i16;
+            ok &= (f32::from(q) * s).to_bits() == v.to_bits();
+            *o = q;
+        }
+        ok
+    }
+}
+
 /// `x.round()` (halves away from zero) as an integer, for `|x| ≤ 40 000` (beyond, the result is
 /// clamped there); NaN gives 0. Exact: `x − trunc(x)` has no rounding error. Written out
 /// because `f64::round` is a library call on baseline x86-64 and this runs per sample.
@@ -164,6 +186,23 @@ mod tests {
         }
         assert_eq!(round_half_away(f64::NAN), 0);
         assert_eq!(round_half_away(1e300), 40_000);
+    }
+
+    #[test]
+    fn exact_indices_match_exact_index() {
+        for band in [2.0, 0.06, 16000.0] {
+            let g = Quant::new(band);
+            let values: Vec<f32> = (-QMAX..=QMAX).map(|q| g.value(q)).collect();
+            let mut out = vec![0i16; values.len()];
+            assert!(g.exact_indices(&values, &mut out));
+            assert!(out.iter().zip(-QMAX..=QMAX).all(|(a, b)| *a == b));
+            for bad in [f32::NAN, 0.1, -0.0, f32::INFINITY, band as f32 * 2.0] {
+                let mut v = values.clone();
+                v[1000] = bad;
+                let ok = g.exact_indices(&v, &mut out);
+                assert_eq!(ok, g.exact_index(bad).is_some(), "band {band}: {bad}");
+            }
+        }
     }
 
     #[test]
