@@ -197,6 +197,96 @@ fn brush_ops(c: &mut Criterion) {
     group.finish();
 }
 
+/// A dig of r = 4 m over bricks that exist but are packed, right after an op elsewhere, with
+/// a working set of 4 hot bricks (full): the timed apply unpacks its own bricks (from the
+/// decoded cache, or with the cache off from LZ4) and packs the other op's hot bricks, as an
+/// op of scattered editing does once the working set is full.
+fn moving(c: &mut Criterion) {
+    let field = terrain_field();
+    let at = |x: f64, z: f64| [x, field.generator().surface_height(x, z), z];
+    let op = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: at(30.0, 30.0),
+        radius: 4.0,
+        material: 0,
+        blend: 0.0,
+    };
+    let mut warm = field.clone();
+    warm.apply(&opposite(&op)).unwrap();
+    warm.pack_bricks();
+    warm.set_hot_capacity(4);
+    let elsewhere = EditOp::Sphere {
+        mode: CsgMode::Union,
+        center: at(200.0, 200.0),
+        radius: 4.0,
+        material: 0,
+        blend: 0.0,
+    };
+    warm.apply(&elsewhere).unwrap();
+    let hot = warm.brick_bytes();
+    let mut group = c.benchmark_group("sculpt/moving");
+    for (name, cache) in [
+        ("cache", loam_field::DECODED_CACHE_DEFAULT_CAPACITY),
+        ("no_cache", 0),
+    ] {
+        loam_field::set_decoded_cache_capacity(cache);
+        group.bench_function(BenchmarkId::new("sphere_dig_r4", name), |b| {
+            b.iter_batched(
+                || warm.clone(),
+                |mut f| {
+                    black_box(f.apply(black_box(&op)).unwrap());
+                    f
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    loam_field::set_decoded_cache_capacity(loam_field::DECODED_CACHE_DEFAULT_CAPACITY);
+    let mut after = warm.clone();
+    after.apply(&op).unwrap();
+    eprintln!(
+        "sculpt/moving: {} bricks, {} bytes before the timed apply, {} after",
+        after.brick_count(),
+        hot,
+        after.brick_bytes()
+    );
+    group.finish();
+}
+
+/// Packing and unpacking one edited surface brick (the brick at the dig of `moving`).
+fn brick_codec(c: &mut Criterion) {
+    let mut field = terrain_field();
+    let (x, z) = (30.0, 30.0);
+    let y = field.generator().surface_height(x, z);
+    field
+        .apply(&EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [x, y, z],
+            radius: 4.0,
+            material: 1,
+            blend: 0.0,
+        })
+        .unwrap();
+    let key = loam_field::SamplePos::new(30, y as i32, 30).brick().0;
+    let brick = field.brick(key).unwrap().clone();
+    let s = brick.samples();
+    let band = field.settings().band();
+    let packed = loam_field::Brick::from_quantized(band, s.quantized(), s.materials()).unwrap();
+    eprintln!("sculpt/brick: {} bytes packed", packed.heap_bytes());
+    let mut group = c.benchmark_group("sculpt/brick");
+    group.bench_function("pack", |b| {
+        b.iter(|| {
+            black_box(
+                loam_field::Brick::from_quantized(band, s.quantized(), s.materials()).unwrap(),
+            )
+        })
+    });
+    loam_field::set_decoded_cache_capacity(0);
+    group.bench_function("unpack", |b| b.iter(|| black_box(packed.samples())));
+    loam_field::set_decoded_cache_capacity(loam_field::DECODED_CACHE_DEFAULT_CAPACITY);
+    group.finish();
+}
+
 fn undo(c: &mut Criterion) {
     let mut field = terrain_field();
     let mut history = History::new(usize::MAX);
@@ -226,5 +316,5 @@ fn undo(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, brush_ops, undo);
+criterion_group!(benches, brush_ops, moving, brick_codec, undo);
 criterion_main!(benches);

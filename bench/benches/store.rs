@@ -65,15 +65,26 @@ fn load(c: &mut Criterion) {
         let path = dir.path().join(format!("w{bake}.loam"));
         let live = write(&path, bake);
         let info = Store::open(&path).unwrap().info().unwrap();
-        let resident = live.brick_bytes() / live.brick_count().max(1);
+        let n = live.brick_count().max(1);
+        let mut packed = live.clone();
+        packed.pack_bricks();
+        let cache = loam_field::decoded_cache_stats();
+        let cache_full = cache.capacity * (96 << 10);
         eprintln!(
-            "store/{}: {} bricks, {} ops in the log, {} bytes on disk ({} per brick), {} bytes resident per brick",
+            "store/{}: {} bricks, {} ops in the log, {} bytes on disk ({} per brick); resident per \
+             brick: {} bytes as left by the last op (its bricks decoded), {} packed, plus {} \
+             for the decoded-brick cache as it is ({} bricks) or {} when full ({} bricks)",
             if bake { "baked" } else { "log_only" },
             live.brick_count(),
             info.ops,
             info.file_bytes,
-            info.file_bytes / live.brick_count().max(1) as u64,
-            resident
+            info.file_bytes / n as u64,
+            live.brick_bytes() / n,
+            packed.brick_bytes() / n,
+            cache.bytes / n,
+            cache.bricks,
+            cache_full / n,
+            cache.capacity,
         );
         let name = if bake {
             "store/load_10k_ops_baked"

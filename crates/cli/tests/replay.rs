@@ -34,11 +34,11 @@ fn examples_replay_to_pinned_hashes() {
     let pinned = [
         (
             "examples/generated.json",
-            "650f5ac000e57dc2e279c2c64f2bcb90bf104b4f19da9e4ae9187898c2228827",
+            "d5d394e0d448889f7d86a1a7df17797992ceccaadc2641d4e2655969f5377560",
         ),
         (
             "examples/jacksboro.json",
-            "6b485db2d9116184969d192559fdc5ee76b3d8b3d9f1602b59317c7c1b5238f5",
+            "fc585de8fe9b50ad823044563e97cdd72b298490adf998b63aa6a9e1e356832c",
         ),
     ];
     for (session, hash) in pinned {
@@ -69,7 +69,7 @@ fn examples_replay_to_pinned_hashes() {
 /// metrics file with the documented keys.
 #[test]
 fn pipeline_replay_is_the_same_with_any_thread_count() {
-    let hash = "5eb51df176ea75a99bdee00a5c03957d95ab7880df38407e9367b3c3ba015f45";
+    let hash = "f85176560fb534ea6570f03b6e53f68f9fb0e07d2d3e3d88507c0c8a31ec85d4";
     let session = root().join("examples/walk.json");
     let mut shown = Vec::new();
     for threads in ["1", "2", "8"] {
@@ -135,7 +135,7 @@ fn pipeline_replay_is_the_same_with_any_thread_count() {
 /// (--verify).
 #[test]
 fn sculpt_example_replays_to_its_pinned_hash_in_any_process() {
-    let hash = "f55124ab9b1e6d8fa842061b7b744b587a8d51771d4586bbe97f2261f88023f1";
+    let hash = "aa272618d7cd3b0d530ce07c8b67dc0b95411f938a4cbf1ddeba01cf2fa2526d";
     let session = root().join("examples/sculpt.json");
     let text = std::fs::read_to_string(&session).unwrap();
     for kind in loam_kinds() {

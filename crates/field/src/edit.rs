@@ -10,6 +10,7 @@ use crate::coords::{BrickKey, SampleBox, SamplePos};
 use crate::field::Field;
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
+use crate::quant::Quant;
 
 /// What an applied op changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -151,12 +152,24 @@ impl Field {
             *e = (e.0.min(key.y), e.1.max(key.y));
             bricks.insert(key, Arc::new(brick));
         }
+        // Each written brick becomes a new hot (decoded) brick: its samples are moved out of
+        // the old one when nothing else holds them (a snapshot keeps its own), else copied.
+        let quant = Quant::new(band);
+        let touched: Vec<BrickKey> = per_brick.keys().copied().collect();
         for (key, list) in per_brick {
-            let brick = Arc::make_mut(bricks.get_mut(&key).expect("made above"));
+            let old = bricks.remove(&key).expect("made above");
+            let mut s = old.into_samples();
             for (i, v, m) in list {
-                brick.set(i, v, m);
+                s.q[i] = quant.index(f64::from(v));
+                s.m[i] = m;
             }
+            bricks.insert(key, Arc::new(Brick::hot(quant, s)));
         }
+        // The written bricks become the most recently written hot ones; the least recently
+        // written beyond the capacity are packed.
+        self.hot.retain(|k| touched.binary_search(k).is_err());
+        self.hot.extend(touched);
+        self.pack_beyond(self.hot_capacity);
         out
     }
 }

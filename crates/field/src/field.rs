@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
+use crate::brick::{Brick, BrickRead, GENERATOR_MATERIAL, MaterialId, brick_index};
 use crate::coords::{
     BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos,
 };
@@ -102,7 +102,14 @@ pub struct Field {
     pub(crate) bricks: Arc<BTreeMap<BrickKey, Arc<Brick>>>,
     /// Lowest and highest brick layer with a brick, per brick column `(x, z)`.
     pub(crate) columns: Arc<BTreeMap<(i32, i32), (i32, i32)>>,
+    /// The bricks held decoded (hot), least recently written first.
+    pub(crate) hot: Vec<BrickKey>,
+    /// Most bricks held hot; the least recently written beyond it are packed.
+    pub(crate) hot_capacity: usize,
 }
+
+/// Bricks held decoded (hot, 96 KiB each) by default: the last few ops' (a 3 × 3 × 3 block).
+pub const DEFAULT_HOT_BRICKS: usize = 27;
 
 /// Halo (samples) that [`Field::column_bounds`] covers on each side of a chunk column.
 pub const COLUMN_HALO: i32 = 2;
@@ -119,6 +126,8 @@ impl Field {
             generator,
             bricks: Arc::default(),
             columns: Arc::default(),
+            hot: Vec::new(),
+            hot_capacity: DEFAULT_HOT_BRICKS,
         })
     }
 
@@ -132,7 +141,8 @@ impl Field {
         &self.generator
     }
 
-    /// The value at sample `p`, metres, in `±band`.
+    /// The value at sample `p`, metres, in `±band`. Under a packed brick this looks the brick
+    /// up in the decoded cache on every call: read many samples with [`Field::fill`].
     pub fn sample(&self, p: SamplePos) -> f32 {
         let (key, local) = p.brick();
         match self.bricks.get(&key) {
@@ -211,7 +221,8 @@ impl Field {
         let region = SampleBox::from_min_dims(min, dims);
         // Brick by brick: a brick's samples are copied, the generator fills the rest.
         for_bricks_in(region, |key, sub| {
-            let brick = self.bricks.get(&key);
+            // Decoded once per brick per call.
+            let brick = self.bricks.get(&key).map(|b| b.read());
             let cached = match brick {
                 Some(_) => None,
                 None => generated(key),
@@ -227,11 +238,18 @@ impl Field {
                 for y in sub.min.y..=sub.max.y {
                     let row = dims[0] * ((y - min.y) as usize + dims[1] * (z - min.z) as usize);
                     let (dst, len) = (row + a..=row + b, b - a + 1);
-                    match brick {
-                        Some(brick) => {
+                    match &brick {
+                        Some(BrickRead::Uniform(v, m)) => {
+                            values[dst.clone()].fill(*v);
+                            materials[dst].fill(*m);
+                        }
+                        Some(BrickRead::Samples(g, s)) => {
                             let src = brick_index([sub.min.x - b0.x, y - b0.y, z - b0.z]);
-                            values[dst.clone()].copy_from_slice(&brick.values()[src..src + len]);
-                            materials[dst].copy_from_slice(&brick.materials()[src..src + len]);
+                            for (v, &q) in values[dst.clone()].iter_mut().zip(&s.q[src..src + len])
+                            {
+                                *v = g.value(q);
+                            }
+                            materials[dst].copy_from_slice(&s.m[src..src + len]);
                         }
                         None => {
                             if let Some(c) = &cached {
@@ -309,22 +327,149 @@ impl Field {
         b
     }
 
-    /// Puts `bricks` into the field, replacing any at the same keys: a store restoring a bake
-    /// (the bricks must come from this field's generator and log, or the field stops being a
-    /// replay of its ops).
+    /// Puts `bricks` into the field, replacing any at the same keys, packed: a store restoring
+    /// a bake (the bricks must come from this field's generator and log, or the field stops
+    /// being a replay of its ops).
+    ///
+    /// # Panics
+    /// If a brick is on another quantisation grid than this field's band.
     pub fn insert_bricks(&mut self, bricks: impl IntoIterator<Item = (BrickKey, Brick)>) {
+        let quant = crate::Quant::new(self.settings.band());
         let map = Arc::make_mut(&mut self.bricks);
         let cols = Arc::make_mut(&mut self.columns);
+        let hot = &mut self.hot;
         for (key, brick) in bricks {
+            hot.retain(|k| *k != key);
+            assert_eq!(brick.quant(), quant, "a brick of another band");
             let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
             *e = (e.0.min(key.y), e.1.max(key.y));
+            let brick = if brick.is_hot() {
+                brick.packed()
+            } else {
+                brick
+            };
             map.insert(key, Arc::new(brick));
         }
     }
 
-    /// Bytes held by bricks on the heap.
+    /// Bytes held by bricks on the heap: packed bricks' bytes, plus 96 KiB for each brick held
+    /// hot (at most [`Field::hot_capacity`]). Decoded copies in the process-wide cache are not
+    /// counted ([`crate::decoded_cache_stats`]).
     pub fn brick_bytes(&self) -> usize {
         self.bricks.values().map(|b| b.heap_bytes()).sum()
+    }
+
+    /// How many bricks ops leave decoded (hot, 96 KiB each), least recently written packed
+    /// first (default [`DEFAULT_HOT_BRICKS`]). A stroke writes the same bricks op after op
+    /// without packing them in between; a replay of many ops over many bricks (loading a
+    /// world) runs faster with a larger working set, then packs. Lowering it packs the
+    /// excess now. Values read never depend on it.
+    pub fn set_hot_capacity(&mut self, bricks: usize) {
+        self.hot_capacity = bricks;
+        self.pack_beyond(bricks);
+    }
+
+    /// See [`Field::set_hot_capacity`].
+    pub fn hot_capacity(&self) -> usize {
+        self.hot_capacity
+    }
+
+    /// Packs the least recently written hot bricks until at most `keep` are hot.
+    pub(crate) fn pack_beyond(&mut self, keep: usize) {
+        self.pack_hot_with(keep, |bricks| bricks.iter().map(|b| b.packed()).collect());
+    }
+
+    /// Packs the least recently written hot bricks until at most `keep` are hot, with
+    /// `pack`, which must return [`Brick::packed`] of each brick it is given, in order — on
+    /// several threads, say (a world packs after an edit's jobs are queued, off the edit's
+    /// path, with [`Field::set_hot_capacity`] raised so that ops do not pack).
+    ///
+    /// # Panics
+    /// If `pack` returns another number of bricks, or a brick with another id.
+    pub fn pack_hot_with(&mut self, keep: usize, pack: impl FnOnce(&[Arc<Brick>]) -> Vec<Brick>) {
+        if self.hot.len() <= keep {
+            return;
+        }
+        let cold: Vec<(BrickKey, Arc<Brick>)> = self
+            .hot
+            .drain(..self.hot.len() - keep)
+            .filter_map(|k| {
+                self.bricks
+                    .get(&k)
+                    .filter(|b| b.is_hot())
+                    .map(|b| (k, b.clone()))
+            })
+            .collect();
+        if cold.is_empty() {
+            return;
+        }
+        let arcs: Vec<Arc<Brick>> = cold.iter().map(|(_, b)| b.clone()).collect();
+        let packed = pack(&arcs);
+        assert_eq!(packed.len(), cold.len(), "one packed brick per hot brick");
+        drop(arcs);
+        let map = Arc::make_mut(&mut self.bricks);
+        for ((key, old), new) in cold.into_iter().zip(packed) {
+            assert_eq!(new.id(), old.id(), "a packed brick keeps its id");
+            map.insert(key, Arc::new(new));
+        }
+    }
+
+    /// Packs every hot brick, so the field holds only packed bricks; reads see the same
+    /// values. An idle editor, a loader after its replay or a benchmark measuring memory
+    /// calls this.
+    pub fn pack_bricks(&mut self) {
+        let hot = std::mem::take(&mut self.hot);
+        if hot.is_empty() {
+            return;
+        }
+        let map = Arc::make_mut(&mut self.bricks);
+        for key in hot {
+            if let Some(b) = map.get_mut(&key)
+                && b.is_hot()
+            {
+                *b = Arc::new(b.packed());
+            }
+        }
+    }
+}
+
+/// Reads single samples, decoding each brick once while consecutive reads stay in it (the
+/// raycast and undo read sample by sample).
+pub(crate) struct SampleReader<'a> {
+    field: &'a Field,
+    last: Option<(BrickKey, BrickRead)>,
+}
+
+impl<'a> SampleReader<'a> {
+    pub(crate) fn new(field: &'a Field) -> Self {
+        Self { field, last: None }
+    }
+
+    fn brick(&mut self, key: BrickKey) -> Option<&BrickRead> {
+        if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
+            let read = self.field.bricks.get(&key)?.read();
+            self.last = Some((key, read));
+        }
+        self.last.as_ref().map(|(_, r)| r)
+    }
+
+    /// [`Field::sample`].
+    pub(crate) fn sample(&mut self, p: SamplePos) -> f32 {
+        let (key, local) = p.brick();
+        match self.brick(key) {
+            Some(r) => r.value(local),
+            None => {
+                let s = &self.field.settings;
+                self.field.generator.sample(p, s.voxel_size, s.band())
+            }
+        }
+    }
+
+    /// [`Field::material`].
+    pub(crate) fn material(&mut self, p: SamplePos) -> MaterialId {
+        let (key, local) = p.brick();
+        self.brick(key)
+            .map_or(GENERATOR_MATERIAL, |r| r.material(local))
     }
 }
 

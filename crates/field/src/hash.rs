@@ -28,14 +28,6 @@ fn canonical_bits(v: f32) -> u32 {
     if v == 0.0 { 0 } else { v.to_bits() }
 }
 
-fn same_as(a: &Brick, b: &Brick) -> bool {
-    a.materials() == b.materials()
-        && a.values()
-            .iter()
-            .zip(b.values())
-            .all(|(x, y)| canonical_bits(*x) == canonical_bits(*y))
-}
-
 impl Field {
     /// The field hash over every brick.
     pub fn hash(&self) -> FieldHash {
@@ -53,18 +45,21 @@ impl Field {
             let inside = (min.x..=max.x).contains(&key.x)
                 && (min.y..=max.y).contains(&key.y)
                 && (min.z..=max.z).contains(&key.z);
-            if !inside || same_as(brick, &Brick::generate(&self.generator, key, vs, band)) {
+            // Bricks hold grid indices: equal indices are equal values (the grid has one bit
+            // pattern per value, never −0).
+            if !inside || **brick == Brick::generate(&self.generator, key, vs, band) {
                 continue;
             }
             for c in [key.x, key.y, key.z] {
                 h.update(&c.to_le_bytes());
             }
-            let mut bytes = Vec::with_capacity(brick.values().len() * 4);
-            for v in brick.values() {
-                bytes.extend_from_slice(&canonical_bits(*v).to_le_bytes());
+            let values = brick.values();
+            let mut bytes = Vec::with_capacity(values.len() * 4);
+            for v in values {
+                bytes.extend_from_slice(&canonical_bits(v).to_le_bytes());
             }
             h.update(&bytes);
-            h.update(brick.materials());
+            h.update(&brick.materials());
         }
         FieldHash(*h.finalize().as_bytes())
     }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BRICK_SAMPLES, BrickKey, SamplePos};
 use crate::edit::{EditOutcome, Write, generate_each};
-use crate::field::Field;
+use crate::field::{Field, SampleReader};
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
 
@@ -280,10 +280,15 @@ fn restore(
 ) -> (Vec<Write>, BTreeMap<BrickKey, BrickDelta>) {
     let mut writes = Vec::new();
     let mut replaced: BTreeMap<BrickKey, BrickDelta> = BTreeMap::new();
+    let mut reader = SampleReader::new(field);
+    // Kept values are on the grid (they were read from the field); a history saved before
+    // the grid existed is rounded onto it here, as the commit would.
+    let grid = crate::Quant::new(field.settings.band());
     for (&key, delta) in deltas {
-        for (&i, &target) in delta {
+        for (&i, &(value, material)) in delta {
+            let target = (grid.quantize(f64::from(value)), material);
             let pos = pos_of(key, i);
-            let now = (field.sample(pos), field.material(pos));
+            let now = (reader.sample(pos), reader.material(pos));
             replaced.entry(key).or_default().insert(i, now);
             if now.0.to_bits() != target.0.to_bits() || now.1 != target.1 {
                 writes.push(Write {

@@ -44,15 +44,19 @@ mod generator;
 mod hash;
 mod history;
 mod op;
+mod quant;
 mod raycast;
 pub mod sculpt;
 
-pub use brick::{Brick, GENERATOR_MATERIAL, MaterialId, brick_index};
+pub use brick::{
+    Brick, BrickSamples, DECODED_CACHE_DEFAULT_CAPACITY, DecodedCacheStats, GENERATOR_MATERIAL,
+    MaterialId, brick_index, decoded_cache_stats, set_decoded_cache_capacity,
+};
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };
 pub use edit::EditOutcome;
-pub use field::{COLUMN_HALO, Field, FieldSettings, SettingsError};
+pub use field::{COLUMN_HALO, DEFAULT_HOT_BRICKS, Field, FieldSettings, SettingsError};
 pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,
     HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES, NoiseLayer, NoiseTerrainSettings,
@@ -60,6 +64,7 @@ pub use generator::{
 pub use hash::FieldHash;
 pub use history::History;
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
+pub use quant::{QMAX, Quant};
 pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };

@@ -8,7 +8,7 @@
 //! ```
 
 use crate::coords::{SamplePos, world_to_sample_floor};
-use crate::field::Field;
+use crate::field::{Field, SampleReader};
 
 /// Shortest step, in voxels: the thinnest solid a ray is guaranteed to see. A solid chord of
 /// at least `0.01 · voxel_size` along the ray is never stepped over; thinner slivers may be.
@@ -220,7 +220,7 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 
 /// The trilinear interpolant in one cell, with the cell's 8 corner samples cached.
 struct Cell<'a> {
-    field: &'a Field,
+    field: SampleReader<'a>,
     vs: f64,
     /// Lowest corner of the cached cell.
     min: Option<[i32; 3]>,
@@ -234,7 +234,7 @@ impl<'a> Cell<'a> {
     fn new(field: &'a Field) -> Self {
         let (vs, min, v, u) = (field.settings.voxel_size, None, [0.0; 8], [0.0; 3]);
         Self {
-            field,
+            field: SampleReader::new(field),
             vs,
             min,
             v,
@@ -305,9 +305,10 @@ impl<'a> Cell<'a> {
 
     /// Central differences at the cell's 8 corners (the meshers' vertex gradients, reading a
     /// sample beyond the cell each side), blended at the last point evaluated (dimensionless).
-    fn corner_gradient(&self) -> [f64; 3] {
+    fn corner_gradient(&mut self) -> [f64; 3] {
         let (c, u) = (self.min.unwrap_or_default(), self.u);
-        let s = |p: [i32; 3]| f64::from(self.field.sample(SamplePos::new(p[0], p[1], p[2])));
+        let field = &mut self.field;
+        let mut s = |p: [i32; 3]| f64::from(field.sample(SamplePos::new(p[0], p[1], p[2])));
         let mut g = [0.0; 3];
         for k in 0..8i32 {
             let o = [k & 1, k >> 1 & 1, k >> 2];

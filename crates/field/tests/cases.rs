@@ -27,11 +27,11 @@ fn case_c05_edits_next_to_unedited_space_read_the_generator() {
     f.fill(min, dims, &mut v, &mut m);
     for (i, s) in samples([20, 0, 20], [43, 23, 43]).enumerate() {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
-        let ground = (f64::from(s.y) - 10.0).clamp(-2.0, 2.0) as f32 + 0.0;
+        let ground = f64::from(s.y) - 10.0;
         let want = if dist(p, c) > 5.0 {
-            ground
+            grid(ground, 2.0)
         } else {
-            ground.max((3.0 - dist(p, c)).clamp(-2.0, 2.0) as f32 + 0.0)
+            grid(ground.max(3.0 - dist(p, c)), 2.0)
         };
         assert_eq!(v[i].to_bits(), want.to_bits(), "fill at {s:?}");
         assert_eq!(f.sample(s).to_bits(), want.to_bits(), "sample at {s:?}");
@@ -52,7 +52,7 @@ fn case_c06_integer_radius_between_samples() {
             let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
             assert!((dist(p, c) - 0.75f64.sqrt()).abs() < 1e-12);
             assert!(f.sample(s) > 0.0, "r = {r}: {s:?} is {}", f.sample(s));
-            assert_eq!(f.sample(s), (r - 0.75f64.sqrt()) as f32);
+            assert_eq!(f.sample(s), grid(r - 0.75f64.sqrt(), 2.0));
         }
         let bx = out.changed.unwrap();
         let mut changed = 0;

@@ -14,18 +14,15 @@ fn dig_then_build_same_ball() {
     assert!(out.samples_changed > 0);
     for s in samples([-2, 4, -2], [10, 16, 10]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
-        let want = (f64::from(s.y) - 10.0)
-            .max(3.0 - dist(p, c))
-            .clamp(-2.0, 2.0) as f32
-            + 0.0;
+        let want = grid((f64::from(s.y) - 10.0).max(3.0 - dist(p, c)), 2.0);
         assert_eq!(f.sample(s).to_bits(), want.to_bits(), "after dig at {s:?}");
     }
     f.apply(&build(c, 3.0, 5)).unwrap();
     for s in samples([-2, 4, -2], [10, 16, 10]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
         let d = dist(p, c) - 3.0;
-        let dug = (f64::from(s.y) - 10.0).max(-d).clamp(-2.0, 2.0) as f32 + 0.0;
-        let want = dug.min(d.clamp(-2.0, 2.0) as f32 + 0.0);
+        let dug = grid((f64::from(s.y) - 10.0).max(-d), 2.0);
+        let want = dug.min(grid(d, 2.0));
         assert_eq!(
             f.sample(s).to_bits(),
             want.to_bits(),
@@ -37,7 +34,7 @@ fn dig_then_build_same_ball() {
             assert_eq!(f.material(s), 5);
         }
     }
-    assert_eq!(f.sample(SamplePos::new(4, 10, 4)), -2.0);
+    assert_eq!(f.sample(SamplePos::new(4, 10, 4)), grid(-2.0, 2.0));
 }
 
 #[test]
@@ -56,10 +53,7 @@ fn edits_across_brick_borders_and_negative_coordinates() {
     assert_eq!(bx.max, SamplePos::new(-26, -19, 6));
     for s in samples([-40, -28, -9], [-24, -12, 8]) {
         let p = [f64::from(s.x), f64::from(s.y), f64::from(s.z)];
-        let want = (f64::from(s.y) + 20.0)
-            .max(5.0 - dist(p, c))
-            .clamp(-2.0, 2.0) as f32
-            + 0.0;
+        let want = grid((f64::from(s.y) + 20.0).max(5.0 - dist(p, c)), 2.0);
         assert_eq!(f.sample(s).to_bits(), want.to_bits(), "{s:?}");
         if f.sample(s) != f.generator().sample(s, 1.0, 2.0) {
             assert!(
@@ -380,12 +374,19 @@ fn cached_generator_bricks_fill_and_edit_like_the_generator() {
             for x in -1..=2 {
                 let k = BrickKey::new(x, y, z);
                 let b = Brick::generate(plain.generator(), k, vs, band);
-                assert_eq!(Brick::from_generator_values(b.values()).as_ref(), Some(&b));
+                assert_eq!(
+                    Brick::from_generator_values(&b.values(), band).as_ref(),
+                    Some(&b)
+                );
                 cache.insert(k, b.values().into());
             }
         }
     }
-    assert!(Brick::from_generator_values(&[0.0; 7]).is_none());
+    assert!(Brick::from_generator_values(&[0.0; 7], band).is_none());
+    // Values off the grid are not the generator's.
+    let mut off = Brick::generate(plain.generator(), BrickKey::new(0, by, 0), vs, band).values();
+    off[100] += 1e-3;
+    assert!(Brick::from_generator_values(&off, band).is_none());
     let min = SamplePos::new(-20, by * 32 - 20, -20);
     let dims = [90, 80, 85];
     let n = dims[0] * dims[1] * dims[2];
@@ -402,7 +403,7 @@ fn cached_generator_bricks_fill_and_edit_like_the_generator() {
     cached
         .apply_with(&op, |_, keys, _, _| {
             keys.iter()
-                .map(|k| Brick::from_generator_values(&cache[k]).unwrap())
+                .map(|k| Brick::from_generator_values(&cache[k], band).unwrap())
                 .collect()
         })
         .unwrap();

@@ -176,11 +176,19 @@ fn rays_cross_a_thin_wall() {
             assert!(r.normal[0] < -0.5, "faces the ray: {r:?}");
         }
         // On the axis, the wall's near face is at x = 5 - gap: the samples at x = -1
-        // and 0 read gap - 4 and 5 - gap, one apart.
+        // and 0 read 6 - gap and 5 - gap, one apart, each rounded onto the grid; the face is
+        // where the line between the two stored values crosses 0, within a step of 5 - gap.
         // (On the sample layers y = z = 0 the corner central differences in y and z cancel
         // by symmetry, so the normal is -x; measured exactly (-1, 0, 0).)
         let r = hit(&f, [-3.0, 0.0, 0.0], [1.0, 0.0, 0.0], 6.0);
-        let face = 5.0 - gap;
+        let (a, b) = (
+            f64::from(f.sample(SamplePos::new(-1, 0, 0))),
+            f64::from(f.sample(SamplePos::new(0, 0, 0))),
+        );
+        assert_eq!(a, f64::from(grid(6.0 - gap, 2.0)));
+        assert_eq!(b, f64::from(grid(5.0 - gap, 2.0)));
+        let face = -1.0 + a / (a - b);
+        assert!((face - (5.0 - gap)).abs() <= grid_step(2.0), "{face}");
         assert!((r.position[0] - face).abs() < 1e-5, "gap {gap}: {r:?}");
         assert!(r.normal[0] < -0.999_999, "{r:?}");
     }
@@ -228,9 +236,11 @@ fn rays_grazing_a_small_ball() {
 }
 
 /// Rays ending exactly on chunk corners. The ground is at y = 1e-9 m, so the corner sample
-/// at y = 0 is -1e-9: inside by a hair (a sample exactly 0 would be air). A ray whose end point
-/// is that corner hits, there; one that stops 1e-4 m short does not. With the ground at
-/// exactly y = 0, the same ray ends on a sample reading 0: air, no hit.
+/// at y = 0 is -1e-9, stored as minus one grid step (the grid keeps a negative value
+/// negative): inside by a hair (a sample exactly 0 would be air). A ray whose end point is
+/// that corner hits, within two steps of it (the interpolant crosses 0 one step above the
+/// corner); one that stops 1e-4 m short does not. With the ground at exactly y = 0, the same
+/// ray ends on a sample reading 0: air, no hit.
 #[test]
 fn rays_ending_on_chunk_corners() {
     let f = flat_field(1e-9);
@@ -252,8 +262,16 @@ fn rays_ending_on_chunk_corners() {
             let d = unit(dir);
             let o = along(corner, d, -5.0);
             let r = hit(&f, o, d, 5.0);
-            assert!(dist(r.position, corner) < 1e-5, "{corner:?} {d:?}: {r:?}");
-            assert!((r.distance - 5.0).abs() < 1e-5, "{r:?}");
+            let step = grid_step(2.0);
+            assert_eq!(
+                f.sample(SamplePos::new(corner[0] as i32, 0, corner[2] as i32)),
+                -step as f32
+            );
+            assert!(
+                dist(r.position, corner) < 2.0 * step,
+                "{corner:?} {d:?}: {r:?}"
+            );
+            assert!((r.distance - 5.0).abs() < 2.0 * step, "{r:?}");
             assert!(dist(r.normal, [0.0, 1.0, 0.0]) < 1e-6, "{r:?}");
             assert_eq!(f.raycast(o, d, 5.0 - 1e-4).unwrap(), None);
         }

@@ -7,8 +7,7 @@ use crate::util::*;
 use loam_field::{CsgMode, EditOp, Field, Generator, SamplePos};
 
 fn naive(generator: &Generator, ops: &[EditOp], s: SamplePos, vs: f64, band: f64) -> (f32, u8) {
-    let b = band as f32;
-    let clamp = |v: f64| (v as f32).clamp(-b, b) + 0.0;
+    let clamp = |v: f64| grid(v, band);
     let mut v = generator.sample(s, vs, band);
     let mut m = 0u8;
     let p = [

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bricks;
 mod cases;
 mod codec;
 mod edits;

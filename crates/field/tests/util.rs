@@ -137,3 +137,24 @@ impl TestRng {
 pub fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
+
+/// The field's quantisation grid written out from its definition (16-bit fixed point over
+/// ±band, the step rounded down to f32, a negative value never 0), independently of
+/// `loam_field::Quant`: the exact reference value of `v` metres as the field stores it.
+pub fn grid(v: f64, band: f64) -> f32 {
+    let step = band / 32767.0;
+    let mut s32 = step as f32;
+    if f64::from(s32) > step {
+        s32 = s32.next_down();
+    }
+    let mut q = (v / step).round().clamp(-32767.0, 32767.0);
+    if q == 0.0 && v < 0.0 {
+        q = -1.0;
+    }
+    q as f32 * s32 + 0.0
+}
+
+/// One step of the grid for a band of `band` metres.
+pub fn grid_step(band: f64) -> f64 {
+    f64::from(grid(band, band)) / 32767.0
+}

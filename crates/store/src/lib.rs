@@ -6,9 +6,12 @@
 //! - **Tables.** `meta(key, value)` (format, format version, generator JSON, field settings,
 //!   heightmap BLAKE3, created / modified times, the sequence the bake covers); `ops(seq,
 //!   stroke, op)` (MessagePack [`loam_field::LogEntry`] records); `bricks(x, y, z, seq, data)`
-//!   (a brick blob: one value when uniform, else zstd of the f32 samples and material ids —
-//!   lossless); `history(id = 1, seq, data)` (the undo history at the bake, zstd of
-//!   MessagePack).
+//!   (a brick blob, format 2: one grid index and material when uniform, else zstd of the 32³
+//!   16-bit grid indices and material ids — exactly the field's quantised samples);
+//!   `history(id = 1, seq, data)` (the undo history at the bake, zstd of MessagePack).
+//! - **Formats.** [`FORMAT_VERSION`] is 2. A format-1 world (f32 brick blobs, from before the
+//!   quantisation grid) opened read-only is read as it is; opened writable it is migrated
+//!   first, in one transaction, its values rounded onto the grid.
 //! - **Durability.** WAL with `synchronous = FULL`, one transaction per appended op: when
 //!   [`Store::append`] returns, the op survives a crash. A bake writes its bricks, the history
 //!   and the covered sequence in one transaction; only then may [`Store::compact`] drop the

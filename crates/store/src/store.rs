@@ -15,8 +15,15 @@ use crate::error::StoreError;
 /// The `format` metadata value of every Loam world.
 pub const FORMAT: &str = "loam-world";
 
-/// The newest world format this build writes and reads.
-pub const FORMAT_VERSION: i64 = 1;
+/// The newest world format this build writes and reads. 2: bricks hold quantised samples
+/// (16-bit grid indices); 1: f32 samples, read as they are and migrated on a writable open.
+pub const FORMAT_VERSION: i64 = 2;
+
+/// A migration takes a world from one format to the next inside one transaction.
+type Migration = fn(&rusqlite::Transaction<'_>, &FieldSettings) -> Result<(), StoreError>;
+
+/// The migrations, append only: `MIGRATIONS[i]` takes format `i + 1` to `i + 2`.
+const MIGRATIONS: &[Migration] = &[migrate_1_to_2];
 
 const SCHEMA: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -28,6 +35,9 @@ CREATE TABLE bricks (
 ) WITHOUT ROWID;
 CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, data BLOB NOT NULL);
 ";
+
+/// Bricks a load's replay keeps decoded (96 KiB each, so at most 96 MiB while loading).
+const REPLAY_HOT_BRICKS: usize = 1024;
 
 /// How long a busy database is retried before giving up.
 const BUSY: Duration = Duration::from_secs(5);
@@ -75,9 +85,12 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     last_seq: u64,
-    /// The bricks of the last bake, to write only what changed since.
-    baked: BTreeMap<BrickKey, Arc<Brick>>,
+    /// The ids of the bricks of the last bake, to write only what changed since (an edited
+    /// brick is a new brick with a new id).
+    baked: BTreeMap<BrickKey, u64>,
     read_only: bool,
+    /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
+    version: i64,
 }
 
 impl Drop for Store {
@@ -203,14 +216,32 @@ impl Store {
     /// (by its header), a Loam world of a format this build reads. Holds the file exclusively
     /// until dropped.
     ///
+    /// A world of an older format is migrated to [`FORMAT_VERSION`] first, each step in one
+    /// exclusive transaction (format 1 → 2: every baked brick's f32 values rounded onto the
+    /// quantisation grid and rewritten as 16-bit indices); a migration that fails leaves the
+    /// file as it was.
+    ///
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::NotSqlite`], [`StoreError::Foreign`],
     /// [`StoreError::NewerVersion`], [`StoreError::InUse`]; none of them writes to the file.
+    /// [`StoreError::CorruptBrick`] or [`StoreError::CorruptMeta`] if a migration meets a
+    /// damaged brick or setting (rolled back).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         // Read-only first: a foreign or newer file is never written to.
-        drop(Self::open_read_only(path)?);
+        match Self::open_read_only(path) {
+            Ok(s) => drop(s),
+            Err(e) if has_hot_journal(&e) => {
+                // Killed inside a rollback-journal transaction (the switch to WAL): a read-only
+                // connection cannot roll it back. SQLite's own recovery on a writable
+                // connection restores the file as it was before that transaction; then check.
+                recover_hot_journal(path)?;
+                drop(Self::open_read_only(path)?);
+            }
+            Err(e) => return Err(e),
+        }
         let conn = Connection::open(path)?;
         let mut store = Self::configure(conn, path)?;
+        store.migrate()?;
         store.last_seq = store
             .conn
             .query_row("SELECT COALESCE(MAX(seq), 0) FROM ops", [], |r| {
@@ -231,13 +262,14 @@ impl Store {
         check_header(path)?;
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         conn.busy_timeout(Duration::from_millis(200))?;
-        check_meta(&conn, path)?;
+        let version = check_meta(&conn, path)?;
         let mut store = Self {
             conn,
             path: path.into(),
             last_seq: 0,
             baked: BTreeMap::new(),
             read_only: true,
+            version,
         };
         store.last_seq = store
             .conn
@@ -246,6 +278,48 @@ impl Store {
             })?
             .max(store.meta_u64("bake_seq")? as i64) as u64;
         Ok(store)
+    }
+
+    /// Runs the migrations from the file's format to [`FORMAT_VERSION`], one transaction each.
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        loop {
+            let found: i64 =
+                self.meta("format_version")?
+                    .parse()
+                    .map_err(|_| StoreError::CorruptMeta {
+                        key: "format_version",
+                    })?;
+            if found >= FORMAT_VERSION {
+                self.version = found;
+                return Ok(());
+            }
+            let step = MIGRATIONS[(found - 1) as usize];
+            let settings = self.field_settings()?;
+            let mut result = Ok(());
+            retry(|| {
+                let tx = self
+                    .conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+                result = step(&tx, &settings);
+                if result.is_err() {
+                    return tx.rollback();
+                }
+                tx.execute(
+                    "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
+                    [(found + 1).to_string()],
+                )?;
+                let digest = meta_digest(&tx)?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
+                tx.commit()
+            })?;
+            result?;
+        }
+    }
+
+    /// The file's format version as opened: [`FORMAT_VERSION`] once opened writable (older
+    /// worlds are migrated), the file's own when opened read-only.
+    pub fn format_version(&self) -> i64 {
+        self.version
     }
 
     fn writable(&self) -> Result<(), StoreError> {
@@ -282,6 +356,7 @@ impl Store {
             last_seq: 0,
             baked: BTreeMap::new(),
             read_only: false,
+            version: FORMAT_VERSION,
         })
     }
 
@@ -406,7 +481,7 @@ impl Store {
         }
         let changed: Vec<(BrickKey, Arc<Brick>)> = field
             .bricks()
-            .filter(|(k, b)| self.baked.get(k).is_none_or(|old| !Arc::ptr_eq(old, b)))
+            .filter(|(k, b)| self.baked.get(k) != Some(&b.id()))
             .map(|(k, b)| (k, b.clone()))
             .collect();
         let blobs: Vec<(BrickKey, Vec<u8>)> = changed
@@ -446,7 +521,7 @@ impl Store {
             tx.commit()
         })?;
         for (k, b) in changed {
-            self.baked.insert(k, b);
+            self.baked.insert(k, b.id());
         }
         Ok(blobs.len())
     }
@@ -476,6 +551,7 @@ impl Store {
     pub fn load(&mut self, base: Field) -> Result<LoadedWorld, StoreError> {
         let bake = self.meta_u64("bake_seq")?;
         let mut field = base;
+        let band = field.settings().band();
         let mut bricks = Vec::new();
         {
             let mut stmt = self.conn.prepare("SELECT x, y, z, data FROM bricks")?;
@@ -489,7 +565,7 @@ impl Store {
             })?;
             for row in rows {
                 let (x, y, z, blob) = row?;
-                let brick = brick_blob::decode([x, y, z], &blob)
+                let brick = brick_blob::decode_version(self.version, [x, y, z], &blob, band)
                     .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
                 bricks.push((BrickKey::new(x, y, z), brick));
             }
@@ -498,8 +574,7 @@ impl Store {
         // What the file holds now: the baked bricks, before the newer ops change any. (Taken
         // after the replay, a later bake would skip bricks only the replayed ops changed and
         // still move `bake_seq` past them, losing those ops once compacted.)
-        let baked: BTreeMap<BrickKey, Arc<Brick>> =
-            field.bricks().map(|(k, b)| (k, b.clone())).collect();
+        let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
         let mut history = match self
             .conn
             .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
@@ -524,6 +599,10 @@ impl Store {
                     .map_err(|e| StoreError::CorruptHistory(e.to_string()))?
             }
         };
+        // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
+        // unpacking them op after op, then packs back to the field's own working set.
+        let keep = field.hot_capacity();
+        field.set_hot_capacity(keep.max(REPLAY_HOT_BRICKS));
         let mut last = bake;
         for e in self.ops_after(bake)? {
             if e.seq != last + 1 {
@@ -534,6 +613,7 @@ impl Store {
                 .map_err(|source| StoreError::Replay { seq: e.seq, source })?;
             last = e.seq;
         }
+        field.set_hot_capacity(keep);
         self.baked = baked;
         Ok(LoadedWorld {
             field,
@@ -582,6 +662,29 @@ impl Store {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         Ok(if msg == "ok" { Ok(()) } else { Err(msg) })
     }
+}
+
+/// SQLITE_READONLY_ROLLBACK: a read-only connection met a hot rollback journal.
+fn has_hot_journal(e: &StoreError) -> bool {
+    matches!(e, StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+        if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK)
+}
+
+/// Lets SQLite roll back a hot journal: a writable connection's first read does it.
+fn recover_hot_journal(path: &Path) -> Result<(), StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_millis(200))?;
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| {
+        if is_busy(&e) {
+            StoreError::InUse { path: path.into() }
+        } else {
+            StoreError::Sqlite(e)
+        }
+    })?;
+    Ok(())
 }
 
 fn wal_extension(path: &Path) -> String {
@@ -637,7 +740,8 @@ fn check_header(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+/// Checks the metadata and returns the file's format version.
+fn check_meta(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let foreign = |why: &str| StoreError::Foreign {
         path: path.into(),
         why: why.into(),
@@ -668,7 +772,7 @@ fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let version: i64 = get("format_version")?
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| foreign("no `format_version`"))?;
-    if version > FORMAT_VERSION || version < 1 {
+    if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(StoreError::NewerVersion {
             path: path.into(),
             found: version,
@@ -681,6 +785,39 @@ fn check_meta(conn: &Connection, path: &Path) -> Result<(), StoreError> {
             path: path.into(),
             why: "the metadata does not match its checksum".into(),
         });
+    }
+    Ok(version)
+}
+
+/// Format 1 → 2: every baked brick's f32 values rounded onto the quantisation grid of the
+/// world's band and rewritten as 16-bit indices (the ops, the history and the metadata keep
+/// their formats; the history's kept values are rounded when an undo writes them).
+fn migrate_1_to_2(
+    tx: &rusqlite::Transaction<'_>,
+    settings: &FieldSettings,
+) -> Result<(), StoreError> {
+    let band = settings.band();
+    let mut rewritten = Vec::new();
+    {
+        let mut stmt = tx.prepare("SELECT x, y, z, data FROM bricks")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i32>(0)?,
+                r.get::<_, i32>(1)?,
+                r.get::<_, i32>(2)?,
+                r.get::<_, Vec<u8>>(3)?,
+            ))
+        })?;
+        for row in rows {
+            let (x, y, z, blob) = row?;
+            let brick = brick_blob::decode_v1([x, y, z], &blob, band)
+                .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
+            rewritten.push(([x, y, z], brick_blob::encode([x, y, z], &brick)));
+        }
+    }
+    let mut put = tx.prepare("UPDATE bricks SET data = ?4 WHERE x = ?1 AND y = ?2 AND z = ?3")?;
+    for ([x, y, z], blob) in rewritten {
+        put.execute(params![x, y, z, blob])?;
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use loam_field::{
 };
 use loam_store::{Store, StoreError};
 
-fn base() -> Field {
+pub fn base() -> Field {
     let g = Generator::noise(
         &NoiseTerrainSettings {
             seed: 3,
@@ -210,7 +210,7 @@ fn bad_files_are_typed_errors_and_never_written() {
             e,
             StoreError::NewerVersion {
                 found: 9,
-                max: 1,
+                max: 2,
                 ..
             }
         ),

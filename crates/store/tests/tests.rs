@@ -1,4 +1,5 @@
 //! loam-store tests (one binary).
 
 mod crash;
+mod migrate;
 mod store;

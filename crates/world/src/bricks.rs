@@ -1,6 +1,8 @@
 //! Making the bricks an op creates: copied from the generator cache, or generated on scoped
 //! threads.
 
+use std::sync::Arc;
+
 use loam_field::{Brick, BrickKey, Generator};
 
 use crate::cache::GeneratorCache;
@@ -18,7 +20,7 @@ pub(crate) fn make_bricks(
     let mut made: Vec<Option<Brick>> = keys
         .iter()
         .map(|&k| {
-            let b = Brick::from_generator_values(&cache.get(k)?)?;
+            let b = Brick::from_generator_values(&cache.get(k)?, band)?;
             debug_assert!(b == Brick::generate(generator, k, vs, band));
             Some(b)
         })
@@ -60,6 +62,29 @@ fn generate_bricks(
         handles
             .into_iter()
             .flat_map(|h| h.join().expect("brick generation does not panic"))
+            .collect()
+    })
+}
+
+/// Most bricks the world's field keeps decoded between two updates (96 KiB each: 24 MiB); an
+/// update packs all but the field's default working set.
+pub(crate) const HOT_BRICKS_BETWEEN_UPDATES: usize = 256;
+
+/// Packs hot bricks on up to `threads` scoped threads (the workers' share of the machine),
+/// in order.
+pub(crate) fn pack_bricks(bricks: &[Arc<Brick>], threads: usize) -> Vec<Brick> {
+    if bricks.len() < 2 || threads < 2 {
+        return bricks.iter().map(|b| b.packed()).collect();
+    }
+    let per = bricks.len().div_ceil(threads.min(bricks.len()));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = bricks
+            .chunks(per)
+            .map(|part| s.spawn(move || part.iter().map(|b| b.packed()).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("packing does not panic"))
             .collect()
     })
 }

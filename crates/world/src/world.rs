@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loam_field::{
-    BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, EditError, EditOp, EditOutcome, Field, History, LogEntry,
-    RayHit, RaycastError,
+    BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
+    Field, History, LogEntry, RayHit, RaycastError,
 };
 use loam_mesh::Mesher;
 
 use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
-use crate::bricks::make_bricks;
+use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
@@ -81,8 +81,11 @@ impl World {
     ///
     /// # Errors
     /// [`WorldError`] for a bad setting or a thread that could not start.
-    pub fn new(field: Field, settings: WorldSettings) -> Result<Self, WorldError> {
+    pub fn new(mut field: Field, settings: WorldSettings) -> Result<Self, WorldError> {
         settings.validate()?;
+        // Ops leave their bricks decoded; `update` packs the excess on threads, after the
+        // edit's jobs are queued, instead of each op packing older bricks on its own path.
+        field.set_hot_capacity(HOT_BRICKS_BETWEEN_UPDATES);
         let cache = Arc::new(GeneratorCache::new(settings.generator_cache_bricks));
         let pool = Pool::new(
             settings.worker_count(),
@@ -261,6 +264,9 @@ impl World {
         if let Some(frame) = self.frame_edit.take() {
             self.seal(frame, now);
         }
+        let threads = self.settings.worker_count();
+        self.field
+            .pack_hot_with(DEFAULT_HOT_BRICKS, |bricks| pack_bricks(bricks, threads));
         if self.restream {
             self.restream();
         } else if !self.dirty_columns.is_empty() {

@@ -396,4 +396,37 @@ fn a_resumed_world_numbers_ops_after_the_saved_ones_and_undoes_their_strokes() {
     expect.apply(&dig(20.0)).unwrap();
     assert_eq!(second.field().hash(), expect.hash());
     assert_ne!(second.field().hash(), after_first);
+
+/// Issue 6: ops leave their bricks decoded and an update packs all but the field's working
+/// set (27 bricks), on threads, after the edit's jobs are queued; the meshes are the same as
+/// from scratch.
+#[test]
+fn updates_pack_the_bricks_ops_left_decoded() {
+    let base = flat_field(31.5, 1.0);
+    let mut world = World::new(base.clone(), small(2)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([40.0, 40.0, 40.0])];
+    settle(&mut world, &v, &mut shown);
+    let mut ops = Vec::new();
+    // 12 digs at separate chunk corners: 8 bricks each, 96 in all.
+    for i in 0..12 {
+        let (x, z) = (f64::from(i % 4) * 64.0, f64::from(i / 4) * 64.0);
+        let op = sphere(CsgMode::Subtract, [x, 32.0, z], 3.0);
+        world.apply(&op).unwrap();
+        ops.push(op);
+    }
+    let hot = world.field().brick_bytes();
+    assert!(
+        hot >= 90 * (96 << 10),
+        "{hot}: the ops left their bricks decoded"
+    );
+    settle(&mut world, &v, &mut shown);
+    let packed = world.field().brick_bytes();
+    let n = world.field().brick_count();
+    assert!(n >= 90, "{n}");
+    assert!(
+        packed <= loam_field::DEFAULT_HOT_BRICKS * (96 << 10) + n * (16 << 10),
+        "{packed} bytes for {n} bricks"
+    );
+    assert_matches_scratch(&world, &shown, &base, &ops);
 }

@@ -5,8 +5,10 @@
 //!
 //! ```text
 //! ground(p) = (p.y − h(p.x, p.z)) / √(1 + Lh²)        Lh: Lipschitz bound of h
-//! value(p)  = clamp(max(ground(p), −cave(p)), −band, band)
+//! value(p)  = Q(clamp(max(ground(p), −cave(p)), −band, band))
 //! ```
+//!
+//! where `Q` rounds onto the field's 16-bit quantisation grid ([`crate::Quant`]).
 //!
 //! Dividing by `√(1 + Lh²)` makes the height field's raw value a true distance bound
 //! (DESIGN.md, "Narrow band"); the cave SDF is scaled the same way, and the max of 1-Lipschitz
@@ -23,6 +25,7 @@ pub use heightmap::{
 pub use noise_terrain::{NoiseLayer, NoiseTerrainSettings};
 
 use crate::coords::{SampleBox, SamplePos};
+use crate::quant::Quant;
 use caves::Caves;
 use heightmap::HeightmapGround;
 use noise_terrain::NoiseGround;
@@ -167,11 +170,11 @@ impl Generator {
         (1.0 + l * l).sqrt()
     }
 
-    /// The field value at world point `p` (metres), clamped to `±band` and with −0 written as
-    /// +0. `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
+    /// The field value at world point `p` (metres), clamped to `±band` and rounded onto the
+    /// quantisation grid ([`Quant::quantize`], which clamps). `h` is `surface_height(p.x, p.z)` and `inv_scale` is `1 / √(1 + Lh²)`; they are
     /// passed in so a column is computed once.
     #[inline]
-    fn value_with(&self, p: [f64; 3], h: f64, inv_scale: f64, band: f64) -> f32 {
+    fn value_with(&self, p: [f64; 3], h: f64, inv_scale: f64, band: f64, grid: &Quant) -> f32 {
         let ground = (p[1] - h) * inv_scale;
         let mut v = ground;
         if ground < band
@@ -181,21 +184,22 @@ impl Generator {
         {
             v = v.max(-c.sdf(p));
         }
-        clamp_band(v, band)
+        grid.quantize(v)
     }
 
     /// The field value at any world point `p` (metres) for a band of `band` metres: the
-    /// continuous function the samples are taken from. 1-Lipschitz up to f32 rounding.
+    /// function the samples are taken from, on the quantisation grid ([`Quant`]):
+    /// 1-Lipschitz up to one grid step.
     pub fn value(&self, p: [f64; 3], band: f64) -> f32 {
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, self.inv_scale, band)
+        self.value_with(p, h, self.inv_scale, band, &Quant::new(band))
     }
 
     /// The field value at sample `s` for `voxel_size` metres and a band of `band` metres.
     pub fn sample(&self, s: SamplePos, voxel_size: f64, band: f64) -> f32 {
         let p = crate::coords::sample_to_world(s, voxel_size);
         let h = self.surface_height(p[0], p[2]);
-        self.value_with(p, h, self.inv_scale, band)
+        self.value_with(p, h, self.inv_scale, band, &Quant::new(band))
     }
 
     /// Fills `out` with the samples of the box starting at `min` with `dims` samples per axis,
@@ -243,6 +247,7 @@ impl Generator {
         out: &mut [f32],
     ) {
         let inv = self.inv_scale;
+        let grid = Quant::new(band);
         let (nx, ny) = (dims[0], dims[1]);
         for z in part.min.z..=part.max.z {
             let wz = f64::from(z) * voxel_size;
@@ -254,7 +259,7 @@ impl Generator {
                 for y in part.min.y..=part.max.y {
                     let j = (y - grid_min.y) as usize;
                     out[i + nx * (j + ny * k)] =
-                        self.value_with([wx, f64::from(y) * voxel_size, wz], h, inv, band);
+                        self.value_with([wx, f64::from(y) * voxel_size, wz], h, inv, band, &grid);
                 }
             }
         }
@@ -267,13 +272,4 @@ impl Generator {
 #[inline]
 pub(crate) fn wrap_noise(q: f64) -> f64 {
     q - 256.0 * (q * (1.0 / 256.0)).floor()
-}
-
-/// Clamps `v` to `±band`, converts to f32 and writes −0 as +0, so that every stored value has
-/// one bit pattern per number.
-#[inline]
-pub(crate) fn clamp_band(v: f64, band: f64) -> f32 {
-    let b = band as f32;
-    let v = (v as f32).clamp(-b, b);
-    v + 0.0
 }

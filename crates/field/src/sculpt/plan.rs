@@ -7,8 +7,9 @@ use crate::brick::MaterialId;
 use crate::coords::{SampleBox, SamplePos, world_to_sample_ceil, world_to_sample_floor};
 use crate::edit::Plan;
 use crate::field::Field;
-use crate::generator::{clamp_band, wrap_noise};
+use crate::generator::wrap_noise;
 use crate::op::{CsgMode, EditError, EditOp};
+use crate::quant::Quant;
 use crate::sculpt::falloff::Falloff;
 use crate::sculpt::redistance::redistance;
 use crate::sculpt::shapes;
@@ -265,6 +266,7 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     };
     let read = Read::new(field, b, 0, s.center)?;
     let k = s.blend;
+    let grid = Quant::new(band);
     each(b, |pos| {
         let p = world(pos, vs);
         let d = s.sdf(p);
@@ -275,7 +277,7 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
         let o = f64::from(old);
         let new = match (s.mode, k > 0.0) {
             (CsgMode::Union, false) => {
-                let v = clamp_band(d, band);
+                let v = grid.quantize(d);
                 if v < old {
                     (v, s.material)
                 } else {
@@ -284,18 +286,18 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
             }
             (CsgMode::Union, true) => {
                 let mat = if d < o { s.material } else { old_m };
-                (clamp_band(shapes::smooth_min(o, d, k), band), mat)
+                (grid.quantize(shapes::smooth_min(o, d, k)), mat)
             }
             (CsgMode::Subtract, false) => {
-                let v = clamp_band(-d, band);
+                let v = grid.quantize(-d);
                 if v > old { (v, old_m) } else { (old, old_m) }
             }
-            (CsgMode::Subtract, true) => (clamp_band(shapes::smooth_max(o, -d, k), band), old_m),
+            (CsgMode::Subtract, true) => (grid.quantize(shapes::smooth_max(o, -d, k)), old_m),
             (CsgMode::Intersect, false) => {
-                let v = clamp_band(d, band);
+                let v = grid.quantize(d);
                 if v > old { (v, old_m) } else { (old, old_m) }
             }
-            (CsgMode::Intersect, true) => (clamp_band(shapes::smooth_max(o, d, k), band), old_m),
+            (CsgMode::Intersect, true) => (grid.quantize(shapes::smooth_max(o, d, k)), old_m),
         };
         plan.push(pos, (old, old_m), new);
     });
@@ -371,6 +373,7 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     };
     let mut work = Vec::with_capacity(dims[0] * dims[1] * dims[2]);
     let mut touched = false;
+    let grid = Quant::new(band);
     each(b, |pos| {
         let p = world(pos, vs);
         let old = read.at(pos).0;
@@ -395,7 +398,7 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
             }
             _ => unreachable!(),
         };
-        let v = clamp_band(new, band);
+        let v = grid.quantize(new);
         touched |= v.to_bits() != old.to_bits();
         work.push(v);
     });
@@ -406,12 +409,13 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     // sample clamped at the band and raised is too near the surface, and repeated strokes
     // would grow false surfaces from it); the redistanced field has the brushed zero set.
     redistance(&mut work, dims, vs, band, 1);
+    // Back onto the grid (redistancing keeps every sign; so does the grid).
     let mut i = 0;
     each(b, |pos| {
-        let v = work[i];
+        let v = grid.quantize(f64::from(work[i]));
         i += 1;
         let old = read.at(pos);
-        plan.push(pos, old, (v + 0.0, old.1));
+        plan.push(pos, old, (v, old.1));
     });
     Ok(plan)
 }
