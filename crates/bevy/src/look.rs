@@ -188,10 +188,17 @@ mod tests {
     fn grass_on_flat_ground_rock_in_deep_caves_and_walls_are_soil() {
         let up = [0.0, 1.0, 0.0];
         let wall = [1.0, 0.0, 0.0];
-        // Flat ground at the surface, no detail noise: pure grass, undarkened.
-        assert_eq!(
-            surface_color(up, 0.0, 0, 0.5),
-            [GRASS[0], GRASS[1], GRASS[2], 1.0]
+        // Flat ground at the surface with mid detail: grass with a quarter of dry grass
+        // (smoothstep(0.35, 0.8, 0.5) = 0.259), undarkened; detail 0 is pure grass at 85 %.
+        let c = surface_color(up, 0.0, 0, 0.5);
+        let t = smoothstep(0.35, 0.8, 0.5);
+        assert!((t - 0.259_259).abs() < 1e-5, "{t}");
+        let want = mix(GRASS, DRY_GRASS, t);
+        assert!((0..3).all(|i| (c[i] - want[i]).abs() < 1e-6), "{c:?}");
+        let c = surface_color(up, 0.0, 0, 0.0);
+        assert!(
+            (0..3).all(|i| (c[i] - GRASS[i] * 0.85).abs() < 1e-6),
+            "{c:?}"
         );
         // A vertical wall at the surface: a cliff, 75 % of the way from soil to rock.
         let c = surface_color(wall, 0.0, 0, 0.5);
@@ -211,7 +218,7 @@ mod tests {
 
     #[test]
     fn value_noise_is_continuous_bounded_and_lattice_exact() {
-        let mut prev = value_noise([0.0, 0.0, 0.0]);
+        let mut prev = value_noise([0.0, 0.3, -0.7]);
         for i in 1..=2000 {
             let x = f64::from(i) * 0.001;
             let v = value_noise([x, 0.3, -0.7]);

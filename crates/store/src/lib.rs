@@ -24,7 +24,9 @@
 #![deny(missing_docs)]
 
 mod brick_blob;
+mod checks;
 mod error;
+mod migrate;
 mod store;
 mod tag;
 

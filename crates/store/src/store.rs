@@ -10,7 +10,11 @@ use loam_field::{Brick, BrickKey, DecodeError, Field, FieldSettings, History, Lo
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::brick_blob;
+use crate::checks::{
+    check_header, check_meta, has_hot_journal, meta_digest, recover_hot_journal, wal_extension,
+};
 use crate::error::StoreError;
+use crate::migrate::MIGRATIONS;
 
 /// The `format` metadata value of every Loam world.
 pub const FORMAT: &str = "loam-world";
@@ -18,12 +22,6 @@ pub const FORMAT: &str = "loam-world";
 /// The newest world format this build writes and reads. 2: bricks hold quantised samples
 /// (16-bit grid indices); 1: f32 samples, read as they are and migrated on a writable open.
 pub const FORMAT_VERSION: i64 = 2;
-
-/// A migration takes a world from one format to the next inside one transaction.
-type Migration = fn(&rusqlite::Transaction<'_>, &FieldSettings) -> Result<(), StoreError>;
-
-/// The migrations, append only: `MIGRATIONS[i]` takes format `i + 1` to `i + 2`.
-const MIGRATIONS: &[Migration] = &[migrate_1_to_2];
 
 const SCHEMA: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -122,7 +120,7 @@ fn now_unix() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
@@ -662,162 +660,4 @@ impl Store {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         Ok(if msg == "ok" { Ok(()) } else { Err(msg) })
     }
-}
-
-/// SQLITE_READONLY_ROLLBACK: a read-only connection met a hot rollback journal.
-fn has_hot_journal(e: &StoreError) -> bool {
-    matches!(e, StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-        if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK)
-}
-
-/// Lets SQLite roll back a hot journal: a writable connection's first read does it.
-fn recover_hot_journal(path: &Path) -> Result<(), StoreError> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_millis(200))?;
-    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
-        r.get::<_, i64>(0)
-    })
-    .map_err(|e| {
-        if is_busy(&e) {
-            StoreError::InUse { path: path.into() }
-        } else {
-            StoreError::Sqlite(e)
-        }
-    })?;
-    Ok(())
-}
-
-fn wal_extension(path: &Path) -> String {
-    match path.extension() {
-        Some(e) => format!("{}-wal", e.to_string_lossy()),
-        None => "wal".into(),
-    }
-}
-
-/// A digest of every metadata row but `tag` (BLAKE3 of `key NUL value NUL` in key order, 16
-/// bytes in hex): stored as `tag`, checked on open, so a damaged setting or `bake_seq` is
-/// found instead of silently changing the world.
-fn meta_digest(conn: &Connection) -> rusqlite::Result<String> {
-    let mut stmt = conn.prepare("SELECT key, value FROM meta WHERE key != 'tag' ORDER BY key")?;
-    let mut h = blake3::Hasher::new();
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    for row in rows {
-        let (k, v) = row?;
-        h.update(k.as_bytes());
-        h.update(&[0]);
-        h.update(v.as_bytes());
-        h.update(&[0]);
-    }
-    Ok(h.finalize().as_bytes()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
-/// The first 16 bytes of every SQLite 3 database.
-const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
-
-fn check_header(path: &Path) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
-        path: path.into(),
-        source,
-    };
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(StoreError::NotFound { path: path.into() });
-        }
-        Err(e) => return Err(io(e)),
-    };
-    let mut head = [0u8; 16];
-    match f.read_exact(&mut head) {
-        Ok(()) if &head == SQLITE_HEADER => Ok(()),
-        Ok(()) => Err(StoreError::NotSqlite { path: path.into() }),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(StoreError::NotSqlite { path: path.into() })
-        }
-        Err(e) => Err(io(e)),
-    }
-}
-
-/// Checks the metadata and returns the file's format version.
-fn check_meta(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
-    let foreign = |why: &str| StoreError::Foreign {
-        path: path.into(),
-        why: why.into(),
-    };
-    let get = |key: &str| -> Result<Option<String>, StoreError> {
-        match conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-        {
-            Ok(v) => Ok(v),
-            Err(e) if is_busy(&e) => Err(StoreError::InUse { path: path.into() }),
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
-                Err(StoreError::NotSqlite { path: path.into() })
-            }
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseCorrupt) => {
-                Err(StoreError::Corrupt {
-                    path: path.into(),
-                    why: e.to_string(),
-                })
-            }
-            Err(e) if e.to_string().contains("no such table") => Err(foreign("no `meta` table")),
-            Err(e) => Err(StoreError::Sqlite(e)),
-        }
-    };
-    if get("format")?.as_deref() != Some(FORMAT) {
-        return Err(foreign("`format` is not \"loam-world\""));
-    }
-    let version: i64 = get("format_version")?
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| foreign("no `format_version`"))?;
-    if !(1..=FORMAT_VERSION).contains(&version) {
-        return Err(StoreError::NewerVersion {
-            path: path.into(),
-            found: version,
-            max: FORMAT_VERSION,
-        });
-    }
-    let digest = meta_digest(conn).map_err(StoreError::Sqlite)?;
-    if get("tag")?.as_deref() != Some(digest.as_str()) {
-        return Err(StoreError::Corrupt {
-            path: path.into(),
-            why: "the metadata does not match its checksum".into(),
-        });
-    }
-    Ok(version)
-}
-
-/// Format 1 → 2: every baked brick's f32 values rounded onto the quantisation grid of the
-/// world's band and rewritten as 16-bit indices (the ops, the history and the metadata keep
-/// their formats; the history's kept values are rounded when an undo writes them).
-fn migrate_1_to_2(
-    tx: &rusqlite::Transaction<'_>,
-    settings: &FieldSettings,
-) -> Result<(), StoreError> {
-    let band = settings.band();
-    let mut rewritten = Vec::new();
-    {
-        let mut stmt = tx.prepare("SELECT x, y, z, data FROM bricks")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, i32>(0)?,
-                r.get::<_, i32>(1)?,
-                r.get::<_, i32>(2)?,
-                r.get::<_, Vec<u8>>(3)?,
-            ))
-        })?;
-        for row in rows {
-            let (x, y, z, blob) = row?;
-            let brick = brick_blob::decode_v1([x, y, z], &blob, band)
-                .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
-            rewritten.push(([x, y, z], brick_blob::encode([x, y, z], &brick)));
-        }
-    }
-    let mut put = tx.prepare("UPDATE bricks SET data = ?4 WHERE x = ?1 AND y = ?2 AND z = ?3")?;
-    for ([x, y, z], blob) in rewritten {
-        put.execute(params![x, y, z, blob])?;
-    }
-    Ok(())
 }

@@ -1,0 +1,48 @@
+//! Format migrations: each takes a world file one format version up inside the open's
+//! transaction.
+
+use loam_field::FieldSettings;
+use rusqlite::params;
+
+use crate::brick_blob;
+use crate::error::StoreError;
+
+/// A migration takes a world from one format to the next inside one transaction.
+pub(crate) type Migration =
+    fn(&rusqlite::Transaction<'_>, &FieldSettings) -> Result<(), StoreError>;
+
+/// The migrations, append only: `MIGRATIONS[i]` takes format `i + 1` to `i + 2`.
+pub(crate) const MIGRATIONS: &[Migration] = &[migrate_1_to_2];
+
+/// Format 1 → 2: every baked brick's f32 values rounded onto the quantisation grid of the
+/// world's band and rewritten as 16-bit indices (the ops, the history and the metadata keep
+/// their formats; the history's kept values are rounded when an undo writes them).
+fn migrate_1_to_2(
+    tx: &rusqlite::Transaction<'_>,
+    settings: &FieldSettings,
+) -> Result<(), StoreError> {
+    let band = settings.band();
+    let mut rewritten = Vec::new();
+    {
+        let mut stmt = tx.prepare("SELECT x, y, z, data FROM bricks")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i32>(0)?,
+                r.get::<_, i32>(1)?,
+                r.get::<_, i32>(2)?,
+                r.get::<_, Vec<u8>>(3)?,
+            ))
+        })?;
+        for row in rows {
+            let (x, y, z, blob) = row?;
+            let brick = brick_blob::decode_v1([x, y, z], &blob, band)
+                .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
+            rewritten.push(([x, y, z], brick_blob::encode([x, y, z], &brick)));
+        }
+    }
+    let mut put = tx.prepare("UPDATE bricks SET data = ?4 WHERE x = ?1 AND y = ?2 AND z = ?3")?;
+    for ([x, y, z], blob) in rewritten {
+        put.execute(params![x, y, z, blob])?;
+    }
+    Ok(())
+}
