@@ -4,7 +4,7 @@
 //! These tests need a Vulkan driver (on a machine without a GPU, Mesa's lavapipe:
 //! `apt-get install mesa-vulkan-drivers libvulkan1`), so they are `#[ignore]`d in a plain
 //! `cargo test`; `.ci/run` installs the driver and runs them with
-//! `cargo test -p loam --test render -- --ignored`. The pictures are kept in
+//! `cargo test --workspace --test render -- --ignored`. The pictures are kept in
 //! `target/render-check/` (under CARGO_TARGET_DIR) to be looked at.
 
 use std::path::{Path, PathBuf};
