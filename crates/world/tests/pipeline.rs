@@ -396,6 +396,7 @@ fn a_resumed_world_numbers_ops_after_the_saved_ones_and_undoes_their_strokes() {
     expect.apply(&dig(20.0)).unwrap();
     assert_eq!(second.field().hash(), expect.hash());
     assert_ne!(second.field().hash(), after_first);
+}
 
 /// Issue 6: ops leave their bricks decoded and an update packs all but the field's working
 /// set (27 bricks), on threads, after the edit's jobs are queued; the meshes are the same as
