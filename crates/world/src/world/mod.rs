@@ -1,6 +1,8 @@
 //! The world: the live field, the chunks the viewers need, and the batches on their way to the
 //! front end (DESIGN.md, "One edit, end to end").
 
+mod stream;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +20,7 @@ use crate::dirty::chunks_reading;
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
-use crate::streaming::{ColumnLayers, Viewer, wanted, wanted_in_column};
+use crate::streaming::{ColumnLayers, Viewer, wanted_in_column};
 
 #[derive(Debug)]
 struct Chunk {
@@ -546,71 +548,6 @@ impl World {
             self.complete(id, now);
         }
         Vec::new()
-    }
-
-    /// Loads what the viewers now need in the columns edits changed (a tower raises a
-    /// column's top); dropping waits for the next full pass.
-    fn restream_columns(&mut self) {
-        let viewers = self.viewers.clone().unwrap_or_default();
-        for col in std::mem::take(&mut self.dirty_columns) {
-            let want = wanted_in_column(
-                &self.field,
-                &self.settings,
-                &viewers,
-                &mut self.columns,
-                col,
-            );
-            for key in want {
-                self.load(key);
-            }
-        }
-    }
-
-    /// Loads chunk `key` if it is not loaded: known all air or all solid from its column's
-    /// bounds, or queued as a streaming batch of one.
-    fn load(&mut self, key: ChunkKey) {
-        if self.chunks.contains_key(&key) {
-            return;
-        }
-        let col = self.columns[&(key.x, key.z)];
-        self.chunks.insert(
-            key,
-            Chunk {
-                version: 0,
-                batch: None,
-                shown: false,
-            },
-        );
-        if key.y > col.solid_top && key.y <= col.top {
-            let b = self.new_batch(BatchKind::Stream);
-            self.bump(key, b);
-        }
-    }
-
-    fn restream(&mut self) {
-        self.restream = false;
-        self.dirty_columns.clear();
-        let Some(viewers) = self.viewers.clone() else {
-            return;
-        };
-        let want = wanted(&self.field, &self.settings, &viewers, &mut self.columns);
-        let now = Instant::now();
-        let gone: Vec<ChunkKey> = self
-            .chunks
-            .keys()
-            .filter(|k| !want.keep.contains(k))
-            .copied()
-            .collect();
-        for key in gone {
-            self.pool.cancel(key);
-            self.release(key, now);
-            if self.chunks.remove(&key).is_some_and(|c| c.shown) {
-                self.outbox.push_back(Out::Removed(key));
-            }
-        }
-        for key in want.load {
-            self.load(key);
-        }
     }
 
     /// Turns the ops of one frame into one batch of every loaded chunk they changed.

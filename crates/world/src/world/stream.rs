@@ -1,0 +1,76 @@
+//! The world's streaming: which chunks load and drop as viewers move and edits raise columns.
+
+use std::time::Instant;
+
+use loam_field::ChunkKey;
+
+use super::{Chunk, Out, World};
+use crate::batch::BatchKind;
+use crate::streaming::{wanted, wanted_in_column};
+
+impl World {
+    /// Loads what the viewers now need in the columns edits changed (a tower raises a
+    /// column's top); dropping waits for the next full pass.
+    pub(super) fn restream_columns(&mut self) {
+        let viewers = self.viewers.clone().unwrap_or_default();
+        for col in std::mem::take(&mut self.dirty_columns) {
+            let want = wanted_in_column(
+                &self.field,
+                &self.settings,
+                &viewers,
+                &mut self.columns,
+                col,
+            );
+            for key in want {
+                self.load(key);
+            }
+        }
+    }
+
+    /// Loads chunk `key` if it is not loaded: known all air or all solid from its column's
+    /// bounds, or queued as a streaming batch of one.
+    pub(super) fn load(&mut self, key: ChunkKey) {
+        if self.chunks.contains_key(&key) {
+            return;
+        }
+        let col = self.columns[&(key.x, key.z)];
+        self.chunks.insert(
+            key,
+            Chunk {
+                version: 0,
+                batch: None,
+                shown: false,
+            },
+        );
+        if key.y > col.solid_top && key.y <= col.top {
+            let b = self.new_batch(BatchKind::Stream);
+            self.bump(key, b);
+        }
+    }
+
+    pub(super) fn restream(&mut self) {
+        self.restream = false;
+        self.dirty_columns.clear();
+        let Some(viewers) = self.viewers.clone() else {
+            return;
+        };
+        let want = wanted(&self.field, &self.settings, &viewers, &mut self.columns);
+        let now = Instant::now();
+        let gone: Vec<ChunkKey> = self
+            .chunks
+            .keys()
+            .filter(|k| !want.keep.contains(k))
+            .copied()
+            .collect();
+        for key in gone {
+            self.pool.cancel(key);
+            self.release(key, now);
+            if self.chunks.remove(&key).is_some_and(|c| c.shown) {
+                self.outbox.push_back(Out::Removed(key));
+            }
+        }
+        for key in want.load {
+            self.load(key);
+        }
+    }
+}
