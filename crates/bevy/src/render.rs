@@ -89,6 +89,9 @@ pub enum RenderError {
         /// Why.
         source: loam_field::EditError,
     },
+    /// The app stopped before a picture was taken (e.g. the renderer could not start).
+    #[error("the renderer stopped before taking the picture")]
+    Stopped,
     /// The picture was not taken in time (no GPU adapter, or too slow).
     #[error(
         "no picture after {0:?} (is a Vulkan driver installed? on a machine without a GPU: apt-get install mesa-vulkan-drivers libvulkan1)"
@@ -196,7 +199,7 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
     .add_systems(PostUpdate, scene::follow_sky);
     app.run();
     let out = result.lock().map(|mut r| r.take()).unwrap_or(None);
-    out.unwrap_or(Err(RenderError::Timeout(Duration::ZERO)))
+    out.unwrap_or(Err(RenderError::Stopped))
 }
 
 /// Whether everything the world has in flight is built and shown.

@@ -40,8 +40,8 @@ pub struct EditArgs {
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Window size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720")]
-    pub size: String,
+    #[arg(long, default_value = "1280x720", value_parser = render::parse_size)]
+    pub size: [u32; 2],
 }
 
 impl Default for EditArgs {
@@ -51,7 +51,7 @@ impl Default for EditArgs {
             session: DEFAULT_SESSION.into(),
             mesher: "mc".into(),
             threads: 0,
-            size: "1280x720".into(),
+            size: [1280, 720],
         }
     }
 }
@@ -93,7 +93,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     }
     let mesher = Mesher::from_name(&args.mesher)
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
-    let size = parse_size(&args.size)?;
+    let size = args.size;
     let loaded = session::load(&args.session)?;
     let settings = loaded.session.world.settings(args.threads, mesher);
     let (mut store, created) = open_or_create(&args.world, &loaded)?;
@@ -121,13 +121,6 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         anyhow::bail!("the editor stopped with an error");
     }
     Ok(())
-}
-
-fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .with_context(|| format!("--size {s:?} is not WIDTHxHEIGHT"))?;
-    Ok([w.trim().parse()?, h.trim().parse()?])
 }
 
 fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Store, bool)> {

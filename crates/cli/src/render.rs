@@ -42,7 +42,8 @@ pub struct RenderArgs {
     pub timeout_s: u64,
 }
 
-fn parse_size(s: &str) -> Result<[u32; 2], String> {
+/// Parses `WIDTHxHEIGHT` (each 16–8192 pixels), for `--size` of `render` and `edit`.
+pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("{s:?} is not WIDTHxHEIGHT"))?;
