@@ -30,8 +30,12 @@
 //! The editor ([`editor`]) and the headless renderer ([`render`]) are built on it.
 #![deny(missing_docs)]
 
+pub mod audio;
+pub mod blocks;
 pub mod chunks;
+pub mod dust;
 pub mod editor;
+pub mod effects;
 pub mod look;
 pub mod material;
 pub mod render;
@@ -43,6 +47,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 pub use chunks::{ChunkEntities, ChunkEntity, ChunkRemoved, ChunkStats, GroupShown, LoamViewer};
+use loam_field::{EditError, EditOp, EditOutcome, SampleBox};
 use loam_world::World;
 
 /// The default per-frame budget for turning finished chunk meshes into Bevy meshes.
@@ -57,6 +62,18 @@ pub struct LoamWorld {
     pub upload_budget: Duration,
     /// When the newest not-yet-shown edit was applied ([`LoamWorld::mark_edit`]).
     pub(crate) edit_marked: Option<Instant>,
+    /// Ops applied through [`LoamWorld::apply`] in this frame (blocks look at the ground
+    /// again there; dust and sound follow digs).
+    applied: Vec<Applied>,
+}
+
+/// An op applied through [`LoamWorld::apply`], with what it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The op.
+    pub op: EditOp,
+    /// The smallest box of samples it changed (`None`: nothing changed).
+    pub changed: Option<SampleBox>,
 }
 
 impl LoamWorld {
@@ -66,7 +83,32 @@ impl LoamWorld {
             world,
             upload_budget: DEFAULT_UPLOAD_BUDGET,
             edit_marked: None,
+            applied: Vec::new(),
         }
+    }
+
+    /// Applies `op` in `stroke` (`None`: a stroke of its own), marks the edit for the latency
+    /// readout and records it for [`LoamWorld::applied`].
+    ///
+    /// # Errors
+    /// As [`World::apply`]; nothing changes then.
+    pub fn apply(&mut self, stroke: Option<u64>, op: &EditOp) -> Result<EditOutcome, EditError> {
+        let out = match stroke {
+            Some(s) => self.world.apply_in_stroke(s, op)?,
+            None => self.world.apply(op)?,
+        };
+        self.mark_edit();
+        self.applied.push(Applied {
+            op: op.clone(),
+            changed: out.changed,
+        });
+        Ok(out)
+    }
+
+    /// The ops applied through [`LoamWorld::apply`] in this frame, oldest first (the plugin
+    /// forgets them in `Last`).
+    pub fn applied(&self) -> &[Applied] {
+        &self.applied
     }
 
     /// Records that an edit was just applied, so the frame that shows its batch reports the
@@ -110,6 +152,11 @@ impl Plugin for LoamPlugin {
                     chunks::upload_meshes.in_set(LoamSet::Upload),
                 )
                     .run_if(resource_exists::<LoamWorld>),
+            )
+            // Whoever follows applied ops (blocks, dust, sound) reads them in `Update`.
+            .add_systems(
+                Last,
+                (|mut w: ResMut<LoamWorld>| w.applied.clear()).run_if(resource_exists::<LoamWorld>),
             );
     }
 }

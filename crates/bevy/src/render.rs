@@ -17,6 +17,13 @@ use bevy::winit::WinitPlugin;
 use loam_field::EditOp;
 use loam_world::World;
 
+use bevy::time::TimeUpdateStrategy;
+use loam_blocks::{BlockOp, FieldGround, VoxModel};
+
+use crate::audio::{SoundPlugin, SoundRecording, Sounds};
+use crate::blocks::{BlockFocus, BlocksPlugin, LoamBlocks};
+use crate::dust::{DustPlugin, DustStats};
+use crate::walk::Physics;
 use crate::{ChunkStats, LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
 
 /// Where the camera stands and what it looks at (world metres).
@@ -54,6 +61,24 @@ pub struct RenderJob {
     pub settle_frames: u32,
     /// Give up after this long.
     pub timeout: Duration,
+    /// Blocks placed before the ops, and seconds of physics after them.
+    pub blocks: Option<BlockScene>,
+    /// Where to write the sounds of the run as a WAV (16-bit stereo, 48 kHz).
+    pub audio: Option<PathBuf>,
+}
+
+/// Blocks in a render: models and block ops applied before the terrain ops, then seconds of
+/// physics (60 steps per second of virtual time, one per frame) before the picture.
+#[derive(Debug, Clone, Default)]
+pub struct BlockScene {
+    /// The models and block ops come after this many of the job's terrain ops.
+    pub after_ops: usize,
+    /// Models placed in order, each all or nothing.
+    pub models: Vec<VoxModel>,
+    /// Block ops, after the models.
+    pub ops: Vec<BlockOp>,
+    /// Seconds simulated after every op, before the picture.
+    pub simulate_s: f32,
 }
 
 /// What a render did.
@@ -67,6 +92,14 @@ pub struct RenderReport {
     pub frames: u64,
     /// Field hash after the ops (hex), to tie the picture to a replay.
     pub field_hash: String,
+    /// Held blocks when the picture was taken.
+    pub blocks_held: usize,
+    /// Pieces (falling or rubble) when the picture was taken.
+    pub pieces: usize,
+    /// Dust puffs emitted.
+    pub puffs: u64,
+    /// Sounds started (recorded into the WAV when one was asked for).
+    pub sounds: u64,
 }
 
 /// Why a render failed.
@@ -81,6 +114,12 @@ pub enum RenderError {
     /// The output folder does not exist.
     #[error("cannot write {0}: its folder does not exist")]
     NoFolder(PathBuf),
+    /// A model or block op was refused.
+    #[error("blocks: {0}")]
+    Blocks(String),
+    /// The WAV could not be written.
+    #[error("cannot write the sound: {0}")]
+    Audio(String),
     /// An op was rejected by the field.
     #[error("op {index} was rejected: {source}")]
     Op {
@@ -103,14 +142,23 @@ pub enum RenderError {
 enum Phase {
     Loading,
     Editing(u64),
+    /// Physics frames left.
+    Simulating(u32),
     Settling(u32),
     Capturing,
     Done,
 }
 
+/// Virtual seconds per frame of a headless render.
+pub const FRAME_S: f32 = 1.0 / 60.0;
+
 #[derive(Resource)]
 struct Script {
     ops: Vec<(Option<u64>, EditOp)>,
+    blocks: Option<BlockScene>,
+    audio: Option<PathBuf>,
+    /// App clock when the ops were applied.
+    applied_at: f64,
     phase: Phase,
     settle_frames: u32,
     image: Handle<Image>,
@@ -153,10 +201,27 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
                 exit_condition: ExitCondition::DontExit,
                 ..Default::default()
             })
-            .disable::<WinitPlugin>(),
+            .disable::<WinitPlugin>()
+            // Sound is recorded (SoundRecording), never played.
+            .disable::<bevy::audio::AudioPlugin>(),
     )
-    .add_plugins((ScheduleRunnerPlugin::run_loop(Duration::ZERO), LoamPlugin))
+    .add_plugins((
+        ScheduleRunnerPlugin::run_loop(Duration::ZERO),
+        LoamPlugin,
+        BlocksPlugin,
+        DustPlugin,
+        SoundPlugin,
+    ))
+    // Virtual time advances a fixed step per frame, so physics, dust and sound do not
+    // depend on how fast this machine draws.
+    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        FRAME_S,
+    )))
     .insert_resource(LoamWorld::new(job.world));
+    if job.audio.is_some() {
+        app.insert_resource(SoundRecording::new());
+    }
+    app.world_mut().resource_mut::<LoamBlocks>().paused = true;
     let image = {
         let mut images = app.world_mut().resource_mut::<Assets<Image>>();
         images.add(Image::new_target_texture(
@@ -186,6 +251,9 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
     )
     .insert_resource(Script {
         ops: job.ops,
+        blocks: job.blocks,
+        audio: job.audio,
+        applied_at: 0.0,
         phase: Phase::Loading,
         settle_frames: job.settle_frames,
         image,
@@ -207,12 +275,19 @@ fn settled(world: &World) -> bool {
     world.waiting() == 0 && world.pending_batches() == 0 && world.metrics().queue_depth == 0
 }
 
+#[allow(clippy::too_many_arguments)]
 fn drive(
     mut commands: Commands,
     mut script: ResMut<Script>,
     mut world: ResMut<LoamWorld>,
     stats: Res<ChunkStats>,
     mut exit: MessageWriter<AppExit>,
+    mut blocks: ResMut<LoamBlocks>,
+    mut physics: ResMut<Physics>,
+    focus: Res<BlockFocus>,
+    time: Res<Time>,
+    mut recording: Option<ResMut<SoundRecording>>,
+    fx: (Res<DustStats>, Res<Sounds>),
 ) {
     script.frames += 1;
     if std::time::Instant::now() > script.deadline && script.phase != Phase::Done {
@@ -224,28 +299,59 @@ fn drive(
     match script.phase {
         // The first update has not run yet on frame 1; wait for the view to load.
         Phase::Loading if script.frames > 2 && settled(&world.world) => {
+            script.applied_at = time.elapsed_secs_f64();
             let ops = std::mem::take(&mut script.ops);
+            let scene = script.blocks.take();
+            let split = scene.as_ref().map_or(0, |s| s.after_ops.min(ops.len()));
             for (index, (stroke, op)) in ops.iter().enumerate() {
-                let r = match stroke {
-                    Some(s) => world.world.apply_in_stroke(*s, op),
-                    None => world.world.apply(op),
-                };
-                if let Err(source) = r {
+                if index == split
+                    && let Some(scene) = &scene
+                    && let Err(e) =
+                        place_blocks(scene, &mut blocks, &mut physics, &world)
+                {
+                    finish(&mut script, Err(e));
+                    exit.write(AppExit::Success);
+                    return;
+                }
+                if let Err(source) = world.apply(*stroke, op) {
                     finish(&mut script, Err(RenderError::Op { index, source }));
                     exit.write(AppExit::Success);
                     return;
                 }
             }
-            if !ops.is_empty() {
-                world.mark_edit();
+            if split == ops.len()
+                && let Some(scene) = &scene
+                && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &world)
+            {
+                finish(&mut script, Err(e));
+                exit.write(AppExit::Success);
+                return;
             }
+            script.blocks = scene;
             script.ops = ops;
             script.phase = Phase::Editing(script.frames);
         }
         // The ops' batch forms in this frame's update and is pulled in a later frame.
-        Phase::Editing(at) if script.frames > at + 1 && settled(&world.world) => {
+        // Physics waits for the terrain colliders around the blocks (the edited chunks').
+        Phase::Editing(at)
+            if script.frames > at + 1
+                && settled(&world.world)
+                && colliders_ready(&physics, &focus) =>
+        {
+            let simulate_s = script.blocks.as_ref().map_or(0.0, |b| b.simulate_s);
+            if let Some(rec) = recording.as_mut() {
+                // Frames spent meshing after the dig are not heard: the fall follows 0.3 s
+                // after it.
+                rec.skip(time.elapsed_secs_f64() - script.applied_at - 0.3);
+            }
+            blocks.paused = false;
+            script.phase = Phase::Simulating((simulate_s / FRAME_S).round() as u32);
+        }
+        Phase::Simulating(0) => {
+            blocks.paused = true;
             script.phase = Phase::Settling(script.settle_frames);
         }
+        Phase::Simulating(n) => script.phase = Phase::Simulating(n - 1),
         Phase::Settling(0) => {
             let out = script.out.clone();
             let report = RenderReport {
@@ -253,7 +359,19 @@ fn drive(
                 ops_applied: script.ops.len(),
                 frames: script.frames,
                 field_hash: world.world.field().hash().to_string(),
+                blocks_held: blocks.world.store().len(),
+                pieces: blocks.world.pieces().count(),
+                puffs: fx.0.puffs,
+                sounds: fx.1.started,
             };
+            if let (Some(path), Some(rec)) = (script.audio.clone(), recording.as_ref()) {
+                let heard = time.elapsed_secs_f64() - rec.skipped_s;
+                if let Err(e) = rec.to_wav(&path, heard) {
+                    finish(&mut script, Err(RenderError::Audio(e.to_string())));
+                    exit.write(AppExit::Success);
+                    return;
+                }
+            }
             let result = script.result.clone();
             commands
                 .spawn(Screenshot::image(script.image.clone()))
@@ -272,6 +390,33 @@ fn drive(
         }
         _ => {}
     }
+}
+
+/// Places the scene's models and applies its block ops.
+fn place_blocks(
+    scene: &BlockScene,
+    blocks: &mut LoamBlocks,
+    physics: &mut Physics,
+    world: &LoamWorld,
+) -> Result<(), RenderError> {
+    let field = world.world.field();
+    for (i, model) in scene.models.iter().enumerate() {
+        blocks
+            .world
+            .place_model(&mut physics.world, &FieldGround(field), model)
+            .map_err(|e| RenderError::Blocks(format!("model {i}: {e}")))?;
+    }
+    for (i, op) in scene.ops.iter().enumerate() {
+        blocks
+            .apply(physics, field, op)
+            .map_err(|e| RenderError::Blocks(format!("op {i} ({}): {e}", op.kind())))?;
+    }
+    Ok(())
+}
+
+/// Whether every chunk the blocks need has its terrain collider.
+fn colliders_ready(physics: &Physics, focus: &BlockFocus) -> bool {
+    focus.chunks.iter().all(|k| physics.ready_around(*k))
 }
 
 fn finish(script: &mut Script, r: Result<RenderReport, RenderError>) {

@@ -13,6 +13,7 @@ use loam_physics::{
 };
 use loam_world::ChunkMesh;
 
+use crate::blocks::BlockFocus;
 use crate::{ChunkRemoved, GroupShown, LoamWorld};
 
 /// Chunks within this many chunks of the character (on each axis) get colliders.
@@ -136,8 +137,15 @@ pub fn track_meshes(
     mut shown: MessageReader<GroupShown>,
     mut removed: MessageReader<ChunkRemoved>,
     focus: Option<Res<WalkFocus>>,
+    blocks: Option<Res<BlockFocus>>,
 ) {
     let focus = focus.map(|f| f.0);
+    let wanted = |k: ChunkKey| {
+        focus.is_some_and(|f| is_near(k, f))
+            || blocks
+                .as_ref()
+                .is_some_and(|b| b.chunks.iter().any(|c| within(k, *c, 1)))
+    };
     for group in shown.read() {
         for m in &group.meshes {
             physics.meshes.insert(m.key, m.clone());
@@ -147,7 +155,7 @@ pub fn track_meshes(
             .meshes
             .iter()
             .map(|m| m.key)
-            .filter(|k| physics.built.contains_key(k) || focus.is_some_and(|f| is_near(*k, f)))
+            .filter(|k| physics.built.contains_key(k) || wanted(*k))
             .collect();
         physics.build(keys);
     }
@@ -172,22 +180,36 @@ fn within(k: ChunkKey, f: ChunkKey, r: i32) -> bool {
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct WalkFocus(pub ChunkKey);
 
-/// Builds colliders for chunks that came near the focus, drops far ones, and swaps in
-/// finished builds in order.
-pub fn refresh_colliders(mut physics: ResMut<Physics>, focus: Option<Res<WalkFocus>>) {
-    if let Some(f) = focus {
-        let f = f.0;
+/// Builds colliders for chunks that came near the walk focus or the blocks' chunks
+/// ([`BlockFocus`]), drops far ones, and swaps in finished builds in order.
+pub fn refresh_colliders(
+    mut physics: ResMut<Physics>,
+    focus: Option<Res<WalkFocus>>,
+    blocks: Option<Res<BlockFocus>>,
+) {
+    let walk = focus.map(|f| f.0);
+    let around: &[ChunkKey] = &blocks
+        .map(|b| b.chunks.iter().copied().collect::<Vec<_>>())
+        .unwrap_or_default();
+    if let Some(f) = walk {
         physics.build(near(f, COLLIDER_RADIUS_CHUNKS));
-        let far: Vec<ChunkKey> = physics
-            .built
-            .keys()
-            .copied()
-            .filter(|k| !within(*k, f, COLLIDER_RADIUS_CHUNKS + 1))
-            .collect();
-        for k in far {
-            physics.built.remove(&k);
-            physics.world.remove_chunk(arr(k));
-        }
+    }
+    for &c in around {
+        physics.build(near(c, 1));
+    }
+    // Colliders are dropped one chunk further out than they are built.
+    let far: Vec<ChunkKey> = physics
+        .built
+        .keys()
+        .copied()
+        .filter(|k| {
+            !walk.is_some_and(|f| within(*k, f, COLLIDER_RADIUS_CHUNKS + 1))
+                && !around.iter().any(|c| within(*k, *c, 2))
+        })
+        .collect();
+    for k in far {
+        physics.built.remove(&k);
+        physics.world.remove_chunk(arr(k));
     }
     while let Some(task) = physics.tasks.front_mut() {
         let Some(done) = check_ready(task) else {

@@ -85,6 +85,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
             threads: args.threads,
             settle_frames: 8,
             timeout_s: 600,
+            audio: None,
         })?;
         println!(
             "loam: the picture is at {HEADLESS_OUT}; on a desktop, `cargo run --release -p loam` opens the editor."

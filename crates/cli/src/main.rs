@@ -11,6 +11,7 @@ mod pipeline;
 mod render;
 mod replay;
 mod session;
+mod session_blocks;
 mod timeline;
 mod world;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use loam_bevy::render::{CameraPose, RenderJob};
+use loam_bevy::render::{BlockScene, CameraPose, RenderJob};
 use loam_field::Field;
 use loam_mesh::Mesher;
 use loam_world::World;
@@ -40,6 +40,9 @@ pub struct RenderArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_s: u64,
+    /// Also write the run's sounds (digs, blocks landing and breaking) to this WAV file.
+    #[arg(long)]
+    pub audio: Option<PathBuf>,
 }
 
 /// Parses `WIDTHxHEIGHT` (each 16–8192 pixels), for `--size` of `render` and `edit`.
@@ -106,6 +109,26 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
     } else {
         s.ops.iter().map(|o| (o.stroke, o.op.clone())).collect()
     };
+    let blocks = match (&s.blocks, args.without_ops) {
+        (Some(b), false) => {
+            let base = args.session.parent().unwrap_or(std::path::Path::new("."));
+            let models = b
+                .load_models(base, &loam_blocks::MaterialTable::standard())
+                .map_err(anyhow::Error::msg)?;
+            Some(BlockScene {
+                after_ops: b.after_ops,
+                models,
+                ops: b.ops.clone(),
+                simulate_s: b.simulate_s as f32,
+            })
+        }
+        _ => None,
+    };
+    if let Some(parent) = args.audio.as_ref().and_then(|a| a.parent())
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+    }
     let report = loam_bevy::render::render(RenderJob {
         world,
         ops,
@@ -114,6 +137,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         out: args.out.clone(),
         settle_frames: args.settle_frames,
         timeout: Duration::from_secs(args.timeout_s),
+        blocks,
+        audio: args.audio.clone(),
     })?;
     println!(
         "rendered {} ({}x{}): {} chunks shown, {} ops, {} frames",
@@ -124,6 +149,13 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         report.ops_applied,
         report.frames
     );
+    println!(
+        "blocks: {} held, {} pieces; {} dust puffs, {} sounds",
+        report.blocks_held, report.pieces, report.puffs, report.sounds
+    );
+    if let Some(a) = &args.audio {
+        println!("audio: {}", a.display());
+    }
     println!("field-hash: {}", report.field_hash);
     Ok(())
 }

@@ -11,14 +11,15 @@ use loam_field::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::session_blocks::BlocksSpec;
 use crate::timeline::{self, TimedOp, ViewerPath, WorldSpec};
 
 /// The `format` value every session carries.
 pub const FORMAT: &str = "loam-session";
 
 /// The newest session version this build reads. Version 2 added `world`, `viewers` and op
-/// times (`t`); version 1 files read unchanged.
-pub const VERSION: u32 = 2;
+/// times (`t`); version 3 added `blocks`; older files read unchanged.
+pub const VERSION: u32 = 3;
 
 /// A session could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +122,9 @@ pub struct Session {
     /// first op's centre from 24 m away and 12 m up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub camera: Option<CameraSpec>,
+    /// Blocks: models, block ops and seconds of physics after the ops (version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<BlocksSpec>,
 }
 
 /// A camera pose in a session, world metres.
@@ -332,6 +336,19 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
             )));
         }
     }
+    if let Some(b) = &session.blocks {
+        if session.version < 3 {
+            return Err(invalid("`blocks` needs \"version\": 3".into()));
+        }
+        b.validate().map_err(invalid)?;
+        if b.after_ops > session.ops.len() {
+            return Err(invalid(format!(
+                "blocks.after_ops {} is more than the {} ops",
+                b.after_ops,
+                session.ops.len()
+            )));
+        }
+    }
     // Every op's numbers, before anything runs (undo and redo are checked when applied).
     for (i, op) in session.ops.iter().enumerate() {
         op.op
@@ -423,13 +440,13 @@ mod tests {
         let e = p(r#"{"format": "loam-world", "version": 1, "generator": {"kind": "noise"}}"#)
             .unwrap_err();
         assert!(matches!(e, SessionError::WrongFormat { .. }));
-        let e = p(r#"{"format": "loam-session", "version": 3, "generator": {"kind": "noise"}, "cameras": []}"#).unwrap_err();
+        let e = p(r#"{"format": "loam-session", "version": 4, "generator": {"kind": "noise"}, "cameras": []}"#).unwrap_err();
         assert!(
             matches!(
                 e,
                 SessionError::UnsupportedVersion {
-                    found: 3,
-                    max: 2,
+                    found: 4,
+                    max: 3,
                     ..
                 }
             ),
@@ -446,5 +463,7 @@ mod tests {
         }
         let e = p("[]").unwrap_err();
         assert!(e.to_string().contains("JSON object"), "{e}");
+        let e = p(r#"{"format": "loam-session", "version": 2, "generator": {"kind": "noise"}, "blocks": {}}"#).unwrap_err();
+        assert!(e.to_string().contains("version\": 3"), "{e}");
     }
 }

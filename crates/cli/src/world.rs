@@ -189,6 +189,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 viewers: Vec::new(),
                 ops,
                 camera: None,
+                blocks: None,
             };
             std::fs::write(out, serde_json::to_string_pretty(&session)? + "\n")
                 .with_context(|| format!("writing {out:?}"))?;

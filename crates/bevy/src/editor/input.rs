@@ -11,8 +11,10 @@ use loam_field::EditOp;
 use loam_mesh::Mesher;
 use loam_world::{DEFAULT_REPEAT, StrokeClock};
 
+use super::block_tool::{self, BlockAim, ToolKind};
 use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
 use crate::LoamWorld;
+use crate::blocks::LoamBlocks;
 use crate::tool::Brush;
 use crate::walk::{self, Physics, WalkFocus};
 use loam_physics::MoveInput;
@@ -67,7 +69,15 @@ pub(crate) fn keys(
             MouseScrollUnit::Line => scroll.delta.y.signum() as i32,
             MouseScrollUnit::Pixel => (scroll.delta.y / 40.0).round() as i32,
         };
-        editor.tool.scroll(notches);
+        match editor.kind {
+            ToolKind::Terrain => editor.tool.scroll(notches),
+            ToolKind::Blocks | ToolKind::Chisel => editor.block_tool.scroll(notches),
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyT) && !ctrl {
+        editor.kind = editor.kind.next();
+        editor.stroke = None;
+        editor.status = format!("tool: {}", editor.kind.name());
     }
     if keys.just_pressed(KeyCode::KeyM) && !ctrl {
         let all = Mesher::ALL;
@@ -180,10 +190,12 @@ pub(crate) fn move_camera(
     }
 }
 
-/// The field raycast from the screen centre.
+/// The field raycast from the screen centre, and for the block tools the nearest of it and
+/// the block raycast.
 pub(crate) fn aim(
     mut editor: ResMut<Editor>,
     world: Res<LoamWorld>,
+    blocks: Res<LoamBlocks>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
 ) {
     let Ok(t) = camera.single() else {
@@ -197,6 +209,49 @@ pub(crate) fn aim(
         .raycast(origin, dir, TOOL_REACH_M)
         .ok()
         .flatten();
+    editor.block_aim = match editor.kind {
+        ToolKind::Terrain => None,
+        ToolKind::Blocks | ToolKind::Chisel => {
+            let block = blocks
+                .world
+                .raycast(origin, dir, TOOL_REACH_M)
+                .ok()
+                .flatten();
+            block_tool::nearest(editor.aim, block)
+        }
+    };
+}
+
+/// The block and chisel tools: one op per click.
+pub(crate) fn apply_block_tool(
+    buttons: Res<ButtonInput<MouseButton>>,
+    cursor: Query<&CursorOptions, With<PrimaryWindow>>,
+    mut editor: ResMut<Editor>,
+    world: Res<LoamWorld>,
+    mut blocks: ResMut<LoamBlocks>,
+    mut physics: ResMut<Physics>,
+) {
+    if editor.kind == ToolKind::Terrain || !captured(&cursor) || editor.capture_click {
+        return;
+    }
+    let primary = if buttons.just_pressed(MouseButton::Left) {
+        true
+    } else if buttons.just_pressed(MouseButton::Right) {
+        false
+    } else {
+        return;
+    };
+    let Some(aim) = editor.block_aim else {
+        return;
+    };
+    let Some(op) = block_tool::block_op(editor.kind, editor.block_tool, aim, primary, &blocks)
+    else {
+        return;
+    };
+    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &world, &op, &mut effects)
+    {
+        editor.status = e;
+    }
 }
 
 /// Held buttons: a press starts a stroke; every 120 ms while held, an op at the current hit.
@@ -209,8 +264,14 @@ pub(crate) fn apply_tool(
 ) {
     let now = Instant::now();
     let held = |b| buttons.pressed(b);
-    if !captured(&cursor) {
+    if !captured(&cursor) || editor.kind != ToolKind::Terrain {
         editor.stroke = None;
+        if editor.kind != ToolKind::Terrain && editor.capture_click {
+            // The capturing click is released here too (see below).
+            if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
+                editor.capture_click = false;
+            }
+        }
         return;
     }
     // The click that captured the mouse does not edit, until it is released.
@@ -268,6 +329,24 @@ pub(crate) fn place_marker(
     let Ok((mut t, mut vis)) = marker.single_mut() else {
         return;
     };
+    if editor.kind != ToolKind::Terrain {
+        // A box-ish marker (a small sphere the size of the block) where the tool acts.
+        match editor.block_aim {
+            Some(BlockAim::Terrain { point, .. }) => {
+                t.translation = Vec3::from_array(point.map(|v| v as f32));
+            }
+            Some(BlockAim::Block(hit)) => {
+                t.translation = Vec3::from_array(hit.point.map(|v| v as f32));
+            }
+            None => {
+                *vis = Visibility::Hidden;
+                return;
+            }
+        }
+        t.scale = Vec3::splat(editor.block_tool.size.edge() as f32 * 0.3);
+        *vis = Visibility::Visible;
+        return;
+    }
     match editor.aim {
         Some(hit) => {
             let p = hit.position.map(|v| v as f32);

@@ -5,8 +5,11 @@
 //! faster. While captured, the left button applies the brush (dig, raise, …) and the right
 //! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
 //! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
-//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves.
+//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves. T cycles the tool between terrain,
+//! blocks and chisel ([`block_tool`]); blocks fall when their support goes, with dust and
+//! sound.
 
+pub mod block_tool;
 mod input;
 mod ui;
 
@@ -20,10 +23,14 @@ use loam_mesh::Mesher;
 use loam_store::Store;
 use loam_world::{StrokeClock, World};
 
+use crate::audio::SoundPlugin;
+use crate::blocks::BlocksPlugin;
+use crate::dust::DustPlugin;
 use crate::render::CameraPose;
 use crate::tool::ToolSettings;
-use crate::walk::{self, Physics};
+use crate::walk::Physics;
 use crate::{LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
+use block_tool::{BlockAim, BlockTool, ToolKind};
 
 /// How far the tool reaches from the camera, metres.
 pub const TOOL_REACH_M: f64 = 120.0;
@@ -78,6 +85,12 @@ pub struct Editor {
     pub ops: u64,
     /// The click that captured the mouse is still held: it does not edit.
     pub(crate) capture_click: bool,
+    /// Terrain, blocks or chisel.
+    pub kind: ToolKind,
+    /// Block size and material.
+    pub block_tool: BlockTool,
+    /// What the block tools aim at: the nearest of terrain and blocks.
+    pub block_aim: Option<BlockAim>,
 }
 
 /// The camera the editor drives.
@@ -102,17 +115,25 @@ pub fn run(options: EditorOptions) -> AppExit {
     let mesher = world.settings().mesher;
     let pose = camera.transform();
     let (yaw, pitch, _) = pose.rotation.to_euler(EulerRot::YXZ);
-    app.add_plugins(DefaultPlugins.set(WindowPlugin {
-        primary_window: Some(Window {
-            title,
-            resolution: size.into(),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }))
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title,
+                    resolution: size.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            // Sound goes through `SoundPlugin`, which opens the device on the first sound.
+            .disable::<bevy::audio::AudioPlugin>(),
+    )
     .add_plugins((
         EguiPlugin::default(),
         LoamPlugin,
+        BlocksPlugin,
+        DustPlugin,
+        SoundPlugin,
         bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
     ))
     .insert_resource(LoamWorld::new(world))
@@ -128,6 +149,9 @@ pub fn run(options: EditorOptions) -> AppExit {
         look: Vec2::new(yaw, pitch),
         ops: 0,
         capture_click: false,
+        kind: ToolKind::Terrain,
+        block_tool: BlockTool::default(),
+        block_aim: None,
     })
     .add_systems(
         Startup,
@@ -165,21 +189,13 @@ pub fn run(options: EditorOptions) -> AppExit {
             input::move_camera,
             input::aim,
             input::apply_tool,
+            input::apply_block_tool,
         )
             .chain()
             .in_set(LoamSet::Edit),
     )
     .init_resource::<Physics>()
-    .add_systems(
-        Update,
-        (
-            input::place_marker,
-            walk::track_meshes,
-            walk::refresh_colliders,
-        )
-            .chain()
-            .after(LoamSet::Upload),
-    )
+    .add_systems(Update, input::place_marker.after(LoamSet::Upload))
     .add_systems(PostUpdate, scene::follow_sky)
     .add_systems(EguiPrimaryContextPass, ui::panels);
     app.run()
@@ -200,18 +216,13 @@ pub(crate) fn apply(
     stroke: Option<u64>,
     op: &EditOp,
 ) -> bool {
-    let r = match stroke {
-        Some(s) => world.world.apply_in_stroke(s, op),
-        None => world.world.apply(op),
-    };
-    match r {
+    match world.apply(stroke, op) {
         Ok(out) => {
             debug!(
                 "op {} applied: {} samples changed",
                 op.kind(),
                 out.samples_changed
             );
-            world.mark_edit();
             editor.ops += 1;
             if let (Some(store), Some(entry)) = (editor.store.as_ref(), world.world.log().last())
                 && let Err(e) = store

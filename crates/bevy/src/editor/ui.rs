@@ -6,10 +6,13 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
 use loam_field::Falloff;
 
+use super::block_tool::ToolKind;
 use super::{Editor, EditorCamera, MoveMode};
+use crate::blocks::LoamBlocks;
 use crate::look::PALETTE;
 use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS};
 use crate::{ChunkStats, LoamWorld};
+use loam_blocks::BlockSize;
 
 /// Draws the HUD, the palette and the crosshair.
 pub(crate) fn panels(
@@ -19,6 +22,7 @@ pub(crate) fn panels(
     stats: Res<ChunkStats>,
     diagnostics: Option<Res<DiagnosticsStore>>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
+    blocks: Res<LoamBlocks>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let fps = diagnostics
@@ -65,15 +69,34 @@ pub(crate) fn panels(
                         .last_edit_to_visible_ms
                         .map_or("-".into(), |ms| format!("{ms:.1} ms"))
                 ));
+                ui.label(format!(
+                    "[T] {}   block {} m {}   blocks {}   pieces {}",
+                    editor.kind.name(),
+                    editor.block_tool.size.edge(),
+                    blocks
+                        .world
+                        .materials()
+                        .get(editor.block_tool.material)
+                        .map_or("?", |m| m.name.as_str()),
+                    blocks.world.store().len(),
+                    blocks.world.pieces().count(),
+                ));
                 if !editor.status.is_empty() {
                     ui.label(&editor.status);
                 }
             });
         });
-    egui::Window::new("Brush")
-        .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
-        .resizable(false)
-        .show(ctx, |ui| palette(ui, &mut editor));
+    if editor.kind == ToolKind::Terrain {
+        egui::Window::new("Brush")
+            .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
+            .resizable(false)
+            .show(ctx, |ui| palette(ui, &mut editor));
+    } else {
+        egui::Window::new("Blocks")
+            .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
+            .resizable(false)
+            .show(ctx, |ui| block_palette(ui, &mut editor, &blocks));
+    }
     // Crosshair at the screen centre.
     let c = ctx.content_rect().center();
     let painter = ctx.layer_painter(egui::LayerId::new(
@@ -154,4 +177,28 @@ fn palette(ui: &mut egui::Ui, editor: &mut Editor) {
         points,
         egui::Stroke::new(2.0, egui::Color32::from_rgb(240, 200, 80)),
     ));
+}
+
+/// Block size and material; in chisel mode, how it works.
+fn block_palette(ui: &mut egui::Ui, editor: &mut Editor, blocks: &LoamBlocks) {
+    ui.label(match editor.kind {
+        ToolKind::Chisel => "left: round the nearest edge   right: sharpen it",
+        _ => "left: place on the face aimed at   right: break",
+    });
+    ui.horizontal(|ui| {
+        for size in BlockSize::ALL {
+            let label = format!("{} m", size.edge());
+            ui.selectable_value(&mut editor.block_tool.size, size, label);
+        }
+    });
+    egui::Grid::new("materials").num_columns(2).show(ui, |ui| {
+        for (i, (id, m)) in blocks.world.materials().iter().enumerate() {
+            let [r, g, b] = m.colour;
+            let text = egui::RichText::new(&m.name).color(egui::Color32::from_rgb(r, g, b));
+            ui.selectable_value(&mut editor.block_tool.material, id, text);
+            if i % 2 == 1 {
+                ui.end_row();
+            }
+        }
+    });
 }

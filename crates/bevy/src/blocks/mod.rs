@@ -1,0 +1,290 @@
+//! Blocks in the app: a [`loam_blocks::BlockWorld`] in the same Rapier world as walk mode's
+//! terrain colliders ([`Physics`]), stepped every frame; terrain edits make it look at the
+//! ground again; impacts and breaks become [`Effect`]s; [`draw`] shows held blocks, falling
+//! pieces and rubble.
+//!
+//! ```text
+//!   Update, after LoamSet::Upload:
+//!     walk::refresh_colliders  (terrain colliders around the character AND BlockFocus)
+//!     step_blocks              (ground re-check for this frame's ops, physics step,
+//!                               impacts/damage/rest → Effect::Land, broken → draw)
+//!     focus_blocks             (chunks that need terrain colliders: around blocks, pieces)
+//!     draw::sync               (entities follow the store and the pieces' poses)
+//! ```
+
+pub mod draw;
+
+use std::collections::BTreeSet;
+
+use bevy::prelude::*;
+use loam_blocks::{
+    BlockError, BlockId, BlockOp, BlockPos, BlockSettings, BlockWorld, Changes, FieldGround,
+    MaterialTable, PieceId, WorldBox,
+};
+use loam_field::{ChunkKey, EditOp};
+
+use crate::effects::{Effect, linear};
+use crate::walk::{self, Physics};
+use crate::{LoamSet, LoamWorld};
+
+/// The blocks of the world.
+#[derive(Resource)]
+pub struct LoamBlocks {
+    /// Held blocks, pieces and rubble.
+    pub world: BlockWorld,
+    /// No physics steps while set (terrain edits are still followed): a headless render
+    /// holds the blocks until the terrain colliders around them are built.
+    pub paused: bool,
+    /// Seconds simulated so far.
+    pub sim_time: f64,
+    /// Block ops applied so far, in order (what a world file or a server would log).
+    pub ops: u64,
+    /// Blocks broken since the last draw (their colour is known to the drawing).
+    pub(crate) broken: Vec<(BlockPos, BlockId)>,
+    /// Effects of ops applied since the last frame, sent as messages by the plugin.
+    pending: Vec<Effect>,
+}
+
+impl LoamBlocks {
+    /// No blocks, the standard materials and settings.
+    ///
+    /// # Panics
+    /// Never: the standard table and default settings are valid.
+    pub fn new() -> Self {
+        Self::with(
+            BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
+                .expect("standard materials and default settings are valid"),
+        )
+    }
+
+    /// Wraps an existing block world.
+    pub fn with(world: BlockWorld) -> Self {
+        Self {
+            world,
+            paused: false,
+            sim_time: 0.0,
+            ops: 0,
+            broken: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Applies a block op on the ground of `field`, physics in `physics`. Its effects (a
+    /// knock for a placed or chiselled block, dust and a crack for a broken one) are sent in
+    /// this frame's update.
+    ///
+    /// # Errors
+    /// As [`BlockWorld::apply`]; nothing changes then.
+    pub fn apply(
+        &mut self,
+        physics: &mut Physics,
+        field: &loam_field::Field,
+        op: &BlockOp,
+    ) -> Result<Changes, BlockError> {
+        // A block broken off a piece is no longer drawn afterwards: take its colour now.
+        let off = match *op {
+            BlockOp::BreakOff { piece, block } => self.world.piece(piece).and_then(|p| {
+                let (_, b) = p.block(block)?;
+                let local = p.local_min(b.pos);
+                let e = b.pos.size.edge();
+                let c = p.to_world(local.map(|v| v + e / 2.0));
+                Some(Effect::Break {
+                    at: vec3(c),
+                    edge: e as f32,
+                    colour: block_colour(&self.world, &b.block),
+                })
+            }),
+            _ => None,
+        };
+        let changes = self
+            .world
+            .apply(&mut physics.world, &FieldGround(field), op)?;
+        self.ops += 1;
+        for (pos, _) in &changes.placed {
+            self.pending.push(Effect::Place {
+                at: vec3(pos.centre()),
+            });
+        }
+        for pos in &changes.chiselled {
+            self.pending.push(Effect::Chisel {
+                at: vec3(pos.centre()),
+            });
+        }
+        match off {
+            Some(e) => self.pending.push(e),
+            None => self.broken.extend(changes.broken.iter().copied()),
+        }
+        Ok(changes)
+    }
+}
+
+impl Default for LoamBlocks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chunks whose terrain colliders the blocks need: around held blocks (so that a piece
+/// never starts above a chunk without its collider) and around pieces.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct BlockFocus {
+    /// The chunks (each also brings its face and corner neighbours).
+    pub chunks: BTreeSet<ChunkKey>,
+    revision: Option<u64>,
+    held: BTreeSet<ChunkKey>,
+}
+
+/// Blocks in the app: add it after [`crate::LoamPlugin`] and with a [`Physics`] resource.
+#[derive(Debug, Clone, Default)]
+pub struct BlocksPlugin;
+
+impl Plugin for BlocksPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<LoamBlocks>()
+            .init_resource::<BlockFocus>()
+            .init_resource::<Physics>()
+            .init_resource::<draw::BlockDrawing>()
+            .add_message::<Effect>()
+            .add_systems(
+                Update,
+                (
+                    walk::track_meshes,
+                    walk::refresh_colliders,
+                    step_blocks,
+                    focus_blocks,
+                    draw::sync,
+                )
+                    .chain()
+                    .after(LoamSet::Upload)
+                    .run_if(resource_exists::<LoamWorld>),
+            );
+    }
+}
+
+/// World position of a grid point.
+pub(crate) fn vec3(p: [f64; 3]) -> Vec3 {
+    Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32)
+}
+
+/// The frame's ground re-checks, the physics step and what it reports.
+fn step_blocks(
+    time: Res<Time>,
+    world: Res<LoamWorld>,
+    mut blocks: ResMut<LoamBlocks>,
+    mut physics: ResMut<Physics>,
+    mut effects: MessageWriter<Effect>,
+) {
+    for e in std::mem::take(&mut blocks.pending) {
+        effects.write(e);
+    }
+    let field = world.world.field();
+    let vs = field.settings().voxel_size;
+    for applied in world.applied() {
+        let Some(changed) = applied.changed else {
+            continue;
+        };
+        let region = WorldBox::from_samples(changed, vs);
+        match blocks
+            .world
+            .terrain_changed(&mut physics.world, &FieldGround(field), region)
+        {
+            Ok(c) => blocks.broken.extend(c.broken.iter().copied()),
+            Err(e) => warn!("blocks could not follow a terrain edit: {e}"),
+        }
+        if !matches!(applied.op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+            effects.write(dig_effect(field, region));
+        }
+    }
+    if blocks.paused {
+        return;
+    }
+    // Virtual time: a headless render advances it by a fixed step per frame.
+    let dt = time.delta_secs().min(0.1);
+    let report = match blocks.world.step(&mut physics.world, dt) {
+        Ok(r) => r,
+        Err(e) => {
+            warn!("block physics step failed: {e}");
+            return;
+        }
+    };
+    blocks.sim_time += f64::from(dt);
+    for imp in &report.impacts {
+        let Some(piece) = blocks.world.piece(imp.piece) else {
+            continue;
+        };
+        let colour = piece
+            .block(imp.block)
+            .map_or([0.5; 3], |(_, b)| block_colour(&blocks.world, &b.block));
+        let mass_kg = blocks
+            .world
+            .piece_body(imp.piece)
+            .and_then(|b| physics.world.body_mass(b))
+            .unwrap_or(0.0);
+        effects.write(Effect::Land {
+            at: Vec3::from_array(imp.point),
+            speed: imp.speed,
+            mass_kg,
+            colour,
+        });
+    }
+    blocks.broken.extend(report.changes.broken.iter().copied());
+}
+
+/// The dust and sound of a terrain edit over `region`: soil near the generated surface, rock
+/// deeper than [`crate::look::ROCK_DEPTH_M`].
+fn dig_effect(field: &loam_field::Field, region: WorldBox) -> Effect {
+    let c = [0, 1, 2].map(|i| (region.min[i] + region.max[i]) / 2.0);
+    let half = [0, 1, 2]
+        .map(|i| (region.max[i] - region.min[i]) / 2.0)
+        .into_iter()
+        .fold(0.0f64, f64::max);
+    let depth = field.generator().surface_height(c[0], c[2]) - c[1];
+    let colour = if depth > f64::from(crate::look::ROCK_DEPTH_M) {
+        crate::look::ROCK
+    } else {
+        crate::look::SOIL
+    };
+    Effect::Dig {
+        at: vec3(c),
+        radius: half as f32,
+        colour,
+    }
+}
+
+/// A block's colour (linear RGB): its paint, else its material's.
+pub fn block_colour(world: &BlockWorld, b: &loam_blocks::Block) -> [f32; 3] {
+    let srgb = b
+        .paint
+        .or_else(|| world.materials().get(b.material).map(|m| m.colour))
+        .unwrap_or([128, 128, 128]);
+    linear(srgb)
+}
+
+/// Keeps [`BlockFocus`] on the chunks of held blocks (recomputed when the store changes) and
+/// of pieces (every frame).
+fn focus_blocks(world: Res<LoamWorld>, blocks: Res<LoamBlocks>, mut focus: ResMut<BlockFocus>) {
+    let vs = world.world.field().settings().voxel_size;
+    let rev = blocks.world.store().revision();
+    if focus.revision != Some(rev) {
+        focus.held = blocks
+            .world
+            .store()
+            .iter()
+            .map(|(pos, _)| walk::chunk_of(vec3(pos.centre()), vs))
+            .collect();
+        focus.revision = Some(rev);
+    }
+    let mut chunks = focus.held.clone();
+    chunks.extend(
+        blocks
+            .world
+            .pieces()
+            .map(|p| walk::chunk_of(Vec3::from_array(p.pose.position), vs)),
+    );
+    focus.chunks = chunks;
+}
+
+/// Pieces now falling or resting, by id (for tests and the HUD).
+pub fn piece_ids(blocks: &LoamBlocks) -> Vec<PieceId> {
+    blocks.world.pieces().map(|p| p.id).collect()
+}

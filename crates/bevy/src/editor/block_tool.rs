@@ -1,0 +1,252 @@
+//! The editor's block and chisel tools. T cycles terrain → blocks → chisel. Aim is the
+//! nearest of the field raycast and the block raycast. Blocks: left places a block of the
+//! chosen size and material on the face aimed at (if it fits), right breaks the block aimed
+//! at (held or off a piece). Chisel: left rounds the edge of the aimed face nearest the
+//! crosshair, right sharpens it back. The wheel picks the block size.
+
+use loam_blocks::{
+    BlockOp, BlockPos, BlockSize, BlockTarget, Edge, Face, MaterialId, WorldBlockHit,
+};
+
+use crate::LoamWorld;
+use crate::blocks::LoamBlocks;
+use crate::walk::Physics;
+
+/// What the mouse buttons do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolKind {
+    /// Terrain brushes.
+    #[default]
+    Terrain,
+    /// Place and break blocks.
+    Blocks,
+    /// Round and sharpen block edges.
+    Chisel,
+}
+
+impl ToolKind {
+    /// The next kind (T).
+    pub fn next(self) -> Self {
+        match self {
+            ToolKind::Terrain => ToolKind::Blocks,
+            ToolKind::Blocks => ToolKind::Chisel,
+            ToolKind::Chisel => ToolKind::Terrain,
+        }
+    }
+
+    /// A short name for the HUD.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::Terrain => "terrain",
+            ToolKind::Blocks => "blocks",
+            ToolKind::Chisel => "chisel",
+        }
+    }
+}
+
+/// Block tool settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockTool {
+    /// Size of placed blocks.
+    pub size: BlockSize,
+    /// Material of placed blocks.
+    pub material: MaterialId,
+}
+
+impl Default for BlockTool {
+    fn default() -> Self {
+        Self {
+            size: BlockSize::Full,
+            material: loam_blocks::MaterialTable::STONE,
+        }
+    }
+}
+
+impl BlockTool {
+    /// The wheel: one notch up picks the next larger size.
+    pub fn scroll(&mut self, notches: i32) {
+        let i = BlockSize::ALL
+            .iter()
+            .position(|s| *s == self.size)
+            .unwrap_or(0) as i32;
+        let j = (i - notches).clamp(0, BlockSize::ALL.len() as i32 - 1);
+        self.size = BlockSize::ALL[j as usize];
+    }
+}
+
+/// What the block tools aim at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BlockAim {
+    /// Terrain, at a point with its normal.
+    Terrain {
+        /// Hit point, world metres.
+        point: [f64; 3],
+        /// Unit normal, pointing into the air.
+        normal: [f64; 3],
+    },
+    /// A block.
+    Block(WorldBlockHit),
+}
+
+/// The nearest of a terrain hit and a block hit (`None` if neither).
+pub fn nearest(
+    terrain: Option<loam_field::RayHit>,
+    block: Option<WorldBlockHit>,
+) -> Option<BlockAim> {
+    match (terrain, block) {
+        (Some(t), Some(b)) if b.distance <= t.distance => Some(BlockAim::Block(b)),
+        (Some(t), _) => Some(BlockAim::Terrain {
+            point: t.position,
+            normal: t.normal,
+        }),
+        (None, Some(b)) => Some(BlockAim::Block(b)),
+        (None, None) => None,
+    }
+}
+
+/// The op a click makes: `primary` is the left button.
+pub fn block_op(
+    kind: ToolKind,
+    tool: BlockTool,
+    aim: BlockAim,
+    primary: bool,
+    blocks: &LoamBlocks,
+) -> Option<BlockOp> {
+    match (kind, aim, primary) {
+        (ToolKind::Blocks, BlockAim::Terrain { point, normal }, true) => {
+            place_at(tool, point, normal)
+        }
+        (ToolKind::Blocks, BlockAim::Block(hit), true) => {
+            let face = hit.face?;
+            let n = face.normal().map(f64::from);
+            place_at(tool, hit.point, n)
+        }
+        (ToolKind::Blocks, BlockAim::Block(hit), false) => match hit.target {
+            BlockTarget::Held(at) => Some(BlockOp::Break { at }),
+            BlockTarget::Piece(piece, block) => Some(BlockOp::BreakOff { piece, block }),
+        },
+        (ToolKind::Chisel, BlockAim::Block(hit), round) => {
+            let BlockTarget::Held(at) = hit.target else {
+                return None;
+            };
+            let face = hit.face?;
+            let edge = nearest_edge(at, face, hit.point)?;
+            let shape = blocks.world.store().get(at)?.shape;
+            let shape = if round {
+                shape.with_round(edge)
+            } else {
+                shape.sharpened(edge)
+            };
+            Some(BlockOp::Chisel { at, shape })
+        }
+        _ => None,
+    }
+}
+
+/// Place a block of the tool's size touching `point` on the side `normal` points to.
+fn place_at(tool: BlockTool, point: [f64; 3], normal: [f64; 3]) -> Option<BlockOp> {
+    let half = tool.size.edge() / 2.0;
+    let c = [0, 1, 2].map(|i| point[i] + normal[i] * half);
+    let at = BlockPos::containing(tool.size, c).ok()?;
+    Some(BlockOp::Place {
+        at,
+        material: tool.material,
+        shape: Default::default(),
+        paint: None,
+    })
+}
+
+/// The edge of `face` of the block at `at` nearest to `point` (world metres, on the face).
+pub fn nearest_edge(at: BlockPos, face: Face, point: [f64; 3]) -> Option<Edge> {
+    let lo = at.min_corner();
+    let e = at.size.edge();
+    let u = [0, 1, 2].map(|i| ((point[i] - lo[i]) / e).clamp(0.0, 1.0));
+    let (mut best, mut best_d) = (None, f64::INFINITY);
+    for axis in (0..3).filter(|a| *a != face.axis()) {
+        for high in [false, true] {
+            let d = if high { 1.0 - u[axis] } else { u[axis] };
+            if d < best_d {
+                best_d = d;
+                best = Edge::between(face, Face::from_axis(axis, high));
+            }
+        }
+    }
+    best
+}
+
+/// Applies a block op from the tool (its sounds and dust follow as effects).
+pub(crate) fn apply_block_op(
+    blocks: &mut LoamBlocks,
+    physics: &mut Physics,
+    world: &LoamWorld,
+    op: &BlockOp,
+) -> Result<(), String> {
+    blocks
+        .apply(physics, world.world.field(), op)
+        .map(|_| ())
+        .map_err(|e| format!("{} refused: {e}", op.kind()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wheel_steps_through_the_sizes_and_stops_at_the_ends() {
+        let mut t = BlockTool::default();
+        t.scroll(-1);
+        assert_eq!(t.size, BlockSize::Half);
+        t.scroll(-5);
+        assert_eq!(t.size, BlockSize::Quarter);
+        t.scroll(9);
+        assert_eq!(t.size, BlockSize::Full);
+    }
+
+    #[test]
+    fn a_click_on_a_top_face_places_the_block_above() {
+        let tool = BlockTool::default();
+        let op = place_at(tool, [0.5, 1.0, 0.5], [0.0, 1.0, 0.0]).expect("an op");
+        let BlockOp::Place { at, .. } = op else {
+            panic!("{op:?}");
+        };
+        assert_eq!(
+            at,
+            BlockPos::new(BlockSize::Full, [0, 1, 0]).expect("a cell")
+        );
+    }
+
+    #[test]
+    fn the_edge_nearest_the_crosshair_is_chiselled() {
+        let at = BlockPos::new(BlockSize::Full, [0, 0, 0]).expect("a cell");
+        // On the top face, near its +x side.
+        let e = nearest_edge(at, Face::PosY, [0.9, 1.0, 0.4]).expect("an edge");
+        assert_eq!(Some(e), Edge::between(Face::PosY, Face::PosX));
+        let e = nearest_edge(at, Face::PosY, [0.5, 1.0, 0.05]).expect("an edge");
+        assert_eq!(Some(e), Edge::between(Face::PosY, Face::NegZ));
+    }
+
+    #[test]
+    fn the_nearer_hit_wins() {
+        let t = loam_field::RayHit {
+            position: [0.0, 0.0, 5.0],
+            normal: [0.0, 1.0, 0.0],
+            distance: 5.0,
+        };
+        let at = BlockPos::new(BlockSize::Full, [0, 0, 0]).expect("a cell");
+        let b = WorldBlockHit {
+            target: BlockTarget::Held(at),
+            distance: 3.0,
+            point: [0.0, 0.0, 3.0],
+            face: Some(Face::NegZ),
+        };
+        assert!(matches!(
+            nearest(Some(t), Some(b)),
+            Some(BlockAim::Block(_))
+        ));
+        let far = WorldBlockHit { distance: 7.0, ..b };
+        assert!(matches!(
+            nearest(Some(t), Some(far)),
+            Some(BlockAim::Terrain { .. })
+        ));
+    }
+}
