@@ -104,6 +104,12 @@ pub enum BlockError {
         /// What is wrong.
         reason: String,
     },
+    /// A terrain island cannot be removed or made a piece (see the reason).
+    #[error("terrain island: {reason}")]
+    Island {
+        /// What is wrong.
+        reason: String,
+    },
     /// The physics world refused a call (a bug or an inconsistent physics world: the
     /// blocks world must always be used with the same physics world).
     #[error("physics: {0}")]

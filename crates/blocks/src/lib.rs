@@ -13,6 +13,9 @@
 //!   [`loam_physics::PhysicsWorld`]: edits ([`BlockWorld::place`], …, [`BlockOp`]), the
 //!   terrain changing under blocks ([`BlockWorld::terrain_changed`]), and after each
 //!   physics step impacts, damage, rest and chain reactions ([`BlockWorld::update`]).
+//! - [`find_islands`]: lumps of terrain a dig cut loose from the ground ([`Island`]), taken
+//!   out of the field ([`Island::removal_ops`]) and dropped as pieces ([`Island::lump`],
+//!   [`BlockOp::Lump`]).
 //! - [`import_vox`]: MagicaVoxel models as blocks.
 //! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]).
 //!
@@ -52,6 +55,7 @@ mod collapse;
 pub mod damage;
 mod error;
 mod ground;
+mod islands;
 mod material;
 mod ops;
 mod pieces;
@@ -67,8 +71,9 @@ pub use block::{Block, BlockId, BlockPos, BlockSize, BlockSpec, Face, MAX_QUARTE
 pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
 pub use error::{BlockError, VoxError};
 pub use ground::{BlockSettings, FieldGround, Ground, NoGround};
+pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};
 pub use material::{Material, MaterialId, MaterialTable};
-pub use ops::BlockOp;
+pub use ops::{BlockOp, LumpBlock};
 pub use pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};
 pub use raycast::{BlockHit, MAX_RAY_DISTANCE};
 pub use save::{BLOCKS_FILE_VERSION, BlocksFile, HeldBlock};

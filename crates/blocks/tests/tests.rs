@@ -2,6 +2,7 @@
 
 mod damage;
 mod determinism;
+mod islands;
 mod ops;
 mod rubble;
 mod support;
