@@ -41,6 +41,18 @@ impl BlockWorld {
                 blocks.push(PieceBlock { pos, block });
             }
         }
+        // What rested on the group may need waking (see `wake_around`).
+        if let (Some(first), Some(last)) = (group.first(), group.last()) {
+            let (mut lo, mut hi) = (first.min_corner(), last.max_corner());
+            for p in group {
+                let (a, b) = (p.min_corner(), p.max_corner());
+                for i in 0..3 {
+                    lo[i] = lo[i].min(a[i]);
+                    hi[i] = hi[i].max(b[i]);
+                }
+            }
+            self.wake_around(physics, lo, hi);
+        }
         let origin = blocks.first().map_or([0.0; 3], |b| b.pos.min_corner());
         let pose = SavedPose {
             position: origin.map(|c| c as f32),
@@ -174,8 +186,10 @@ impl BlockWorld {
             physics.remove_body(body);
             self.by_body.remove(&body);
         }
-        if self.pieces.remove(&id).is_some() {
+        if let Some(piece) = self.pieces.remove(&id) {
             changes.removed_pieces.push(id);
+            let (lo, hi) = piece.world_bounds();
+            self.wake_around(physics, lo, hi);
         }
         self.release(id)
     }

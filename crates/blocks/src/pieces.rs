@@ -124,6 +124,25 @@ impl Piece {
         [0, 1, 2].map(|i| v[i] + f64::from(self.pose.position[i]))
     }
 
+    /// The world box around its blocks at the current pose, metres (lowest and highest
+    /// corner).
+    pub fn world_bounds(&self) -> ([f64; 3], [f64; 3]) {
+        let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+        for b in &self.blocks {
+            let m = self.local_min(b.pos);
+            let e = b.pos.size.edge();
+            for corner in 0..8 {
+                let c = [0, 1, 2].map(|i| m[i] + if corner >> i & 1 == 1 { e } else { 0.0 });
+                let w = self.to_world(c);
+                for i in 0..3 {
+                    lo[i] = lo[i].min(w[i]);
+                    hi[i] = hi[i].max(w[i]);
+                }
+            }
+        }
+        (lo, hi)
+    }
+
     /// Whether the pose is farther than `distance` metres or `degrees` from `rest`
     /// (libm's `cos`, so every machine decides alike).
     pub(crate) fn moved_from(&self, rest: SavedPose, distance: f64, degrees: f64) -> bool {
