@@ -17,7 +17,10 @@
 //!   out of the field ([`Island::removal_ops`]) and dropped as pieces ([`Island::lump`],
 //!   [`BlockOp::Lump`]).
 //! - [`import_vox`]: MagicaVoxel models as blocks.
-//! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]).
+//! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]);
+//!   [`BlocksFile::encode`] and [`BlockOp::encode`] give the bytes loam-store keeps (the
+//!   blocks snapshot at a bake, block ops in the op log with their physics step), and
+//!   [`BlockReplay`] replays logged ops at their steps.
 //!
 //! Units: metres, seconds, kilograms, joules; world axes Y up. Positions on the grid are
 //! exact (integer quarter metres inside); physics poses are `f32`.
@@ -51,6 +54,7 @@
 
 mod block;
 mod chisel;
+mod codec;
 mod collapse;
 pub mod damage;
 mod error;
@@ -69,6 +73,7 @@ mod world;
 
 pub use block::{Block, BlockId, BlockPos, BlockSize, BlockSpec, Face, MAX_QUARTERS, WorldBox};
 pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
+pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
 pub use ground::{BlockSettings, FieldGround, Ground, NoGround};
 pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};

@@ -4,6 +4,7 @@ mod damage;
 mod determinism;
 mod islands;
 mod ops;
+mod persist;
 mod rubble;
 mod support;
 mod util;
