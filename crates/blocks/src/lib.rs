@@ -27,8 +27,12 @@
 //!
 //! Determinism: every container is a `BTreeMap` or a sorted `Vec`, ids are handed out in
 //! order, and decisions use integer arithmetic or `libm`: the same world and the same
-//! calls give the same pieces in the same order, and (Rapier's enhanced determinism being
-//! on in loam-physics) the same rubble poses bit for bit.
+//! calls give the same pieces in the same order. Rubble poses come from Rapier, which
+//! loam-physics builds *without* its `enhanced-determinism` feature (that feature turns on
+//! glam's `scalar-math`, which breaks bevy_reflect in a workspace build): the same calls
+//! on the same build and machine give the same poses bit for bit (tested: a collapse run
+//! twice in one process, `tests/determinism.rs`), but nothing promises equal poses across
+//! platforms, compilers or CPU features (SIMD, fused multiply-add).
 //!
 //! ```
 //! use loam_blocks::{BlockPos, BlockSettings, BlockSize, BlockSpec, BlockWorld, MaterialTable};
