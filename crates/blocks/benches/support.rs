@@ -16,6 +16,7 @@
 //!   settings: the changed box grown by 12 samples). `typical_dig`: a 3 m ball dug into
 //!   Loam's default noise terrain (1 m voxels, caves on), nothing cut loose; the search
 //!   reads the grown box from the generator and flood-fills its solid samples.
+//!   `typical_dig_read_only`: the `Field::fill` of that region alone.
 //!   `pillar_cut_loose`: flat ground with a 3 × 3 pillar in a ring trench, its base dug
 //!   away: one island of 36 samples found, plus its removal ops and lump op.
 //!
@@ -292,6 +293,13 @@ fn islands(c: &mut Criterion) {
     );
     c.bench_function("islands/typical_dig", |b| {
         b.iter(|| black_box(find_islands(&field, black_box(changed), &settings).unwrap()))
+    });
+    // Its share that only reads the region (the generator's values, brick samples).
+    let dims = [r.max.x - r.min.x, r.max.y - r.min.y, r.max.z - r.min.z].map(|d| d as usize + 1);
+    let n = dims[0] * dims[1] * dims[2];
+    let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
+    c.bench_function("islands/typical_dig_read_only", |b| {
+        b.iter(|| field.fill(black_box(r.min), dims, &mut values, &mut materials))
     });
 
     let (field, changed) = pillar_cut_loose();

@@ -24,7 +24,13 @@
 //! loose (and the margin and cap) is a rule of the block game, not of the field.
 //!
 //! Cost: one [`Field::fill`] of the region (the generator's values where nothing was
-//! edited) and one flood fill over its solid samples; see `benches/support.rs`.
+//! edited), then from each solid sample next to the change a best-first search through
+//! solid samples toward the region's border, nearest first, stopping at the border or at a
+//! sample found grounded before: ground is reached in about as many steps as it is far,
+//! and only a loose lump is searched whole. See `benches/support.rs`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use loam_field::{CsgMode, EditOp, Field, FieldSettings, SampleBox, SamplePos};
 use serde::{Deserialize, Serialize};
@@ -131,79 +137,113 @@ pub fn find_islands(
     let mut materials = vec![0u8; n];
     field.fill(region.min, dims, &mut values, &mut materials);
 
-    // Within a sample of the change, in region indices.
-    let near = |i: usize, axis: usize, min: i32, max: i32| {
-        let v = region.min.to_array()[axis] + i as i32;
-        v >= min.saturating_sub(1) && v <= max.saturating_add(1)
+    // Seeds: the solid samples within a sample of the change (an island cut loose by it
+    // has one), in ascending (z, y, x) order.
+    let lo = [0, 1, 2].map(|a| {
+        let v = i64::from(changed.min.to_array()[a]) - 1 - i64::from(region.min.to_array()[a]);
+        v.max(0) as usize
+    });
+    let hi = [0, 1, 2].map(|a| {
+        let v = i64::from(changed.max.to_array()[a]) + 1 - i64::from(region.min.to_array()[a]);
+        (v.max(0) as usize).min(dims[a] - 1)
+    });
+    let index = |p: [usize; 3]| p[0] + dims[0] * (p[1] + dims[1] * p[2]);
+    let coords = |i: usize| {
+        [
+            i % dims[0],
+            (i / dims[0]) % dims[1],
+            i / (dims[0] * dims[1]),
+        ]
     };
-    let (c0, c1) = (changed.min.to_array(), changed.max.to_array());
-    let mut seen = vec![false; n];
-    let mut stack = Vec::new();
-    let mut members = Vec::new();
+    // Samples from the region's border: 0 on it.
+    let border_distance = |p: [usize; 3]| {
+        (0..3)
+            .map(|a| p[a].min(dims[a] - 1 - p[a]))
+            .min()
+            .unwrap_or(0)
+    };
+    const UNKNOWN: u8 = 0;
+    const GROUNDED: u8 = 1;
+    const SEARCHED: u8 = 2;
+    let mut state = vec![UNKNOWN; n];
+    let mut heap = BinaryHeap::new();
+    let mut visited = Vec::new();
     let mut islands = Vec::new();
-    for start in 0..n {
-        if seen[start] || values[start] >= 0.0 {
-            continue;
-        }
-        seen[start] = true;
-        stack.push(start);
-        members.clear();
-        let (mut grounded, mut touches) = (false, false);
-        while let Some(i) = stack.pop() {
-            let (x, y, z) = (
-                i % dims[0],
-                (i / dims[0]) % dims[1],
-                i / (dims[0] * dims[1]),
-            );
-            let p = [x, y, z];
-            if (0..3).any(|a| p[a] == 0 || p[a] + 1 == dims[a]) {
-                grounded = true;
-            }
-            if !grounded {
-                members.push(i);
-                touches |= (0..3).all(|a| near(p[a], a, c0[a], c1[a]));
-            }
-            for dz in -1i64..=1 {
-                for dy in -1i64..=1 {
-                    for dx in -1i64..=1 {
-                        let q = [x as i64 + dx, y as i64 + dy, z as i64 + dz];
-                        if (0..3).any(|a| q[a] < 0 || q[a] >= dims[a] as i64) {
-                            continue;
-                        }
-                        let j = q[0] as usize + dims[0] * (q[1] as usize + dims[1] * q[2] as usize);
-                        if !seen[j] && values[j] < 0.0 {
-                            seen[j] = true;
-                            stack.push(j);
+    for z in lo[2]..=hi[2] {
+        for y in lo[1]..=hi[1] {
+            for x in lo[0]..=hi[0] {
+                let seed = index([x, y, z]);
+                if state[seed] != UNKNOWN || values[seed] >= 0.0 {
+                    continue;
+                }
+                // Best first, nearest the border first: ground is reached in about as many
+                // steps as it is far; only a loose lump is searched whole.
+                heap.clear();
+                visited.clear();
+                state[seed] = SEARCHED;
+                visited.push(seed);
+                heap.push(Reverse((border_distance([x, y, z]), seed)));
+                let mut grounded = false;
+                'search: while let Some(Reverse((d, i))) = heap.pop() {
+                    if d == 0 {
+                        grounded = true;
+                        break;
+                    }
+                    let p = coords(i);
+                    for dz in 0..3 {
+                        for dy in 0..3 {
+                            for dx in 0..3 {
+                                // Not on the border, so every neighbour is in the region.
+                                let q = [p[0] + dx - 1, p[1] + dy - 1, p[2] + dz - 1];
+                                let j = index(q);
+                                if values[j] >= 0.0 {
+                                    continue;
+                                }
+                                match state[j] {
+                                    GROUNDED => {
+                                        grounded = true;
+                                        break 'search;
+                                    }
+                                    UNKNOWN => {
+                                        state[j] = SEARCHED;
+                                        visited.push(j);
+                                        heap.push(Reverse((border_distance(q), j)));
+                                    }
+                                    _ => {}
+                                }
+                            }
                         }
                     }
                 }
+                if grounded {
+                    // All connected to the seed, so to the ground.
+                    for &i in &visited {
+                        state[i] = GROUNDED;
+                    }
+                    continue;
+                }
+                // The search ran out: `visited` is the whole component.
+                visited.sort_unstable();
+                let pos = |i: usize| {
+                    let (c, m) = (coords(i), region.min);
+                    SamplePos::new(m.x + c[0] as i32, m.y + c[1] as i32, m.z + c[2] as i32)
+                };
+                let samples: Vec<SamplePos> = visited.iter().map(|&i| pos(i)).collect();
+                let mut bounds = SampleBox::point(samples[0]);
+                for &s in &samples {
+                    bounds.include(s);
+                }
+                islands.push(Island {
+                    materials: visited.iter().map(|&i| materials[i]).collect(),
+                    samples,
+                    bounds,
+                    voxel_size: field.settings().voxel_size,
+                });
             }
         }
-        if grounded || !touches {
-            continue;
-        }
-        // Region indices ascend in (z, y, x) order.
-        members.sort_unstable();
-        let pos = |i: usize| {
-            let m = region.min;
-            SamplePos::new(
-                m.x + (i % dims[0]) as i32,
-                m.y + ((i / dims[0]) % dims[1]) as i32,
-                m.z + (i / (dims[0] * dims[1])) as i32,
-            )
-        };
-        let samples: Vec<SamplePos> = members.iter().map(|&i| pos(i)).collect();
-        let mut bounds = SampleBox::point(samples[0]);
-        for &s in &samples {
-            bounds.include(s);
-        }
-        islands.push(Island {
-            materials: members.iter().map(|&i| materials[i]).collect(),
-            samples,
-            bounds,
-            voxel_size: field.settings().voxel_size,
-        });
     }
+    // By their first sample (a component's seed need not be its first sample).
+    islands.sort_by_key(|i| zyx(i.samples[0]));
     Ok(IslandSearch {
         region: Some(region),
         islands,

@@ -283,3 +283,103 @@ fn bad_lumps_are_refused_and_change_nothing() {
     assert_eq!(w.pieces().count(), 0);
     assert_eq!(w.save(), block_world().save());
 }
+
+/// The plain definition, for checking the search: every 26-connected solid component of the
+/// region that stays off its border and has a sample within one of the change.
+fn reference(field: &Field, changed: SampleBox, region: SampleBox) -> Vec<Vec<SamplePos>> {
+    let (m, x) = (region.min.to_array(), region.max.to_array());
+    let d = [0, 1, 2].map(|a| (x[a] - m[a] + 1) as usize);
+    let n = d[0] * d[1] * d[2];
+    let (mut v, mut mat) = (vec![0.0f32; n], vec![0u8; n]);
+    field.fill(region.min, d, &mut v, &mut mat);
+    let at = |i: usize| [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])];
+    let mut seen = vec![false; n];
+    let mut out = Vec::new();
+    for s in 0..n {
+        if seen[s] || v[s] >= 0.0 {
+            continue;
+        }
+        seen[s] = true;
+        let (mut comp, mut todo) = (vec![s], vec![s]);
+        while let Some(i) = todo.pop() {
+            let p = at(i).map(|c| c as i64);
+            for k in 0..27i64 {
+                let q = [p[0] + k % 3 - 1, p[1] + k / 3 % 3 - 1, p[2] + k / 9 - 1];
+                if (0..3).any(|a| q[a] < 0 || q[a] >= d[a] as i64) {
+                    continue;
+                }
+                let j = q[0] as usize + d[0] * (q[1] as usize + d[1] * q[2] as usize);
+                if !seen[j] && v[j] < 0.0 {
+                    seen[j] = true;
+                    comp.push(j);
+                    todo.push(j);
+                }
+            }
+        }
+        let world = |i: usize| {
+            let p = at(i);
+            SamplePos::new(m[0] + p[0] as i32, m[1] + p[1] as i32, m[2] + p[2] as i32)
+        };
+        let on_border = comp
+            .iter()
+            .any(|&i| (0..3).any(|a| at(i)[a] == 0 || at(i)[a] + 1 == d[a]));
+        let grown = SampleBox {
+            min: SamplePos::new(changed.min.x - 1, changed.min.y - 1, changed.min.z - 1),
+            max: SamplePos::new(changed.max.x + 1, changed.max.y + 1, changed.max.z + 1),
+        };
+        if !on_border && comp.iter().any(|&i| grown.contains(world(i))) {
+            let mut c: Vec<SamplePos> = comp.into_iter().map(world).collect();
+            c.sort_by_key(|p| [p.z, p.y, p.x]);
+            out.push(c);
+        }
+    }
+    out.sort_by_key(|c| [c[0].z, c[0].y, c[0].x]);
+    out
+}
+
+/// Random digs into flat ground: a cavity under a two-sample roof, then random cuts through
+/// the roof (lines across it, and small boxes), each followed by the search with a small
+/// margin: the search finds exactly the reference's islands.
+#[test]
+fn the_search_finds_what_a_plain_flood_fill_finds() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: i32| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as i32
+    };
+    let settings = IslandSettings {
+        margin: 3,
+        ..Default::default()
+    };
+    let (mut digs, mut found) = (0, 0);
+    for _ in 0..16 {
+        let mut field = flat_field(0.0);
+        let mut ops = vec![dig([-6, -6, -6], [6, -3, 6])];
+        for _ in 0..8 {
+            let at = next(11) - 5;
+            ops.push(match next(3) {
+                0 => dig([-7, -2, at], [7, -1, at]),
+                1 => dig([at, -2, -7], [at, -1, 7]),
+                _ => {
+                    let lo = [next(12) - 6, -next(3) - 1, next(12) - 6];
+                    dig(lo, [lo[0] + next(3), lo[1], lo[2] + next(3)])
+                }
+            });
+        }
+        for op in ops {
+            let Some(c) = field.apply(&op).unwrap().changed else {
+                continue;
+            };
+            let search = find_islands(&field, c, &settings).unwrap();
+            let got: Vec<Vec<SamplePos>> =
+                search.islands.iter().map(|i| i.samples.clone()).collect();
+            assert_eq!(got, reference(&field, c, search.region.unwrap()));
+            digs += 1;
+            found += got.len();
+        }
+    }
+    println!("{digs} digs, {found} islands");
+    assert!(found >= 5, "the random digs cut {found} islands loose");
+}
