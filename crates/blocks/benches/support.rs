@@ -12,13 +12,27 @@
 //!   pillar's top is removed and the whole slab (10 000 blocks) is found unsupported: the
 //!   search must visit every block of the piece.
 //!
-//! Run: `cargo bench -p loam-blocks --bench support`.
+//! - `islands`: the terrain island search after a dig ([`loam_blocks::find_islands`], default
+//!   settings: the changed box grown by 12 samples). `typical_dig`: a 3 m ball dug into
+//!   Loam's default noise terrain (1 m voxels, caves on), nothing cut loose; the search
+//!   reads the grown box from the generator and flood-fills its solid samples.
+//!   `typical_dig_read_only`: the `Field::fill` of that region alone.
+//!   `pillar_cut_loose`: flat ground with a 3 × 3 pillar in a ring trench, its base dug
+//!   away: one island of 36 samples found, plus its removal ops and lump op.
+//!
+//! Run: `cargo bench -p loam-blocks --bench support` (one group: append its name, e.g.
+//! `-- islands`).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use loam_blocks::{
-    BlockPos, BlockSettings, BlockSize, BlockSpec, BlockStore, BlockWorld, MaterialTable,
+    BlockPos, BlockSettings, BlockSize, BlockSpec, BlockStore, BlockWorld, IslandSettings,
+    MaterialTable, find_islands,
+};
+use loam_field::{
+    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseLayer,
+    NoiseTerrainSettings, SampleBox,
 };
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
@@ -201,9 +215,115 @@ fn step(c: &mut Criterion) {
     g.finish();
 }
 
+fn field_of(terrain: &NoiseTerrainSettings, caves: &CaveSettings) -> Field {
+    let g = Generator::noise(terrain, caves).unwrap();
+    Field::new(FieldSettings::default(), std::sync::Arc::new(g)).unwrap()
+}
+
+fn box_dig(lo: [i32; 3], hi: [i32; 3]) -> EditOp {
+    EditOp::Cuboid {
+        mode: CsgMode::Subtract,
+        center: [0, 1, 2].map(|a| f64::from(lo[a] + hi[a]) * 0.5),
+        half_extents: [0, 1, 2].map(|a| f64::from(hi[a] - lo[a]) * 0.5 + 0.5),
+        rotation: [0.0, 0.0, 0.0, 1.0],
+        material: 0,
+        blend: 0.0,
+    }
+}
+
+/// Flat ground at y = 0, a 3 × 3 pillar at the origin in a ring trench 6 deep, its base dug
+/// away; returns the field and the last dig's changed box.
+fn pillar_cut_loose() -> (Field, SampleBox) {
+    let off = NoiseLayer {
+        amplitude: 0.0,
+        wavelength: 1.0,
+        octaves: 0,
+    };
+    let terrain = NoiseTerrainSettings {
+        base_height: 0.0,
+        hills: off,
+        ridges: off,
+        detail: off,
+        ..Default::default()
+    };
+    let caves = CaveSettings {
+        enabled: false,
+        ..Default::default()
+    };
+    let mut field = field_of(&terrain, &caves);
+    for (lo, hi) in [
+        ([-4, -6, 2], [4, -1, 4]),
+        ([-4, -6, -4], [4, -1, -2]),
+        ([2, -6, -1], [4, -1, 1]),
+        ([-4, -6, -1], [-2, -1, 1]),
+    ] {
+        field.apply(&box_dig(lo, hi)).unwrap();
+    }
+    let c = field
+        .apply(&box_dig([-1, -6, -1], [1, -5, 1]))
+        .unwrap()
+        .changed
+        .unwrap();
+    (field, c)
+}
+
+/// The island search after a dig (see the module docs).
+fn islands(c: &mut Criterion) {
+    let settings = IslandSettings::default();
+    let mut field = field_of(&NoiseTerrainSettings::default(), &CaveSettings::default());
+    let h = field.generator().surface_height(0.0, 0.0);
+    let changed = field
+        .apply(&EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [0.0, h, 0.0],
+            radius: 3.0,
+            material: 0,
+            blend: 0.0,
+        })
+        .unwrap()
+        .changed
+        .unwrap();
+    let found = find_islands(&field, changed, &settings).unwrap();
+    assert!(found.islands.is_empty());
+    let r = found.region.unwrap();
+    println!(
+        "islands/typical_dig: changed {} samples, searched {}",
+        changed.volume(),
+        r.volume()
+    );
+    c.bench_function("islands/typical_dig", |b| {
+        b.iter(|| black_box(find_islands(&field, black_box(changed), &settings).unwrap()))
+    });
+    // Its share that only reads the region (the generator's values, brick samples).
+    let dims = [r.max.x - r.min.x, r.max.y - r.min.y, r.max.z - r.min.z].map(|d| d as usize + 1);
+    let n = dims[0] * dims[1] * dims[2];
+    let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
+    c.bench_function("islands/typical_dig_read_only", |b| {
+        b.iter(|| field.fill(black_box(r.min), dims, &mut values, &mut materials))
+    });
+
+    let (field, changed) = pillar_cut_loose();
+    let found = find_islands(&field, changed, &settings).unwrap();
+    assert_eq!(found.islands.len(), 1);
+    assert_eq!(found.islands[0].samples.len(), 36);
+    println!(
+        "islands/pillar_cut_loose: searched {} samples",
+        found.region.unwrap().volume()
+    );
+    let spec = |_| BlockSpec::of(MaterialTable::STONE);
+    c.bench_function("islands/pillar_cut_loose", |b| {
+        b.iter(|| {
+            let found = find_islands(&field, black_box(changed), &settings).unwrap();
+            let island = &found.islands[0];
+            let ops = island.removal_ops(field.settings()).unwrap();
+            black_box((ops, island.lump(spec).unwrap()))
+        })
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30);
-    targets = support, edit, step
+    targets = support, edit, step, islands
 }
 criterion_main!(benches);

@@ -3,8 +3,11 @@
 
 use loam_physics::{PhysicsWorld, Pose};
 
-use crate::block::{BlockId, BlockPos};
+use crate::block::{Block, BlockId, BlockPos, BlockSize};
+use crate::chisel::ChiselShape;
 use crate::error::BlockError;
+use crate::islands::{MAX_LUMP_BLOCKS, strictly_ascending};
+use crate::ops::LumpBlock;
 use crate::pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};
 use crate::world::{BlockWorld, Changes};
 
@@ -38,21 +41,110 @@ impl BlockWorld {
                 blocks.push(PieceBlock { pos, block });
             }
         }
+        // What rested on the group may need waking (see `wake_around`).
+        if let (Some(first), Some(last)) = (group.first(), group.last()) {
+            let (mut lo, mut hi) = (first.min_corner(), last.max_corner());
+            for p in group {
+                let (a, b) = (p.min_corner(), p.max_corner());
+                for i in 0..3 {
+                    lo[i] = lo[i].min(a[i]);
+                    hi[i] = hi[i].max(b[i]);
+                }
+            }
+            self.wake_around(physics, lo, hi);
+        }
         let origin = blocks.first().map_or([0.0; 3], |b| b.pos.min_corner());
         let pose = SavedPose {
             position: origin.map(|c| c as f32),
             rotation: [0.0, 0.0, 0.0, 1.0],
         };
-        self.spawn_piece(physics, origin, blocks, pose, PieceState::Falling, None)
+        self.spawn_piece(
+            physics,
+            (origin, [0.0; 3]),
+            blocks,
+            pose,
+            PieceState::Falling,
+            None,
+        )
     }
 
-    /// Makes a piece of `blocks` (ascending) with its frame at `pose` and a body for it.
-    /// `motion` (linear m/s, angular rad/s) is given to the body; a rubble piece with no
-    /// motion starts asleep.
+    /// Makes a falling piece of a terrain lump ([`crate::BlockOp::Lump`], from
+    /// [`crate::Island::lump`]): sharp blocks of `size`, block `cell` centred on
+    /// `cell · edge`, new block ids, at rest until the next step. The caller takes the lump
+    /// out of the field ([`crate::Island::removal_ops`]) and swaps the terrain colliders
+    /// before the next physics step (the piece would start inside the old terrain), then
+    /// tells the blocks ([`Self::terrain_changed`]) so that what stood on it falls too.
+    ///
+    /// # Errors
+    /// [`BlockError::Island`] for no blocks, more than [`MAX_LUMP_BLOCKS`], or cells not
+    /// strictly ascending; [`BlockError::OutOfRange`], [`BlockError::UnknownMaterial`];
+    /// nothing changes then.
+    pub fn place_lump(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        size: BlockSize,
+        blocks: &[LumpBlock],
+    ) -> Result<Changes, BlockError> {
+        if blocks.is_empty() || blocks.len() > MAX_LUMP_BLOCKS {
+            return Err(BlockError::Island {
+                reason: format!(
+                    "a lump has 1 to {MAX_LUMP_BLOCKS} blocks, not {}",
+                    blocks.len()
+                ),
+            });
+        }
+        if !strictly_ascending(blocks) {
+            return Err(BlockError::Island {
+                reason: "lump cells must ascend strictly".into(),
+            });
+        }
+        let first = self.store.next_id;
+        let mut made = Vec::with_capacity(blocks.len());
+        for (i, b) in blocks.iter().enumerate() {
+            let pos = BlockPos::new(size, b.cell)?;
+            self.materials.require(b.material)?;
+            made.push(PieceBlock {
+                pos,
+                block: Block {
+                    id: BlockId(first + i as u64),
+                    material: b.material,
+                    shape: ChiselShape::SHARP,
+                    paint: b.paint,
+                    damage: 0.0,
+                    on_ground: false,
+                    on_rubble: false,
+                },
+            });
+        }
+        let offset = [-size.edge() / 2.0; 3];
+        let m = made[0].pos.min_corner();
+        let origin = [0, 1, 2].map(|i| m[i] + offset[i]);
+        let pose = SavedPose {
+            position: origin.map(|c| c as f32),
+            rotation: [0.0, 0.0, 0.0, 1.0],
+        };
+        let id = self.spawn_piece(
+            physics,
+            (origin, offset),
+            made,
+            pose,
+            PieceState::Falling,
+            None,
+        )?;
+        self.store.next_id = first + blocks.len() as u64;
+        Ok(Changes {
+            new_pieces: vec![id],
+            ..Default::default()
+        })
+    }
+
+    /// Makes a piece of `blocks` (ascending) with its frame at `pose` and a body for it;
+    /// `frame` is its `origin` and `offset` ([`Piece`]). `motion` (linear m/s, angular
+    /// rad/s) is given to the body; a rubble piece with no motion starts asleep.
     pub(crate) fn spawn_piece(
         &mut self,
         physics: &mut PhysicsWorld,
-        origin: [f64; 3],
+        (origin, offset): ([f64; 3], [f64; 3]),
         blocks: Vec<PieceBlock>,
         pose: SavedPose,
         state: PieceState,
@@ -62,6 +154,7 @@ impl BlockWorld {
         let piece = Piece {
             id,
             origin,
+            offset,
             blocks,
             pose,
             velocity: motion.map_or([0.0; 3], |m| m.0),
@@ -93,8 +186,10 @@ impl BlockWorld {
             physics.remove_body(body);
             self.by_body.remove(&body);
         }
-        if self.pieces.remove(&id).is_some() {
+        if let Some(piece) = self.pieces.remove(&id) {
             changes.removed_pieces.push(id);
+            let (lo, hi) = piece.world_bounds();
+            self.wake_around(physics, lo, hi);
         }
         self.release(id)
     }
@@ -165,7 +260,7 @@ impl BlockWorld {
             let blocks: Vec<PieceBlock> = group.iter().map(|&i| rest[i].clone()).collect();
             let id = self.spawn_piece(
                 physics,
-                old.origin,
+                (old.origin, old.offset),
                 blocks,
                 old.pose,
                 old.state,

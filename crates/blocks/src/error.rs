@@ -104,6 +104,28 @@ pub enum BlockError {
         /// What is wrong.
         reason: String,
     },
+    /// A terrain island cannot be removed or made a piece (see the reason).
+    #[error("terrain island: {reason}")]
+    Island {
+        /// What is wrong.
+        reason: String,
+    },
+    /// Encoded data (a saved block world, a logged block op) does not decode.
+    #[error("{what} does not decode: {reason}")]
+    Decode {
+        /// What was decoded.
+        what: &'static str,
+        /// Why not.
+        reason: String,
+    },
+    /// Replaying logged block ops: an op's physics step is before the step reached.
+    #[error("block op at physics step {step} comes after step {reached} was reached")]
+    StepBehind {
+        /// The op's step.
+        step: u64,
+        /// The step the replay had reached.
+        reached: u64,
+    },
     /// The physics world refused a call (a bug or an inconsistent physics world: the
     /// blocks world must always be used with the same physics world).
     #[error("physics: {0}")]

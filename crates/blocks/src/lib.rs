@@ -13,16 +13,26 @@
 //!   [`loam_physics::PhysicsWorld`]: edits ([`BlockWorld::place`], …, [`BlockOp`]), the
 //!   terrain changing under blocks ([`BlockWorld::terrain_changed`]), and after each
 //!   physics step impacts, damage, rest and chain reactions ([`BlockWorld::update`]).
+//! - [`find_islands`]: lumps of terrain a dig cut loose from the ground ([`Island`]), taken
+//!   out of the field ([`Island::removal_ops`]) and dropped as pieces ([`Island::lump`],
+//!   [`BlockOp::Lump`]).
 //! - [`import_vox`]: MagicaVoxel models as blocks.
-//! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]).
+//! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]);
+//!   [`BlocksFile::encode`] and [`BlockOp::encode`] give the bytes loam-store keeps (the
+//!   blocks snapshot at a bake, block ops in the op log with their physics step), and
+//!   [`BlockReplay`] replays logged ops at their steps.
 //!
 //! Units: metres, seconds, kilograms, joules; world axes Y up. Positions on the grid are
 //! exact (integer quarter metres inside); physics poses are `f32`.
 //!
 //! Determinism: every container is a `BTreeMap` or a sorted `Vec`, ids are handed out in
 //! order, and decisions use integer arithmetic or `libm`: the same world and the same
-//! calls give the same pieces in the same order, and (Rapier's enhanced determinism being
-//! on in loam-physics) the same rubble poses bit for bit.
+//! calls give the same pieces in the same order. Rubble poses come from Rapier, which
+//! loam-physics builds *without* its `enhanced-determinism` feature (that feature turns on
+//! glam's `scalar-math`, which breaks bevy_reflect in a workspace build): the same calls
+//! on the same build and machine give the same poses bit for bit (tested: a collapse run
+//! twice in one process, `tests/determinism.rs`), but nothing promises equal poses across
+//! platforms, compilers or CPU features (SIMD, fused multiply-add).
 //!
 //! ```
 //! use loam_blocks::{BlockPos, BlockSettings, BlockSize, BlockSpec, BlockWorld, MaterialTable};
@@ -48,10 +58,12 @@
 
 mod block;
 mod chisel;
+mod codec;
 mod collapse;
 pub mod damage;
 mod error;
 mod ground;
+mod islands;
 mod material;
 mod ops;
 mod pieces;
@@ -65,10 +77,12 @@ mod world;
 
 pub use block::{Block, BlockId, BlockPos, BlockSize, BlockSpec, Face, MAX_QUARTERS, WorldBox};
 pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
+pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
 pub use ground::{BlockSettings, FieldGround, Ground, NoGround};
+pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};
 pub use material::{Material, MaterialId, MaterialTable};
-pub use ops::BlockOp;
+pub use ops::{BlockOp, LumpBlock};
 pub use pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};
 pub use raycast::{BlockHit, MAX_RAY_DISTANCE};
 pub use save::{BLOCKS_FILE_VERSION, BlocksFile, HeldBlock};

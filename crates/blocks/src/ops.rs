@@ -8,7 +8,7 @@
 use loam_physics::PhysicsWorld;
 use serde::{Deserialize, Serialize};
 
-use crate::block::{BlockId, BlockPos, BlockSpec};
+use crate::block::{BlockId, BlockPos, BlockSize, BlockSpec};
 use crate::chisel::ChiselShape;
 use crate::error::BlockError;
 use crate::ground::Ground;
@@ -53,6 +53,29 @@ pub enum BlockOp {
         /// Its block.
         block: BlockId,
     },
+    /// A lump of terrain cut loose by a dig falls as a piece ([`BlockWorld::place_lump`],
+    /// made by [`crate::Island::lump`]); the terrain ops that remove it from the field are
+    /// logged as terrain ops beside it.
+    Lump {
+        /// The size of every block.
+        size: BlockSize,
+        /// The blocks, strictly ascending by cell; block `cell` fills the cell of that size
+        /// shifted down by half a block on each axis (centred on `cell · edge`).
+        blocks: Vec<LumpBlock>,
+    },
+}
+
+/// A block of a terrain lump ([`BlockOp::Lump`]): sharp, undamaged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LumpBlock {
+    /// Its cell on the grid of the lump's size (shifted by half a block).
+    pub cell: [i32; 3],
+    /// Its material.
+    pub material: MaterialId,
+    /// A painted colour (the terrain's), sRGB.
+    #[serde(default)]
+    pub paint: Option<[u8; 3]>,
 }
 
 impl BlockOp {
@@ -63,6 +86,7 @@ impl BlockOp {
             BlockOp::Break { .. } => "break",
             BlockOp::Chisel { .. } => "chisel",
             BlockOp::BreakOff { .. } => "break_off",
+            BlockOp::Lump { .. } => "lump",
         }
     }
 }
@@ -97,6 +121,7 @@ impl BlockWorld {
             BlockOp::Break { at } => self.break_block(physics, at),
             BlockOp::Chisel { at, shape } => self.chisel(physics, at, shape),
             BlockOp::BreakOff { piece, block } => self.break_off(physics, piece, block),
+            BlockOp::Lump { size, ref blocks } => self.place_lump(physics, size, blocks),
         }
     }
 }

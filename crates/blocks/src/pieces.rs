@@ -3,7 +3,9 @@
 //!
 //! A piece keeps its blocks' grid positions from when it detached; its frame is the
 //! lowest corner of its first block then (`origin`), so a block's place in the frame is
-//! `pos.min_corner() − origin`, exact in f32. The body's pose moves that frame.
+//! `pos.min_corner() + offset − origin`, exact in f32. `offset` is zero for blocks that
+//! left the grid and half a block down for a terrain lump (its blocks are centred on field
+//! samples). The body's pose moves that frame.
 
 use std::collections::BTreeSet;
 
@@ -81,6 +83,11 @@ pub struct Piece {
     pub id: PieceId,
     /// World position of the frame's origin when it detached, metres.
     pub origin: [f64; 3],
+    /// Where its blocks' grid lay against the world's when it detached: block `pos` was at
+    /// `pos.min_corner() + offset`, metres. Zero (the default) for blocks that left the
+    /// grid; `−edge / 2` on each axis for a terrain lump.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: [f64; 3],
     /// Its blocks, ascending by position.
     pub blocks: Vec<PieceBlock>,
     /// The frame's pose now (as of the last update).
@@ -99,7 +106,7 @@ impl Piece {
     /// A block's place in the frame: its lowest corner, metres.
     pub fn local_min(&self, pos: BlockPos) -> [f64; 3] {
         let m = pos.min_corner();
-        [0, 1, 2].map(|i| m[i] - self.origin[i])
+        [0, 1, 2].map(|i| m[i] + self.offset[i] - self.origin[i])
     }
 
     /// The block `id` of this piece, with its index.
@@ -115,6 +122,25 @@ impl Piece {
         let r = self.pose.rotation.map(f64::from);
         let v = rotate(r, local);
         [0, 1, 2].map(|i| v[i] + f64::from(self.pose.position[i]))
+    }
+
+    /// The world box around its blocks at the current pose, metres (lowest and highest
+    /// corner).
+    pub fn world_bounds(&self) -> ([f64; 3], [f64; 3]) {
+        let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+        for b in &self.blocks {
+            let m = self.local_min(b.pos);
+            let e = b.pos.size.edge();
+            for corner in 0..8 {
+                let c = [0, 1, 2].map(|i| m[i] + if corner >> i & 1 == 1 { e } else { 0.0 });
+                let w = self.to_world(c);
+                for i in 0..3 {
+                    lo[i] = lo[i].min(w[i]);
+                    hi[i] = hi[i].max(w[i]);
+                }
+            }
+        }
+        (lo, hi)
     }
 
     /// Whether the pose is farther than `distance` metres or `degrees` from `rest`
@@ -193,6 +219,10 @@ impl Piece {
         }
         out
     }
+}
+
+fn is_zero(v: &[f64; 3]) -> bool {
+    *v == [0.0; 3]
 }
 
 /// The physics part of one block whose lowest corner is at `local_min` in a frame.

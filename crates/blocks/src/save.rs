@@ -147,6 +147,9 @@ impl BlockWorld {
                 PieceState::Rubble { rest } => Some(rest),
                 PieceState::Falling => None,
             };
+            if !p.offset.iter().all(|c| c.is_finite() && c.abs() <= 1.0) {
+                return Err(bad(format!("piece {:?} has offset {:?}", p.id, p.offset)));
+            }
             let finite = p.origin.iter().all(|c| c.is_finite())
                 && p.pose
                     .position

@@ -371,10 +371,28 @@ impl BlockWorld {
         let seeds = self.store.face_neighbours(pos);
         if let Some(block) = self.store.remove(pos) {
             physics.remove_fixed(FixedId(block.id.0));
+            self.wake_around(physics, pos.min_corner(), pos.max_corner());
             self.forget_rubble_contacts(pos);
             changes.broken.push((pos, block.id));
         }
         seeds
+    }
+
+    /// Wakes the pieces whose bodies meet the box `lo..=hi` (world metres) grown by the
+    /// ground probe: what may have rested on something just removed. Rapier wakes bodies in
+    /// contact by itself, but one restored asleep ([`BlockWorld::load`]) has no contacts
+    /// before its first step, and would be put to sleep again where it hangs.
+    pub(crate) fn wake_around(&self, physics: &mut PhysicsWorld, lo: [f64; 3], hi: [f64; 3]) {
+        let g = self.settings.ground_probe;
+        let centre = [0, 1, 2].map(|i| ((lo[i] + hi[i]) * 0.5) as f32);
+        let half = [0, 1, 2].map(|i| ((hi[i] - lo[i]) * 0.5 + g) as f32);
+        if let Ok(bodies) = physics.dynamic_bodies_in_box(centre, half) {
+            for b in bodies {
+                if self.by_body.contains_key(&b) {
+                    physics.wake_body(b);
+                }
+            }
+        }
     }
 
     /// Drops a held block's rubble relations (it left the grid).

@@ -152,3 +152,58 @@ fn pieces_report_landing_impacts() {
     assert!(first.point[1].abs() < 0.05);
     assert!(reports.iter().all(|r| r.impacts.len() <= 1));
 }
+
+/// Restored rubble sleeps through its first step with no contacts yet: when what it rests on
+/// goes before that step (a piece broken off, a held block broken), it must still fall, not
+/// be put to sleep where it hangs.
+#[test]
+fn restored_rubble_falls_when_its_support_goes_before_the_first_step() {
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    // A on the floor, B on A; a held block with C on it.
+    let a = w
+        .place(&mut physics, &flat, full(0, 2, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    settle(&mut w, &mut physics, 300);
+    let b = w
+        .place(&mut physics, &flat, full(0, 4, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    build(&mut w, &mut physics, &[full(4, 0, 0)], stone());
+    let c = w
+        .place(&mut physics, &flat, full(4, 3, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    // D on a held column of two, whose top block will detach as a piece.
+    build(
+        &mut w,
+        &mut physics,
+        &[full(8, 0, 0), full(8, 1, 0)],
+        stone(),
+    );
+    let d = w
+        .place(&mut physics, &flat, full(8, 4, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    settle(&mut w, &mut physics, 600);
+    assert!((lowest_corner(&w, b) - 1.0).abs() < 0.05);
+    assert!((lowest_corner(&w, c) - 1.0).abs() < 0.05);
+    assert!((lowest_corner(&w, d) - 2.0).abs() < 0.05);
+
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = loam_blocks::BlockWorld::load(w.save(), &mut physics).unwrap();
+    let a_block = w.piece(a).unwrap().blocks[0].block.id;
+    w.break_off(&mut physics, a, a_block).unwrap();
+    w.break_block(&mut physics, full(4, 0, 0)).unwrap();
+    let fell = w.break_block(&mut physics, full(8, 0, 0)).unwrap();
+    assert_eq!(fell.new_pieces.len(), 1);
+    run(&mut w, &mut physics, 120);
+    for p in [b, c] {
+        let y = lowest_corner(&w, p);
+        assert!(y.abs() < 0.05, "{p:?} hangs at {y}");
+    }
+    // D rides the detached block down to the floor, a metre lower.
+    let y = lowest_corner(&w, d);
+    assert!((y - 1.0).abs() < 0.1, "{d:?} at {y}");
+}

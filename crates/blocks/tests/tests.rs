@@ -2,7 +2,9 @@
 
 mod damage;
 mod determinism;
+mod islands;
 mod ops;
+mod persist;
 mod rubble;
 mod support;
 mod util;

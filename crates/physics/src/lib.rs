@@ -25,10 +25,12 @@
 //! [`PhysicsWorld::step`] 0.18 ms per step with 50 boxes on the ground. There are no
 //! benches yet.
 //!
-//! Deterministic: chunks and fixed colliders are kept in `BTreeMap`s, no hash-map order
-//! reaches the simulation, and the same calls give bit-equal results on the same build.
-//! Rapier's `enhanced-determinism` feature is on (libm maths instead of the platform's,
-//! no SIMD), which Rapier documents as giving the same results across platforms too.
+//! Deterministic on one build: chunks and fixed colliders are kept in `BTreeMap`s, no
+//! hash-map order reaches the simulation, and the same calls give bit-equal results on the
+//! same build and machine (tested, `tests/determinism.rs`). Rapier's `enhanced-determinism`
+//! feature (libm maths, no SIMD: equal results across platforms) is *off*: it turns on
+//! glam's `scalar-math`, which breaks bevy_reflect's glam impls when the workspace builds
+//! together. So results may differ between platforms, compilers or CPU features.
 //!
 //! ```
 //! use loam_physics::{CharacterSettings, MoveInput, PhysicsSettings, PhysicsWorld, TerrainShape};

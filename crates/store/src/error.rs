@@ -68,6 +68,31 @@ pub enum StoreError {
         #[source]
         source: DecodeError,
     },
+    /// A logged block op's checksum fails.
+    #[error("block op {seq} is corrupt (checksum mismatch)")]
+    CorruptBlockOp {
+        /// Its sequence number.
+        seq: u64,
+    },
+    /// The saved blocks snapshot is corrupt (checksum, compression, or not the bake's).
+    #[error("the saved blocks are corrupt: {0}")]
+    CorruptBlocks(String),
+    /// A bake without blocks of a world that has them (a snapshot, or a block op at or
+    /// before the bake): it would leave them behind, and compaction would lose them.
+    #[error("the world has blocks (since op {seq}): bake it with Store::bake_with_blocks")]
+    BlocksNotBaked {
+        /// The snapshot's sequence number, or the first block op's.
+        seq: u64,
+    },
+    /// The caller's visit of a replayed record failed ([`crate::Store::load_with`]).
+    #[error("replaying op {seq} failed")]
+    Visit {
+        /// The record's sequence number.
+        seq: u64,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A metadata value is missing or malformed.
     #[error("metadata `{key}` is missing or malformed")]
     CorruptMeta {

@@ -5,13 +5,21 @@
 //!
 //! - **Tables.** `meta(key, value)` (format, format version, generator JSON, field settings,
 //!   heightmap BLAKE3, created / modified times, the sequence the bake covers); `ops(seq,
-//!   stroke, op)` (MessagePack [`loam_field::LogEntry`] records); `bricks(x, y, z, seq, data)`
-//!   (a brick blob, format 2: one grid index and material when uniform, else zstd of the 32³
+//!   stroke, op)` (MessagePack [`loam_field::LogEntry`] records); `block_ops(seq, step, op)`
+//!   (block ops, opaque bytes from loam-blocks, with the physics step they were applied at:
+//!   one sequence numbering across `ops` and `block_ops`); `bricks(x, y, z, seq, data)` (a
+//!   brick blob, format 2: one grid index and material when uniform, else zstd of the 32³
 //!   16-bit grid indices and material ids — exactly the field's quantised samples);
-//!   `history(id = 1, seq, data)` (the undo history at the bake, zstd of MessagePack).
-//! - **Formats.** [`FORMAT_VERSION`] is 2. A format-1 world (f32 brick blobs, from before the
-//!   quantisation grid) opened read-only is read as it is; opened writable it is migrated
-//!   first, in one transaction, its values rounded onto the grid.
+//!   `history(id = 1, seq, data)` (the undo history at the bake, zstd of MessagePack);
+//!   `blocks(id = 1, seq, step, data)` (the block world at the bake, zstd of loam-blocks'
+//!   opaque snapshot bytes).
+//! - **Formats.** [`FORMAT_VERSION`] is 3. Format-1 (f32 brick blobs) and format-2 (no block
+//!   tables) worlds opened read-only are read as they are (with no blocks); opened writable
+//!   they are migrated first, one transaction per step.
+//! - **Blocks** stay opaque here (no Rapier, no loam-blocks): [`Store::append_block`] logs
+//!   a block op, [`Store::bake_with_blocks`] bakes the block world with the field (a world
+//!   with blocks must: [`Store::bake`] refuses it), [`Store::load_with`] replays both kinds
+//!   in order.
 //! - **Durability.** WAL with `synchronous = FULL`, one transaction per appended op: when
 //!   [`Store::append`] returns, the op survives a crash. A bake writes its bricks, the history
 //!   and the covered sequence in one transaction; only then may [`Store::compact`] drop the
@@ -23,12 +31,16 @@
 //!   so a second process gets [`StoreError::InUse`]; busy is retried.
 #![deny(missing_docs)]
 
+mod bake;
+mod blocks;
 mod brick_blob;
 mod checks;
 mod error;
+mod load;
 mod migrate;
 mod store;
 mod tag;
 
+pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};

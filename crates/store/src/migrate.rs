@@ -12,7 +12,14 @@ pub(crate) type Migration =
     fn(&rusqlite::Transaction<'_>, &FieldSettings) -> Result<(), StoreError>;
 
 /// The migrations, append only: `MIGRATIONS[i]` takes format `i + 1` to `i + 2`.
-pub(crate) const MIGRATIONS: &[Migration] = &[migrate_1_to_2];
+pub(crate) const MIGRATIONS: &[Migration] = &[migrate_1_to_2, migrate_2_to_3];
+
+/// Format 2 → 3: the block tables, empty (`block_ops` beside `ops` in one sequence
+/// numbering, `blocks` for the snapshot at a bake); nothing else changes.
+fn migrate_2_to_3(tx: &rusqlite::Transaction<'_>, _: &FieldSettings) -> Result<(), StoreError> {
+    tx.execute_batch(crate::blocks::BLOCK_SCHEMA)?;
+    Ok(())
+}
 
 /// Format 1 → 2: every baked brick's f32 values rounded onto the quantisation grid of the
 /// world's band and rewritten as 16-bit indices (the ops, the history and the metadata keep

@@ -1,15 +1,13 @@
 //! The world file: schema, opening with checks, durable appends, bakes, loads, compaction.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use loam_field::{Brick, BrickKey, DecodeError, Field, FieldSettings, History, LogEntry};
+use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use crate::brick_blob;
+use crate::blocks::{BLOCK_SCHEMA, BlockLogEntry, SavedBlocks};
 use crate::checks::{
     check_header, check_meta, has_hot_journal, meta_digest, recover_hot_journal, wal_extension,
 };
@@ -19,9 +17,10 @@ use crate::migrate::MIGRATIONS;
 /// The `format` metadata value of every Loam world.
 pub const FORMAT: &str = "loam-world";
 
-/// The newest world format this build writes and reads. 2: bricks hold quantised samples
-/// (16-bit grid indices); 1: f32 samples, read as they are and migrated on a writable open.
-pub const FORMAT_VERSION: i64 = 2;
+/// The newest world format this build writes and reads. 3: blocks (a snapshot at each bake,
+/// block ops in the op log); 2: bricks hold quantised samples (16-bit grid indices); 1: f32
+/// samples. Older formats are read as they are and migrated on a writable open.
+pub const FORMAT_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,9 +32,6 @@ CREATE TABLE bricks (
 ) WITHOUT ROWID;
 CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, data BLOB NOT NULL);
 ";
-
-/// Bricks a load's replay keeps decoded (96 KiB each, so at most 96 MiB while loading).
-const REPLAY_HOT_BRICKS: usize = 1024;
 
 /// How long a busy database is retried before giving up.
 const BUSY: Duration = Duration::from_secs(5);
@@ -55,8 +51,10 @@ pub struct WorldInfo {
     pub created_unix: i64,
     /// Last bake (or creation), seconds since the Unix epoch.
     pub modified_unix: i64,
-    /// Ops in the log (after compaction, only those newer than the bake).
+    /// Terrain ops in the log (after compaction, only those newer than the bake).
     pub ops: u64,
+    /// Block ops in the log (format 3; after compaction, only those newer than the bake).
+    pub block_ops: u64,
     /// The last op's sequence number (0 for none).
     pub last_seq: u64,
     /// Baked bricks.
@@ -74,21 +72,26 @@ pub struct LoadedWorld {
     pub field: Field,
     /// The undo history as it was after the last op.
     pub history: History,
-    /// The last op's sequence number.
+    /// The last op's sequence number (of either kind).
     pub last_seq: u64,
+    /// The blocks snapshot of the bake, if the world has blocks.
+    pub blocks: Option<SavedBlocks>,
+    /// The block ops after the bake, in order (their place among the terrain ops is their
+    /// sequence number; [`Store::load_with`] replays both kinds in order).
+    pub block_ops: Vec<BlockLogEntry>,
 }
 
 /// An open world file, held exclusively by this process.
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
-    last_seq: u64,
+    pub(crate) last_seq: u64,
     /// The ids of the bricks of the last bake, to write only what changed since (an edited
     /// brick is a new brick with a new id).
-    baked: BTreeMap<BrickKey, u64>,
+    pub(crate) baked: BTreeMap<BrickKey, u64>,
     read_only: bool,
     /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
-    version: i64,
+    pub(crate) version: i64,
 }
 
 impl Drop for Store {
@@ -114,7 +117,7 @@ impl std::fmt::Debug for Store {
     }
 }
 
-fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -128,7 +131,7 @@ pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 /// Runs `f` again while SQLite reports the database busy, up to [`BUSY`].
-fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+pub(crate) fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let start = std::time::Instant::now();
     loop {
         match f() {
@@ -182,6 +185,7 @@ impl Store {
                 .execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
             let tx = store.conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
+            tx.execute_batch(BLOCK_SCHEMA)?;
             {
                 let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
                 for (k, v) in [
@@ -216,8 +220,8 @@ impl Store {
     ///
     /// A world of an older format is migrated to [`FORMAT_VERSION`] first, each step in one
     /// exclusive transaction (format 1 → 2: every baked brick's f32 values rounded onto the
-    /// quantisation grid and rewritten as 16-bit indices); a migration that fails leaves the
-    /// file as it was.
+    /// quantisation grid and rewritten as 16-bit indices; 2 → 3: the empty block tables); a
+    /// migration that fails leaves the file as it was.
     ///
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::NotSqlite`], [`StoreError::Foreign`],
@@ -240,12 +244,7 @@ impl Store {
         let conn = Connection::open(path)?;
         let mut store = Self::configure(conn, path)?;
         store.migrate()?;
-        store.last_seq = store
-            .conn
-            .query_row("SELECT COALESCE(MAX(seq), 0) FROM ops", [], |r| {
-                r.get::<_, i64>(0)
-            })?
-            .max(store.meta_u64("bake_seq")? as i64) as u64;
+        store.last_seq = store.find_last_seq()?;
         Ok(store)
     }
 
@@ -269,13 +268,24 @@ impl Store {
             read_only: true,
             version,
         };
-        store.last_seq = store
-            .conn
-            .query_row("SELECT COALESCE(MAX(seq), 0) FROM ops", [], |r| {
-                r.get::<_, i64>(0)
-            })?
-            .max(store.meta_u64("bake_seq")? as i64) as u64;
+        store.last_seq = store.find_last_seq()?;
         Ok(store)
+    }
+
+    /// The last sequence number in the log (terrain or block ops) or covered by the bake.
+    fn find_last_seq(&self) -> Result<u64, StoreError> {
+        let max = |table: &str| -> Result<i64, StoreError> {
+            Ok(self.conn.query_row(
+                &format!("SELECT COALESCE(MAX(seq), 0) FROM {table}"),
+                [],
+                |r| r.get::<_, i64>(0),
+            )?)
+        };
+        let mut last = max("ops")?.max(self.meta_u64("bake_seq")? as i64);
+        if self.has_block_tables() {
+            last = last.max(max("block_ops")?);
+        }
+        Ok(last as u64)
     }
 
     /// Runs the migrations from the file's format to [`FORMAT_VERSION`], one transaction each.
@@ -320,7 +330,7 @@ impl Store {
         self.version
     }
 
-    fn writable(&self) -> Result<(), StoreError> {
+    pub(crate) fn writable(&self) -> Result<(), StoreError> {
         if self.read_only {
             Err(StoreError::ReadOnly {
                 path: self.path.clone(),
@@ -358,14 +368,14 @@ impl Store {
         })
     }
 
-    fn meta(&self, key: &'static str) -> Result<String, StoreError> {
+    pub(crate) fn meta(&self, key: &'static str) -> Result<String, StoreError> {
         self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()?
             .ok_or(StoreError::CorruptMeta { key })
     }
 
-    fn meta_u64(&self, key: &'static str) -> Result<u64, StoreError> {
+    pub(crate) fn meta_u64(&self, key: &'static str) -> Result<u64, StoreError> {
         self.meta(key)?
             .parse()
             .map_err(|_| StoreError::CorruptMeta { key })
@@ -427,7 +437,8 @@ impl Store {
         Ok(())
     }
 
-    /// The logged ops with a sequence number above `seq`, in order.
+    /// The logged terrain ops with a sequence number above `seq`, in order (block ops:
+    /// [`Store::block_ops_after`]; both kinds: [`Store::log_after`]).
     ///
     /// # Errors
     /// [`StoreError::CorruptOp`] for a record that does not decode; SQLite failures.
@@ -457,169 +468,6 @@ impl Store {
         Ok(out)
     }
 
-    /// Bakes `field` and `history` as they are after op `seq`: the bricks that changed since
-    /// the last bake of this session (all of them the first time), the history and the
-    /// covered sequence number, in one transaction. Busy is retried.
-    ///
-    /// # Errors
-    /// [`StoreError::OutOfOrder`] if `seq` is beyond the logged ops; SQLite failures
-    /// (nothing is written then).
-    pub fn bake(
-        &mut self,
-        field: &Field,
-        history: &History,
-        seq: u64,
-    ) -> Result<usize, StoreError> {
-        self.writable()?;
-        if seq > self.last_seq {
-            return Err(StoreError::OutOfOrder {
-                last: self.last_seq,
-                got: seq,
-            });
-        }
-        let changed: Vec<(BrickKey, Arc<Brick>)> = field
-            .bricks()
-            .filter(|(k, b)| self.baked.get(k) != Some(&b.id()))
-            .map(|(k, b)| (k, b.clone()))
-            .collect();
-        let blobs: Vec<(BrickKey, Vec<u8>)> = changed
-            .iter()
-            .map(|(k, b)| (*k, brick_blob::encode([k.x, k.y, k.z], b)))
-            .collect();
-        let hist = crate::tag::seal(
-            &crate::tag::key(&[seq as i64]),
-            zstd::bulk::compress(
-                &rmp_serde::to_vec(history).expect("a history serialises"),
-                3,
-            )
-            .expect("compressing to memory"),
-        );
-        let now = now_unix().to_string();
-        retry(|| {
-            let tx = self.conn.transaction()?;
-            {
-                let mut put = tx.prepare(
-                    "INSERT OR REPLACE INTO bricks (x, y, z, seq, data) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?;
-                for (k, blob) in &blobs {
-                    put.execute(params![k.x, k.y, k.z, seq as i64, blob])?;
-                }
-            }
-            tx.execute(
-                "INSERT OR REPLACE INTO history (id, seq, data) VALUES (1, ?1, ?2)",
-                params![seq as i64, hist],
-            )?;
-            tx.execute(
-                "UPDATE meta SET value = ?1 WHERE key = 'bake_seq'",
-                [seq.to_string()],
-            )?;
-            tx.execute("UPDATE meta SET value = ?1 WHERE key = 'modified'", [&now])?;
-            let digest = meta_digest(&tx)?;
-            tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
-            tx.commit()
-        })?;
-        for (k, b) in changed {
-            self.baked.insert(k, b.id());
-        }
-        Ok(blobs.len())
-    }
-
-    /// Drops the ops the bake covers (undo and redo of earlier strokes read the saved
-    /// history, not the ops). Returns how many were dropped.
-    ///
-    /// # Errors
-    /// SQLite failures.
-    pub fn compact(&mut self) -> Result<u64, StoreError> {
-        self.writable()?;
-        let bake = self.meta_u64("bake_seq")?;
-        let n = retry(|| {
-            self.conn
-                .execute("DELETE FROM ops WHERE seq <= ?1", [bake as i64])
-        })?;
-        Ok(n as u64)
-    }
-
-    /// Loads the world over `base` (a fresh field of the world's generator and settings):
-    /// the baked bricks, the saved history, then every newer op replayed through it. Equal
-    /// bit for bit to replaying the whole log from the generator.
-    ///
-    /// # Errors
-    /// [`StoreError::CorruptBrick`], [`StoreError::CorruptHistory`], [`StoreError::CorruptOp`],
-    /// [`StoreError::OutOfOrder`] for a gap in the log, [`StoreError::Replay`]; SQLite failures.
-    pub fn load(&mut self, base: Field) -> Result<LoadedWorld, StoreError> {
-        let bake = self.meta_u64("bake_seq")?;
-        let mut field = base;
-        let band = field.settings().band();
-        let mut bricks = Vec::new();
-        {
-            let mut stmt = self.conn.prepare("SELECT x, y, z, data FROM bricks")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, i32>(0)?,
-                    r.get::<_, i32>(1)?,
-                    r.get::<_, i32>(2)?,
-                    r.get::<_, Vec<u8>>(3)?,
-                ))
-            })?;
-            for row in rows {
-                let (x, y, z, blob) = row?;
-                let brick = brick_blob::decode_version(self.version, [x, y, z], &blob, band)
-                    .ok_or(StoreError::CorruptBrick { key: [x, y, z] })?;
-                bricks.push((BrickKey::new(x, y, z), brick));
-            }
-        }
-        field.insert_bricks(bricks);
-        // What the file holds now: the baked bricks, before the newer ops change any. (Taken
-        // after the replay, a later bake would skip bricks only the replayed ops changed and
-        // still move `bake_seq` past them, losing those ops once compacted.)
-        let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
-        let mut history = match self
-            .conn
-            .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })
-            .optional()?
-        {
-            None => History::default(),
-            Some((hseq, blob)) => {
-                if hseq as u64 != bake {
-                    return Err(StoreError::CorruptHistory(format!(
-                        "saved at op {hseq}, the bake covers op {bake}"
-                    )));
-                }
-                let blob = crate::tag::open(&crate::tag::key(&[hseq]), &blob)
-                    .ok_or_else(|| StoreError::CorruptHistory("checksum mismatch".into()))?;
-                let mut raw = Vec::new();
-                zstd::stream::read::Decoder::new(blob)
-                    .and_then(|mut d| d.read_to_end(&mut raw))
-                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?;
-                rmp_serde::from_slice(&raw)
-                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?
-            }
-        };
-        // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
-        // unpacking them op after op, then packs back to the field's own working set.
-        let keep = field.hot_capacity();
-        field.set_hot_capacity(keep.max(REPLAY_HOT_BRICKS));
-        let mut last = bake;
-        for e in self.ops_after(bake)? {
-            if e.seq != last + 1 {
-                return Err(StoreError::OutOfOrder { last, got: e.seq });
-            }
-            history
-                .apply(&mut field, e.stroke, &e.op)
-                .map_err(|source| StoreError::Replay { seq: e.seq, source })?;
-            last = e.seq;
-        }
-        field.set_hot_capacity(keep);
-        self.baked = baked;
-        Ok(LoadedWorld {
-            field,
-            history,
-            last_seq: last,
-        })
-    }
-
     /// What the world file holds.
     ///
     /// # Errors
@@ -643,6 +491,11 @@ impl Store {
             created_unix: self.meta("created")?.parse().unwrap_or(0),
             modified_unix: self.meta("modified")?.parse().unwrap_or(0),
             ops: count("SELECT COUNT(*) FROM ops")?,
+            block_ops: if self.has_block_tables() {
+                count("SELECT COUNT(*) FROM block_ops")?
+            } else {
+                0
+            },
             last_seq: self.last_seq,
             bricks: count("SELECT COUNT(*) FROM bricks")?,
             bake_seq: self.meta_u64("bake_seq")?,

@@ -1,6 +1,7 @@
-//! Format 1 worlds: `tests/fixtures/world-v1.loam` was written by format 1's code (see
-//! `tests/fixtures/README.md`). Read-only it loads as it is; a writable open migrates it to
-//! format 2 in one transaction; both give the same world, and it keeps working after.
+//! Older worlds: `tests/fixtures/world-v1.loam` and `world-v2.loam` were written by format 1's
+//! and format 2's own code (see `tests/fixtures/README.md`). Read-only they load as they
+//! are; a writable open migrates them to the current format (3), one transaction per step;
+//! both give the same world, and it keeps working after.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,14 @@ use loam_store::{FORMAT_VERSION, Store, StoreError};
 use crate::store::base;
 
 fn fixture_copy(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/world-v1.loam");
-    let dst = dir.join("world-v1.loam");
+    fixture("world-v1.loam", dir)
+}
+
+fn fixture(name: &str, dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let dst = dir.join(name);
     std::fs::copy(src, &dst).unwrap();
     dst
 }
@@ -95,10 +102,12 @@ fn a_format_1_world_loads_read_only_and_migrates_on_a_writable_open() {
     let v1 = baked(&path, band);
     assert!(v1.len() >= 4 && v1.values().all(|(kind, _)| *kind <= 1));
 
-    // Writable: migrated, then the same world as read-only.
+    // Writable: migrated (1 → 2 → 3), then the same world as read-only.
     let mut rw = Store::open(&path).unwrap();
     assert_eq!(rw.format_version(), FORMAT_VERSION);
-    assert_eq!(rw.info().unwrap().format_version, 2);
+    assert_eq!(rw.info().unwrap().format_version, 3);
+    assert_eq!(rw.block_ops_after(0).unwrap(), vec![]);
+    assert_eq!(rw.blocks().unwrap(), None);
     assert_eq!(rw.integrity_check().unwrap(), Ok(()));
     let mut migrated = rw.load(base()).unwrap();
     assert_eq!(migrated.last_seq, 9);
@@ -186,4 +195,91 @@ fn baked_kinds(path: &Path) -> Vec<u8> {
         .unwrap()
         .map(|b| b.unwrap()[0])
         .collect()
+}
+
+/// The field hash of `world-v2.loam` after its 9 ops (its README).
+const V2_HASH: &str = "15b3749473a4be9367de2e105caa13bb681cd7955b16de2b6b7ff10d877ba986";
+
+#[test]
+fn a_format_2_world_loads_read_only_and_migrates_to_format_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture("world-v2.loam", dir.path());
+    let original = std::fs::read(&path).unwrap();
+
+    // Read-only: format 2, no block tables, no blocks, nothing written.
+    let mut ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.format_version(), 2);
+    let read = ro.load(base()).unwrap();
+    assert_eq!(read.field.hash().to_string(), V2_HASH);
+    assert_eq!(read.last_seq, 9);
+    assert_eq!((read.blocks.clone(), read.block_ops.len()), (None, 0));
+    assert_eq!(ro.log_after(0).unwrap().len(), 9);
+    assert_eq!(ro.info().unwrap().block_ops, 0);
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), original, "not written");
+
+    // Writable: migrated to 3, the same world, the bricks untouched.
+    let before = baked(&path, base().settings().band());
+    let mut rw = Store::open(&path).unwrap();
+    assert_eq!(rw.format_version(), 3);
+    assert_eq!(rw.info().unwrap().format_version, 3);
+    assert_eq!(rw.integrity_check().unwrap(), Ok(()));
+    let mut w = rw.load(base()).unwrap();
+    assert_eq!(w.field.hash().to_string(), V2_HASH);
+    assert_eq!(w.history, read.history);
+    assert_eq!(w.last_seq, 9);
+    drop(rw);
+    assert_eq!(baked(&path, base().settings().band()), before);
+
+    // It takes block ops and a blocks snapshot now, and keeps them.
+    let mut rw = Store::open(&path).unwrap();
+    rw.append_block(&loam_store::BlockLogEntry {
+        seq: 10,
+        step: 3,
+        op: b"a block op".to_vec(),
+    })
+    .unwrap();
+    let h = w.field.generator().surface_height(20.0, 3.0);
+    let op = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [20.0, h, 3.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    };
+    w.history.apply(&mut w.field, 8, &op).unwrap();
+    rw.append(&LogEntry::new(11, 8, op)).unwrap();
+    rw.bake_with_blocks(&w.field, &w.history, 11, 5, b"blocks")
+        .unwrap();
+    rw.compact().unwrap();
+    drop(rw);
+    let mut rw = Store::open(&path).unwrap();
+    let again = rw.load(base()).unwrap();
+    assert_eq!(again.field.hash(), w.field.hash());
+    assert_eq!(again.blocks.unwrap().data, b"blocks");
+    assert_eq!(again.last_seq, 11);
+}
+
+#[test]
+fn a_failed_migration_leaves_format_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture("world-v2.loam", dir.path());
+    // A table in the way of the migration's.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE blocks (x)")
+        .unwrap();
+    assert!(matches!(Store::open(&path), Err(StoreError::Sqlite(_))));
+    let mut ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.format_version(), 2, "rolled back");
+    assert_eq!(ro.load(base()).unwrap().field.hash().to_string(), V2_HASH);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'block_ops'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0);
 }

@@ -24,7 +24,7 @@ pub fn base() -> Field {
     Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
 }
 
-const GEN: &str = r#"{"kind": "noise", "terrain": {"seed": 3}}"#;
+pub const GEN: &str = r#"{"kind": "noise", "terrain": {"seed": 3}}"#;
 
 /// A deterministic mix of ops, strokes, undo and redo.
 fn script(field: &Field) -> Vec<(u64, EditOp)> {
@@ -78,7 +78,7 @@ fn script(field: &Field) -> Vec<(u64, EditOp)> {
 }
 
 /// Applies the script, appending every op and baking now and then.
-fn write_world(path: &std::path::Path, bake_every: usize) -> (Field, History) {
+pub fn write_world(path: &std::path::Path, bake_every: usize) -> (Field, History) {
     let mut field = base();
     let mut history = History::default();
     let mut store = Store::create(path, GEN, field.settings(), None).unwrap();
@@ -210,7 +210,7 @@ fn bad_files_are_typed_errors_and_never_written() {
             e,
             StoreError::NewerVersion {
                 found: 9,
-                max: 2,
+                max: 3,
                 ..
             }
         ),
@@ -257,7 +257,7 @@ fn a_second_open_in_the_same_process_is_in_use() {
 }
 
 /// A plain connection, for making bad files (no Loam checks).
-fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
+pub fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
 

@@ -1,5 +1,6 @@
 //! loam-store tests (one binary).
 
+mod blocks;
 mod crash;
 mod migrate;
 mod store;

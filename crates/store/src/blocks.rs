@@ -1,0 +1,253 @@
+//! Blocks in the world file (format 3): a snapshot of the block world written at each bake,
+//! and block ops in the op log beside terrain ops, one sequence numbering for both. The
+//! store never reads these bytes (it does not depend on loam-blocks or Rapier): each is an
+//! opaque, versioned blob that loam-blocks encodes and decodes, kept with a checksum.
+
+use std::io::Read;
+
+use loam_field::{EditOutcome, LogEntry};
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::store::{Store, retry};
+
+/// The tables format 3 adds (created by a new world and by the migration from format 2).
+pub(crate) const BLOCK_SCHEMA: &str = "
+CREATE TABLE block_ops (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, op BLOB NOT NULL);
+CREATE TABLE blocks (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL, step INTEGER NOT NULL, data BLOB NOT NULL
+);
+";
+
+/// The first format with block tables.
+pub(crate) const BLOCKS_SINCE: i64 = 3;
+
+/// A block op in the log: its sequence number (shared with terrain ops), the physics step
+/// it was applied at, and the op as loam-blocks encodes it (`BlockOp::encode`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockLogEntry {
+    /// Sequence number: its place in the log, after the op before it of either kind.
+    pub seq: u64,
+    /// The physics step it was applied at (steps run before it).
+    pub step: u64,
+    /// The encoded op (opaque to the store).
+    pub op: Vec<u8>,
+}
+
+/// One record of the op log, of either kind, in sequence order ([`Store::log_after`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogRecord {
+    /// A terrain op.
+    Terrain(LogEntry),
+    /// A block op.
+    Block(BlockLogEntry),
+}
+
+impl LogRecord {
+    /// Its sequence number.
+    pub fn seq(&self) -> u64 {
+        match self {
+            LogRecord::Terrain(e) => e.seq,
+            LogRecord::Block(e) => e.seq,
+        }
+    }
+}
+
+/// The blocks snapshot of the last bake ([`Store::bake_with_blocks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedBlocks {
+    /// The sequence number the bake covers.
+    pub seq: u64,
+    /// The physics step the snapshot was taken at.
+    pub step: u64,
+    /// The block world as loam-blocks encodes it (`BlocksFile::encode`), as given.
+    pub data: Vec<u8>,
+}
+
+/// A record as [`Store::load_with`] replays the log.
+#[derive(Debug, Clone, Copy)]
+pub enum Replayed<'a> {
+    /// First, once: the field as baked (after op `seq`), before any newer op; the time to
+    /// restore the blocks snapshot and build colliders from the baked terrain.
+    Baked {
+        /// The sequence number the bake covers (0 for none).
+        seq: u64,
+    },
+    /// A terrain op, just applied to the field, and what it changed.
+    Terrain(&'a LogEntry, EditOutcome),
+    /// A block op; the field is as the ops before it left it.
+    Block(&'a BlockLogEntry),
+}
+
+fn op_context(seq: u64, step: u64) -> Vec<u8> {
+    let mut c = b"block-op".to_vec();
+    c.extend(crate::tag::key(&[seq as i64, step as i64]));
+    c
+}
+
+fn snapshot_context(seq: u64, step: u64) -> Vec<u8> {
+    let mut c = b"blocks".to_vec();
+    c.extend(crate::tag::key(&[seq as i64, step as i64]));
+    c
+}
+
+/// The sealed, compressed snapshot row for a bake.
+pub(crate) fn snapshot_blob(seq: u64, step: u64, data: &[u8]) -> Vec<u8> {
+    crate::tag::seal(
+        &snapshot_context(seq, step),
+        zstd::bulk::compress(data, 3).expect("compressing to memory"),
+    )
+}
+
+impl Store {
+    /// Whether the file has the block tables (format 3 and later; older formats are only
+    /// read, with no blocks).
+    pub(crate) fn has_block_tables(&self) -> bool {
+        self.version >= BLOCKS_SINCE
+    }
+
+    /// Appends a block op to the op log; durable when this returns `Ok`, as
+    /// [`Store::append`]. Terrain and block ops share one sequence numbering.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; [`StoreError::OutOfOrder`] unless `entry.seq` is the last
+    /// plus one; SQLite failures (nothing is appended then).
+    pub fn append_block(&mut self, entry: &BlockLogEntry) -> Result<(), StoreError> {
+        self.writable()?;
+        if entry.seq != self.last_seq + 1 {
+            return Err(StoreError::OutOfOrder {
+                last: self.last_seq,
+                got: entry.seq,
+            });
+        }
+        let blob = crate::tag::seal(&op_context(entry.seq, entry.step), entry.op.clone());
+        retry(|| {
+            self.conn.execute(
+                "INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)",
+                params![entry.seq as i64, entry.step as i64, blob],
+            )
+        })?;
+        self.last_seq = entry.seq;
+        Ok(())
+    }
+
+    /// The logged block ops with a sequence number above `seq`, in order (none for a file
+    /// older than format 3).
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptBlockOp`] for a record whose checksum fails; SQLite failures.
+    pub fn block_ops_after(&self, seq: u64) -> Result<Vec<BlockLogEntry>, StoreError> {
+        if !self.has_block_tables() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seq, step, op FROM block_ops WHERE seq > ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([seq as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (s, step, blob) = row?;
+            let (s, step) = (s as u64, step as u64);
+            let op = crate::tag::open(&op_context(s, step), &blob)
+                .ok_or(StoreError::CorruptBlockOp { seq: s })?;
+            out.push(BlockLogEntry {
+                seq: s,
+                step,
+                op: op.to_vec(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every logged op (terrain and block) with a sequence number above `seq`, in order.
+    ///
+    /// # Errors
+    /// As [`Store::ops_after`] and [`Store::block_ops_after`].
+    pub fn log_after(&self, seq: u64) -> Result<Vec<LogRecord>, StoreError> {
+        let terrain = self.ops_after(seq)?;
+        let blocks = self.block_ops_after(seq)?;
+        let mut out = Vec::with_capacity(terrain.len() + blocks.len());
+        let (mut t, mut b) = (
+            terrain.into_iter().peekable(),
+            blocks.into_iter().peekable(),
+        );
+        loop {
+            let take_terrain = match (t.peek(), b.peek()) {
+                (Some(x), Some(y)) => x.seq < y.seq,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => return Ok(out),
+            };
+            out.push(if take_terrain {
+                LogRecord::Terrain(t.next().expect("peeked"))
+            } else {
+                LogRecord::Block(b.next().expect("peeked"))
+            });
+        }
+    }
+
+    /// The blocks snapshot of the last bake, if one was written.
+    ///
+    /// # Errors
+    /// [`StoreError::CorruptBlocks`] for a snapshot whose checksum or compression fails or
+    /// that does not cover the bake's sequence number; SQLite failures.
+    pub fn blocks(&self) -> Result<Option<SavedBlocks>, StoreError> {
+        if !self.has_block_tables() {
+            return Ok(None);
+        }
+        let Some((seq, step, blob)) = self
+            .conn
+            .query_row("SELECT seq, step, data FROM blocks WHERE id = 1", [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get::<_, Vec<u8>>(2)?,
+                ))
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let bake = self.meta_u64("bake_seq")?;
+        if seq != bake {
+            return Err(StoreError::CorruptBlocks(format!(
+                "saved at op {seq}, the bake covers op {bake}"
+            )));
+        }
+        let payload = crate::tag::open(&snapshot_context(seq, step), &blob)
+            .ok_or_else(|| StoreError::CorruptBlocks("checksum mismatch".into()))?;
+        let mut data = Vec::new();
+        zstd::stream::read::Decoder::new(payload)
+            .and_then(|mut d| d.read_to_end(&mut data))
+            .map_err(|e| StoreError::CorruptBlocks(e.to_string()))?;
+        Ok(Some(SavedBlocks { seq, step, data }))
+    }
+
+    /// Whether a bake up to `seq` needs a blocks snapshot: the file has one, or a block op
+    /// at or before `seq`.
+    pub(crate) fn bake_needs_blocks(&self, seq: u64) -> Result<Option<u64>, StoreError> {
+        if !self.has_block_tables() {
+            return Ok(None);
+        }
+        let snapshot: Option<i64> = self
+            .conn
+            .query_row("SELECT seq FROM blocks WHERE id = 1", [], |r| r.get(0))
+            .optional()?;
+        if let Some(s) = snapshot {
+            return Ok(Some(s as u64));
+        }
+        let first: Option<i64> = self.conn.query_row(
+            "SELECT MIN(seq) FROM block_ops WHERE seq <= ?1",
+            [seq as i64],
+            |r| r.get(0),
+        )?;
+        Ok(first.map(|s| s as u64))
+    }
+}
