@@ -74,6 +74,8 @@ pub struct Applied {
     pub op: EditOp,
     /// The smallest box of samples it changed (`None`: nothing changed).
     pub changed: Option<SampleBox>,
+    /// It removed a loose lump of terrain (not searched for lumps again).
+    pub island: bool,
 }
 
 impl LoamWorld {
@@ -101,7 +103,20 @@ impl LoamWorld {
         self.applied.push(Applied {
             op: op.clone(),
             changed: out.changed,
+            island: false,
         });
+        Ok(out)
+    }
+
+    /// [`LoamWorld::apply`] for an op that removes a loose lump of terrain, in `stroke`.
+    ///
+    /// # Errors
+    /// As [`World::apply`]; nothing changes then.
+    pub fn apply_island(&mut self, stroke: u64, op: &EditOp) -> Result<EditOutcome, EditError> {
+        let out = self.apply(Some(stroke), op)?;
+        if let Some(a) = self.applied.last_mut() {
+            a.island = true;
+        }
         Ok(out)
     }
 

@@ -21,7 +21,7 @@ use bevy::time::TimeUpdateStrategy;
 use loam_blocks::{BlockOp, FieldGround, VoxModel};
 
 use crate::audio::{SoundPlugin, SoundRecording, Sounds};
-use crate::blocks::{BlockFocus, BlocksPlugin, LoamBlocks};
+use crate::blocks::{BlockFocus, BlocksPlugin, EditTools, LoamBlocks};
 use crate::dust::{DustPlugin, DustStats};
 use crate::walk::Physics;
 use crate::{ChunkStats, LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
@@ -263,7 +263,7 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
         timeout: job.timeout,
         result: result.clone(),
     })
-    .add_systems(Update, drive.in_set(LoamSet::Edit))
+    .add_systems(Update, drive.in_set(LoamSet::Edit).in_set(EditTools))
     .add_systems(PostUpdate, scene::follow_sky);
     app.run();
     let out = result.lock().map(|mut r| r.take()).unwrap_or(None);

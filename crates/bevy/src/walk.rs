@@ -68,6 +68,11 @@ impl Physics {
         })
     }
 
+    /// Collider builds in flight (chunks).
+    pub fn building(&self) -> usize {
+        self.in_flight.len()
+    }
+
     /// Terrain colliders in the physics world.
     pub fn colliders(&self) -> usize {
         self.world.chunk_count()
@@ -181,11 +186,13 @@ fn within(k: ChunkKey, f: ChunkKey, r: i32) -> bool {
 pub struct WalkFocus(pub ChunkKey);
 
 /// Builds colliders for chunks that came near the walk focus or the blocks' chunks
-/// ([`BlockFocus`]), drops far ones, and swaps in finished builds in order.
+/// ([`BlockFocus`]), drops far ones, and swaps in finished builds in order, waking the
+/// bodies on the swapped chunks.
 pub fn refresh_colliders(
     mut physics: ResMut<Physics>,
     focus: Option<Res<WalkFocus>>,
     blocks: Option<Res<BlockFocus>>,
+    world: Option<Res<LoamWorld>>,
 ) {
     let walk = focus.map(|f| f.0);
     let around: &[ChunkKey] = &blocks
@@ -230,7 +237,24 @@ pub fn refresh_colliders(
             physics.built.insert(key, version);
             batch.push((arr(key), shape));
         }
+        let keys: Vec<[i32; 3]> = batch.iter().map(|(k, _)| *k).collect();
         physics.world.set_chunks(batch);
+        // Bodies asleep on a chunk's old surface would hang in the air over a new hole:
+        // wake everything in (and just around) the swapped chunks.
+        if let Some(size) = world.as_ref().map(|w| {
+            (f64::from(CHUNK_CELLS) * w.world.field().settings().voxel_size) as f32
+        }) {
+            for k in keys {
+                let c = k.map(|v| (v as f32 + 0.5) * size);
+                let woken = physics
+                    .world
+                    .dynamic_bodies_in_box(c, [size * 0.5 + 1.0; 3])
+                    .unwrap_or_default();
+                for b in woken {
+                    physics.world.wake_body(b);
+                }
+            }
+        }
     }
 }
 

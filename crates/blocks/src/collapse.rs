@@ -21,8 +21,13 @@ impl BlockWorld {
         changes: &mut Changes,
     ) -> Result<(), BlockError> {
         for group in self.store.unsupported(seeds) {
-            let id = self.detach(physics, &group)?;
-            changes.new_pieces.push(id);
+            // A rigid body holds at most MAX_PARTS parts: a larger group (a whole house of
+            // quarter-metre blocks) falls as several pieces, cut between slabs of its
+            // ascending positions, rather than not at all.
+            for part in group.chunks(loam_physics::MAX_PARTS) {
+                let id = self.detach(physics, part)?;
+                changes.new_pieces.push(id);
+            }
         }
         Ok(())
     }

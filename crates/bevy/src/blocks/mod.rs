@@ -16,12 +16,13 @@ pub mod draw;
 
 use std::collections::BTreeSet;
 
+use bevy::color::ColorToPacked;
 use bevy::prelude::*;
 use loam_blocks::{
-    BlockError, BlockId, BlockOp, BlockPos, BlockSettings, BlockWorld, Changes, FieldGround,
-    MaterialTable, PieceId, WorldBox,
+    BlockError, BlockId, BlockOp, BlockPos, BlockSettings, BlockSpec, BlockWorld, Changes,
+    FieldGround, IslandSettings, MaterialTable, PieceId, WorldBox, find_islands,
 };
-use loam_field::{ChunkKey, EditOp};
+use loam_field::{ChunkKey, EditOp, SampleBox};
 
 use crate::effects::{Effect, linear};
 use crate::walk::{self, Physics};
@@ -43,6 +44,8 @@ pub struct LoamBlocks {
     pub(crate) broken: Vec<(BlockPos, BlockId)>,
     /// Effects of ops applied since the last frame, sent as messages by the plugin.
     pending: Vec<Effect>,
+    /// This frame's applied terrain ops already searched for loose lumps.
+    islands_seen: usize,
 }
 
 impl LoamBlocks {
@@ -66,6 +69,7 @@ impl LoamBlocks {
             ops: 0,
             broken: Vec::new(),
             pending: Vec::new(),
+            islands_seen: 0,
         }
     }
 
@@ -145,6 +149,15 @@ impl Plugin for BlocksPlugin {
             .init_resource::<Physics>()
             .init_resource::<draw::BlockDrawing>()
             .add_message::<Effect>()
+            // After the tools, before `World::update`: an island's removal joins the batch of
+            // the dig that cut it loose.
+            .add_systems(
+                Update,
+                drop_islands
+                    .in_set(LoamSet::Edit)
+                    .after(EditTools)
+                    .run_if(resource_exists::<LoamWorld>),
+            )
             .add_systems(
                 Update,
                 (
@@ -161,6 +174,71 @@ impl Plugin for BlocksPlugin {
     }
 }
 
+/// Systems that apply terrain ops in `Update` (the editor's tools, a render's script): island
+/// search runs after them.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EditTools;
+
+/// A dig that cut a lump of terrain loose: the lump leaves the field (box digs covering
+/// exactly its samples, in one stroke, in this frame's batch) and falls as a piece of blocks
+/// painted in its colour.
+fn drop_islands(
+    mut world: ResMut<LoamWorld>,
+    mut blocks: ResMut<LoamBlocks>,
+    mut physics: ResMut<Physics>,
+) {
+    let fresh = world.applied().len();
+    if fresh == blocks.islands_seen {
+        return;
+    }
+    let changed: Vec<SampleBox> = world.applied()[blocks.islands_seen.min(fresh)..]
+        .iter()
+        .filter(|a| !a.island)
+        .filter_map(|a| a.changed)
+        .collect();
+    let settings = IslandSettings::default();
+    for region in changed {
+        let found = match find_islands(world.world.field(), region, &settings) {
+            Ok(f) => f,
+            Err(e) => {
+                warn!("island search failed: {e}");
+                continue;
+            }
+        };
+        for island in found.islands {
+            let fs = *world.world.field().settings();
+            let (ops, lump) = match (island.removal_ops(&fs), island.lump(lump_spec)) {
+                (Ok(ops), Ok(lump)) => (ops, lump),
+                (Err(e), _) | (_, Err(e)) => {
+                    warn!("a loose lump stays in place: {e}");
+                    continue;
+                }
+            };
+            let stroke = world.world.next_stroke();
+            for op in &ops {
+                if let Err(e) = world.apply_island(stroke, op) {
+                    warn!("a loose lump could not be removed: {e}");
+                }
+            }
+            if let Err(e) = blocks.apply(&mut physics, world.world.field(), &lump) {
+                warn!("a loose lump could not fall: {e}");
+            }
+        }
+    }
+    blocks.islands_seen = world.applied().len();
+}
+
+/// The blocks of a loose lump: stone painted soil brown, or the painted terrain colour.
+fn lump_spec(m: loam_field::MaterialId) -> BlockSpec {
+    let c = crate::look::painted(m).unwrap_or(crate::look::SOIL);
+    let srgb = Color::linear_rgb(c[0], c[1], c[2]).to_srgba().to_u8_array_no_alpha();
+    BlockSpec {
+        material: MaterialTable::STONE,
+        shape: Default::default(),
+        paint: Some(srgb),
+    }
+}
+
 /// World position of a grid point.
 pub(crate) fn vec3(p: [f64; 3]) -> Vec3 {
     Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32)
@@ -174,6 +252,7 @@ fn step_blocks(
     mut physics: ResMut<Physics>,
     mut effects: MessageWriter<Effect>,
 ) {
+    blocks.islands_seen = 0;
     for e in std::mem::take(&mut blocks.pending) {
         effects.write(e);
     }

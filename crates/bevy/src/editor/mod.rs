@@ -24,7 +24,7 @@ use loam_store::Store;
 use loam_world::{StrokeClock, World};
 
 use crate::audio::SoundPlugin;
-use crate::blocks::BlocksPlugin;
+use crate::blocks::{BlocksPlugin, EditTools};
 use crate::dust::DustPlugin;
 use crate::render::CameraPose;
 use crate::tool::ToolSettings;
@@ -192,7 +192,8 @@ pub fn run(options: EditorOptions) -> AppExit {
             input::apply_block_tool,
         )
             .chain()
-            .in_set(LoamSet::Edit),
+            .in_set(LoamSet::Edit)
+            .in_set(EditTools),
     )
     .init_resource::<Physics>()
     .add_systems(Update, input::place_marker.after(LoamSet::Upload))
