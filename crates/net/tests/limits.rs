@@ -337,3 +337,42 @@ async fn bad_ops_are_refused_by_op_id_and_change_nothing() {
     assert_eq!((s.accepted, s.refused), (1, 6));
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_too_slow_to_read_is_disconnected() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.outbox_messages = 16;
+        c.limits.ops_per_second = 1e5;
+        c.limits.op_burst = 1e5;
+    })
+    .await;
+    // Holds bricks x in [-32, 32) m and never reads after its snapshot.
+    let mut slow = joined(&server.url(), None).await;
+    let cfg = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 64.0), factory());
+    let mut fast = Client::connect(cfg).await.unwrap();
+    // Brushes across the slow client's edge: each sends it a patch of bricks.
+    let mut n = 0;
+    while server.status().await.unwrap().clients > 1 {
+        assert!(n < 5000, "the slow client was never dropped");
+        for _ in 0..20 {
+            let x = 30.0 + (n % 5) as f64 * 0.3;
+            let raise = loam_field::EditOp::Raise {
+                center: [x, 0.0, (n % 7) as f64 - 3.0],
+                radius: 3.0,
+                strength: 0.5,
+                falloff: loam_field::Falloff::Smooth,
+            };
+            fast.send_op(n + 1, raise).await.unwrap();
+            n += 1;
+        }
+        while fast.pending_ops() > 0 {
+            fast.next_event().await.unwrap();
+        }
+    }
+    let reason = disconnect_reason(&mut slow).await;
+    assert!(reason.contains("too slow"), "{reason}");
+    // The fast one is still served and up to date.
+    assert!(fast.sync(false).await.unwrap().matches());
+    server.shutdown().await.unwrap();
+}
