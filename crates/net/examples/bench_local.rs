@@ -5,11 +5,13 @@
 //! benchmark's JSON line.
 //!
 //! ```text
-//! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS]
+//! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS] [SPACING]
 //! ```
 //!
-//! `RATE` is ops per second per client. Defaults: 64 clients, 313 ops/s each (20 000 in
-//! all), 10 s.
+//! `RATE` is ops per second per client. `SPACING` is the distance between clients in metres
+//! (default 128: their regions do not overlap; 48: each client also receives its
+//! neighbours' ops near the shared edges, and patches where it cannot reproduce them).
+//! Defaults: 64 clients, 313 ops/s each (20 000 in all), 10 s.
 
 use std::sync::Arc;
 
@@ -50,6 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clients: usize = arg(1, 64);
     let rate: f64 = arg(2, 313.0);
     let seconds: f64 = arg(3, 10.0);
+    let spacing: f64 = arg(4, 128.0);
     let dir = tempfile::tempdir()?;
     let world = dir.path().join("bench.loam");
     drop(Store::create(
@@ -64,14 +67,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.limits.ops_per_second = (2.0 * rate).max(1000.0);
     config.limits.op_burst = config.limits.ops_per_second;
     let server = serve(config).await?;
-    let report = bench_net(BenchConfig::new(
-        server.url(),
-        clients,
-        rate,
-        seconds,
-        factory(),
-    ))
-    .await?;
+    let mut bench = BenchConfig::new(server.url(), clients, rate, seconds, factory());
+    bench.spacing_m = spacing;
+    let report = bench_net(bench).await?;
     println!("{}", report.json());
     let status = server.status().await?;
     eprintln!(

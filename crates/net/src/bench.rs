@@ -31,7 +31,8 @@ pub struct BenchConfig {
     pub token: Option<String>,
     /// Builds the world's generator (as for [`ClientConfig`]).
     pub generator: GeneratorFactory,
-    /// Distance between clients, metres. Default 48.
+    /// Distance between clients, metres. Default 128: at 1 m voxels, clients' regions
+    /// (view radius plus the server's margin, in whole bricks) do not overlap.
     pub spacing_m: f64,
     /// View radius of each client, metres. Default 12.
     pub view_radius_m: f64,
@@ -53,7 +54,7 @@ impl BenchConfig {
             seconds,
             token: None,
             generator,
-            spacing_m: 48.0,
+            spacing_m: 128.0,
             view_radius_m: 12.0,
         }
     }
@@ -118,9 +119,11 @@ async fn one(
     mut go: tokio::sync::watch::Receiver<Option<Instant>>,
 ) -> Result<One, NetError> {
     let cols = (cfg.clients as f64).sqrt().ceil().max(1.0) as usize;
+    // Half a brick (at 1 m voxels) off the grid lines, so that each client's ops stay in
+    // one brick column.
     let (x, z) = (
-        (i % cols) as f64 * cfg.spacing_m,
-        (i / cols) as f64 * cfg.spacing_m,
+        (i % cols) as f64 * cfg.spacing_m + 16.0,
+        (i / cols) as f64 * cfg.spacing_m + 16.0,
     );
     let viewer = |y| Viewer {
         position: [x, y, z],

@@ -77,7 +77,8 @@ async fn open(config: &ClientConfig, resume: Option<Resume>) -> Result<(Ws, Welc
     let max = config.max_message_bytes;
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(max))
-        .max_frame_size(Some(max));
+        .max_frame_size(Some(max))
+        .read_buffer_size(crate::server::READ_BUFFER);
     let connect = connect_async_with_config(config.url.as_str(), Some(ws_config), true);
     let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
         .await

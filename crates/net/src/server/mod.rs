@@ -46,6 +46,9 @@ use order::{Command, Order};
 /// the server sends. An error is reported as [`NetError::Generator`].
 pub type GeneratorFactory = Arc<dyn Fn(&str) -> Result<Generator, String> + Send + Sync>;
 
+/// Bytes a WebSocket reads from its socket at a time (both sides).
+pub(crate) const READ_BUFFER: usize = 8 << 10;
+
 /// The WebSocket path clients connect to.
 pub const WS_PATH: &str = "/ws";
 
@@ -265,8 +268,11 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
 
 async fn upgrade(ws: WebSocketUpgrade, State(shared): State<Arc<Shared>>) -> Response {
     let max = shared.limits.max_message_bytes;
+    // tungstenite zero-fills up to `read_buffer_size` bytes before every read (128 KiB by
+    // default: most of a small message's cost).
     ws.max_message_size(max)
         .max_frame_size(max)
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| conn::run(socket, shared))
 }
 
