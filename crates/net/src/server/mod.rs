@@ -22,6 +22,7 @@ mod conn;
 mod order;
 mod regions;
 mod resume;
+mod writer;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

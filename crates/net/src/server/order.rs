@@ -1,17 +1,29 @@
-//! The ordering thread: the one owner of the world store, the field and the undo history.
+//! The ordering thread: the one owner of the field and the undo history.
+//!
+//! ```text
+//!  commands ──▶ apply ops (numbered) ──▶ in flight ──(writer: one transaction per group)──▶
+//!                                          durable ──▶ released: acks, broadcasts, patches
+//! ```
+//!
+//! While the writer syncs one group, the next ops are applied and wait as the next group: a
+//! slow disk costs latency, not throughput. Commands that must see only durable state (a
+//! join's snapshot, a viewer's catch-up, a hash, the status, a shutdown, a bake) wait until
+//! nothing is in flight; commands after them wait behind them, in order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, History, LogEntry};
 use loam_store::Store;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::conn::PeerLink;
 use super::resume::{Ring, RingEntry};
+use super::writer::{Ack, Write, Writer};
 use super::{ServerConfig, ServerStatus};
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
@@ -19,10 +31,10 @@ use crate::protocol::{
     BrickBox, Hello, OpRecord, ServerMessage, Viewer, WireBrick, WorldMeta, encode_brick,
 };
 
-/// Most ops taken into one group (one transaction) before it is committed.
-const MAX_BATCH: usize = 512;
+/// Most ops in one group (one transaction).
+const MAX_BATCH: usize = 1024;
 /// How often a client whose region saw no op is told the log moved on.
-const SEQ_EVERY: Duration = Duration::from_millis(100);
+pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
 /// Encoded bricks kept for catch-ups and patches.
 const BRICK_CACHE: usize = 4096;
 
@@ -103,7 +115,19 @@ enum Item {
 }
 
 pub(crate) struct Order {
-    pub(super) store: Store,
+    writer: Writer,
+    acks: UnboundedReceiver<Ack>,
+    /// Applied ops and refusals not yet released, in order.
+    inflight: VecDeque<Item>,
+    /// Applied ops not yet handed to the writer.
+    unsent: Vec<LogEntry>,
+    /// Whether the writer has a group (or a bake).
+    writing: bool,
+    durable: u64,
+    /// The last op acknowledged and broadcast.
+    pub(super) released: u64,
+    /// Commands waiting for nothing to be in flight, in order.
+    deferred: VecDeque<Command>,
     pub(super) field: Field,
     pub(super) history: History,
     pub(super) seq: u64,
@@ -183,7 +207,8 @@ pub(super) fn chunks(
 }
 
 impl Order {
-    /// Opens and loads the world, and refills the resume ring from its log.
+    /// Opens and loads the world, refills the resume ring from its log and starts the
+    /// writer.
     pub fn open(cfg: &ServerConfig) -> Result<Self, NetError> {
         let mut store = Store::open(&cfg.world)?;
         let json = store.generator_json()?;
@@ -214,8 +239,17 @@ impl Order {
         let micros = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_micros() as u64);
+        let (ack_tx, acks) = mpsc::unbounded_channel();
+        let writer = Writer::start(store, ack_tx)?;
         Ok(Self {
-            store,
+            writer,
+            acks,
+            inflight: VecDeque::new(),
+            unsent: Vec::new(),
+            writing: false,
+            durable: loaded.last_seq,
+            released: loaded.last_seq,
+            deferred: VecDeque::new(),
             field,
             history: loaded.history,
             seq: loaded.last_seq,
@@ -241,55 +275,154 @@ impl Order {
     }
 
     /// Runs until shut down or until the store fails.
-    pub fn run(mut self, mut rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
-        let mut batch = Vec::new();
-        while let Some(first) = rx.blocking_recv() {
-            let mut next = Some(first);
-            while let Some(cmd) = next.take() {
-                match cmd {
-                    Command::Op {
-                        client,
-                        op_id,
-                        entry,
-                    } => {
-                        self.take_op(client, op_id, &entry, &mut batch);
-                        if batch.len() >= MAX_BATCH {
-                            self.flush(&mut batch)?;
-                        }
-                    }
-                    Command::Shutdown { reply } => {
-                        self.flush(&mut batch)?;
-                        let r = self.close("the server is shutting down");
-                        let _ = reply.send(());
-                        return r;
-                    }
-                    other => {
-                        self.flush(&mut batch)?;
-                        self.handle(other);
-                    }
-                }
-                next = rx.try_recv().ok();
-            }
-            self.flush(&mut batch)?;
-        }
-        self.flush(&mut batch)?;
-        self.close("the server is shutting down")
+    pub fn run(self, rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(NetError::Io)?;
+        rt.block_on(self.serve(rx))
     }
 
-    /// Disconnects everyone and bakes what the last bake does not cover.
+    async fn serve(mut self, mut rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
+        loop {
+            tokio::select! {
+                biased;
+                ack = self.acks.recv() => match ack {
+                    Some(Ack::Durable(seq)) => {
+                        self.writing = false;
+                        self.durable = self.durable.max(seq);
+                        self.release();
+                        if self.resume_deferred() {
+                            return self.close("the server is shutting down");
+                        }
+                    }
+                    Some(Ack::Failed(why)) => return self.fail(why),
+                    None => return self.fail("the writer stopped".into()),
+                },
+                cmd = rx.recv() => {
+                    let Some(cmd) = cmd else {
+                        return self.close("the server is shutting down");
+                    };
+                    let mut next = Some(cmd);
+                    while let Some(cmd) = next.take() {
+                        if self.dispatch(cmd) {
+                            return self.close("the server is shutting down");
+                        }
+                        if self.unsent.len() >= MAX_BATCH {
+                            self.pump();
+                        }
+                        next = rx.try_recv().ok();
+                    }
+                }
+            }
+            // Refusals ahead of anything in flight go out now.
+            self.release();
+            if self.resume_deferred() {
+                return self.close("the server is shutting down");
+            }
+            self.pump();
+        }
+    }
+
+    /// The store failed: everyone is told, the thread stops.
+    fn fail(&mut self, why: String) -> Result<(), NetError> {
+        for (_, p) in std::mem::take(&mut self.peers) {
+            p.link.kill("the server's world store failed");
+        }
+        Err(match self.writer.finish(None) {
+            Err(e) => e,
+            Ok(()) => NetError::ServerStopped(why),
+        })
+    }
+
+    /// Whether nothing is applied but not yet released.
+    fn idle(&self) -> bool {
+        self.inflight.is_empty() && self.unsent.is_empty() && !self.writing
+    }
+
+    /// Takes one command; `true` once a shutdown has run.
+    fn dispatch(&mut self, cmd: Command) -> bool {
+        if !self.deferred.is_empty() {
+            self.deferred.push_back(cmd);
+            return false;
+        }
+        let bake_due = self.bake_every > 0 && self.seq - self.baked >= self.bake_every;
+        match cmd {
+            Command::Op { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
+            Command::Op {
+                client,
+                op_id,
+                entry,
+            } => self.take_op(client, op_id, &entry),
+            Command::Leave { .. } | Command::Tick | Command::Meta { .. } => self.handle(cmd),
+            cmd if !self.idle() => self.deferred.push_back(cmd),
+            Command::Shutdown { reply } => {
+                let _ = reply.send(());
+                return true;
+            }
+            cmd => self.handle(cmd),
+        }
+        false
+    }
+
+    /// Runs the deferred commands once nothing is in flight; `true` once a shutdown has run.
+    fn resume_deferred(&mut self) -> bool {
+        while self.idle() && !self.deferred.is_empty() {
+            if self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+                self.bake();
+                return false;
+            }
+            let waiting = std::mem::take(&mut self.deferred);
+            for cmd in waiting {
+                if self.dispatch(cmd) {
+                    return true;
+                }
+            }
+            self.pump();
+        }
+        false
+    }
+
+    /// Hands the applied ops to the writer if it is free (a bake when one is due and nothing
+    /// is in flight).
+    fn pump(&mut self) {
+        if self.writing {
+            return;
+        }
+        if !self.unsent.is_empty() {
+            self.writer
+                .send(Write::Append(std::mem::take(&mut self.unsent)));
+            self.writing = true;
+        } else if self.idle() && self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+            self.bake();
+        }
+    }
+
+    /// Hands a snapshot of the field and history to the writer to bake (nothing in flight).
+    fn bake(&mut self) {
+        self.writer.send(Write::Bake {
+            field: Box::new(self.field.clone()),
+            history: Box::new(self.history.clone()),
+            seq: self.seq,
+        });
+        self.baked = self.seq;
+        self.writing = true;
+    }
+
+    /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
     fn close(&mut self, reason: &str) -> Result<(), NetError> {
         for (_, p) in std::mem::take(&mut self.peers) {
             p.link.kill(reason);
         }
-        if self.seq > self.baked {
-            self.store.bake(&self.field, &self.history, self.seq)?;
-            self.baked = self.seq;
-        }
-        Ok(())
+        let last = (self.seq > self.baked).then(|| Write::Bake {
+            field: Box::new(self.field.clone()),
+            history: Box::new(self.history.clone()),
+            seq: self.seq,
+        });
+        self.writer.finish(last)
     }
 
-    fn refuse(&mut self, client: u64, op_id: u64, reason: String, batch: &mut Vec<Item>) {
-        batch.push(Item::Refused {
+    fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
+        self.inflight.push_back(Item::Refused {
             client,
             op_id,
             reason,
@@ -298,17 +431,17 @@ impl Order {
 
     /// Validates and applies one op (through the history: a refused op changes nothing) and
     /// adds it to the group.
-    fn take_op(&mut self, client: u64, op_id: u64, bytes: &[u8], batch: &mut Vec<Item>) {
+    fn take_op(&mut self, client: u64, op_id: u64, bytes: &[u8]) {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
             let why = format!("op id {op_id} is not above the last one taken ({last})");
-            return self.refuse(client, op_id, why, batch);
+            return self.refuse(client, op_id, why);
         }
         self.last_op.insert(client, op_id);
         let entry = match LogEntry::decode(bytes) {
             Ok(e) => e,
-            Err(e) => return self.refuse(client, op_id, e.to_string(), batch),
+            Err(e) => return self.refuse(client, op_id, e.to_string()),
         };
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
         let stroke = match (&entry.op, self.open) {
@@ -318,7 +451,7 @@ impl Order {
         };
         let outcome = match self.history.apply(&mut self.field, stroke, &entry.op) {
             Ok(o) => o,
-            Err(e) => return self.refuse(client, op_id, e.to_string(), batch),
+            Err(e) => return self.refuse(client, op_id, e.to_string()),
         };
         self.open = (!reverts).then_some((client, entry.stroke, stroke));
         self.seq += 1;
@@ -340,8 +473,10 @@ impl Order {
                 patches.push((id, bricks));
             }
         }
-        batch.push(Item::Accepted(Box::new(Accepted {
-            entry: LogEntry::new(self.seq, stroke, entry.op),
+        let entry = LogEntry::new(self.seq, stroke, entry.op);
+        self.unsent.push(entry.clone());
+        self.inflight.push_back(Item::Accepted(Box::new(Accepted {
+            entry,
             author: client,
             op_id,
             written,
@@ -350,27 +485,17 @@ impl Order {
         })));
     }
 
-    /// Makes the group durable (one transaction), then sends it: acks and broadcasts in
-    /// order, patches after their op, refusals in their place.
-    fn flush(&mut self, batch: &mut Vec<Item>) -> Result<(), NetError> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let entries: Vec<LogEntry> = batch
-            .iter()
-            .filter_map(|i| match i {
-                Item::Accepted(a) => Some(a.entry.clone()),
-                Item::Refused { .. } => None,
-            })
-            .collect();
-        if let Err(e) = self.store.append_batch(&entries) {
-            for (_, p) in std::mem::take(&mut self.peers) {
-                p.link.kill("the server's world store failed");
-            }
-            return Err(e.into());
-        }
+    /// Sends what is durable, in order: acks and broadcasts, patches after their op,
+    /// refusals in their place.
+    fn release(&mut self) {
         let mut dead = Vec::new();
-        for item in batch.drain(..) {
+        while let Some(item) = self.inflight.pop_front() {
+            if let Item::Accepted(a) = &item
+                && a.entry.seq > self.durable
+            {
+                self.inflight.push_front(item);
+                break;
+            }
             match item {
                 Item::Refused {
                     client,
@@ -386,6 +511,7 @@ impl Order {
                 Item::Accepted(a) => {
                     self.accepted += 1;
                     let seq = a.entry.seq;
+                    self.released = seq;
                     let frame: Bytes = ServerMessage::Op(OpRecord {
                         seq,
                         author: a.author,
@@ -423,102 +549,6 @@ impl Order {
                         reach: a.reach,
                     });
                 }
-            }
-        }
-        for (id, why) in dead {
-            if let Some(p) = self.peers.remove(&id) {
-                p.link.kill(why);
-            }
-        }
-        if self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
-            self.store.bake(&self.field, &self.history, self.seq)?;
-            self.baked = self.seq;
-        }
-        Ok(())
-    }
-
-    fn handle(&mut self, cmd: Command) {
-        match cmd {
-            Command::Join {
-                conn,
-                hello,
-                link,
-                reply,
-            } => self.join(conn, hello, link, reply),
-            Command::Viewer {
-                conn,
-                client,
-                viewer,
-            } => self.viewer(conn, client, viewer),
-            Command::HashTo {
-                client,
-                request,
-                region,
-            } => {
-                let hash = self.hash(region);
-                if let Some(p) = self.peers.get(&client) {
-                    let msg = ServerMessage::Hash {
-                        request,
-                        seq: self.seq,
-                        region,
-                        hash: hash.0,
-                    };
-                    let mut dead = Vec::new();
-                    push(client, p, msg.encode().into(), self.outbox, &mut dead);
-                    self.bury(dead);
-                }
-            }
-            Command::HashFor { region, reply } => {
-                let _ = reply.send((self.seq, self.hash(region)));
-            }
-            Command::Status { reply } => {
-                let _ = reply.send(ServerStatus {
-                    seq: self.seq,
-                    clients: self.peers.len(),
-                    accepted: self.accepted,
-                    refused: self.refused,
-                });
-            }
-            Command::Meta { reply } => {
-                let _ = reply.send(self.meta.clone());
-            }
-            Command::Leave { conn, client } => {
-                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
-                    self.peers.remove(&client);
-                }
-            }
-            Command::Tick => self.tick(),
-            Command::Op { .. } | Command::Shutdown { .. } => unreachable!("handled by run"),
-        }
-    }
-
-    pub(super) fn bury(&mut self, dead: Vec<(u64, String)>) {
-        for (id, why) in dead {
-            if let Some(p) = self.peers.remove(&id) {
-                p.link.kill(why);
-            }
-        }
-    }
-
-    fn hash(&self, region: Option<BrickBox>) -> FieldHash {
-        match region {
-            None => self.field.hash(),
-            Some(b) => self.field.hash_region(
-                BrickKey::new(b.min[0], b.min[1], b.min[2]),
-                BrickKey::new(b.max[0], b.max[1], b.max[2]),
-            ),
-        }
-    }
-
-    fn tick(&mut self) {
-        let now = Instant::now();
-        let mut dead = Vec::new();
-        for (&id, p) in &mut self.peers {
-            if p.informed < self.seq && now.duration_since(p.informed_at) >= SEQ_EVERY {
-                let msg = ServerMessage::Seq { seq: self.seq };
-                push(id, p, msg.encode().into(), self.outbox, &mut dead);
-                p.informed = self.seq;
-                p.informed_at = now;
             }
         }
         self.bury(dead);

@@ -1,16 +1,20 @@
-//! Regions on the ordering thread: a client joining (welcome, resume, snapshot), a viewer
-//! moving into new bricks, and the bricks those send, nearest first.
+//! The ordering thread's commands other than ops: a client joining (welcome, resume,
+//! snapshot), a viewer moving into new bricks (the bricks sent nearest first), hashes,
+//! status, and the ticks that tell idle clients the log moved on.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
+use loam_field::FieldHash;
+
 use bytes::Bytes;
 use loam_field::{Brick, BrickKey};
 use tokio::sync::oneshot;
 
+use super::ServerStatus;
 use super::conn::PeerLink;
-use super::order::{Order, Peer, chunks, encoded, push};
+use super::order::{Command, Order, Peer, SEQ_EVERY, chunks, encoded, push};
 use crate::interest::region_for;
 use crate::protocol::{BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, Welcome};
 
@@ -147,6 +151,93 @@ impl Order {
         let mut dead = Vec::new();
         for f in frames {
             push(client, peer, f, self.outbox, &mut dead);
+        }
+        self.bury(dead);
+    }
+
+    pub(super) fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::Join {
+                conn,
+                hello,
+                link,
+                reply,
+            } => self.join(conn, hello, link, reply),
+            Command::Viewer {
+                conn,
+                client,
+                viewer,
+            } => self.viewer(conn, client, viewer),
+            Command::HashTo {
+                client,
+                request,
+                region,
+            } => {
+                let hash = self.hash(region);
+                if let Some(p) = self.peers.get(&client) {
+                    let msg = ServerMessage::Hash {
+                        request,
+                        seq: self.seq,
+                        region,
+                        hash: hash.0,
+                    };
+                    let mut dead = Vec::new();
+                    push(client, p, msg.encode().into(), self.outbox, &mut dead);
+                    self.bury(dead);
+                }
+            }
+            Command::HashFor { region, reply } => {
+                let _ = reply.send((self.seq, self.hash(region)));
+            }
+            Command::Status { reply } => {
+                let _ = reply.send(ServerStatus {
+                    seq: self.seq,
+                    clients: self.peers.len(),
+                    accepted: self.accepted,
+                    refused: self.refused,
+                });
+            }
+            Command::Meta { reply } => {
+                let _ = reply.send(self.meta.clone());
+            }
+            Command::Leave { conn, client } => {
+                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
+                    self.peers.remove(&client);
+                }
+            }
+            Command::Tick => self.tick(),
+            Command::Op { .. } | Command::Shutdown { .. } => unreachable!("handled by dispatch"),
+        }
+    }
+
+    pub(super) fn bury(&mut self, dead: Vec<(u64, String)>) {
+        for (id, why) in dead {
+            if let Some(p) = self.peers.remove(&id) {
+                p.link.kill(why);
+            }
+        }
+    }
+
+    fn hash(&self, region: Option<BrickBox>) -> FieldHash {
+        match region {
+            None => self.field.hash(),
+            Some(b) => self.field.hash_region(
+                BrickKey::new(b.min[0], b.min[1], b.min[2]),
+                BrickKey::new(b.max[0], b.max[1], b.max[2]),
+            ),
+        }
+    }
+
+    pub(super) fn tick(&mut self) {
+        let now = Instant::now();
+        let mut dead = Vec::new();
+        for (&id, p) in &mut self.peers {
+            if p.informed < self.released && now.duration_since(p.informed_at) >= SEQ_EVERY {
+                let msg = ServerMessage::Seq { seq: self.released };
+                push(id, p, msg.encode().into(), self.outbox, &mut dead);
+                p.informed = self.released;
+                p.informed_at = now;
+            }
         }
         self.bury(dead);
     }
