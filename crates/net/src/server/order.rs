@@ -413,6 +413,12 @@ impl Order {
         for (_, p) in std::mem::take(&mut self.peers) {
             p.link.kill(reason);
         }
+        // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
+        // below covers them).
+        if !self.unsent.is_empty() {
+            self.writer
+                .send(Write::Append(std::mem::take(&mut self.unsent)));
+        }
         let last = (self.seq > self.baked).then(|| Write::Bake {
             field: Box::new(self.field.clone()),
             history: Box::new(self.history.clone()),
