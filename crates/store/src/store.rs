@@ -437,6 +437,47 @@ impl Store {
         Ok(())
     }
 
+    /// Appends `entries` (consecutive sequence numbers following the log) in one transaction:
+    /// all of them or none, durable when this returns `Ok`, at the cost of one sync (a server
+    /// commits the ops that arrived together as a group). An empty slice writes nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::OutOfOrder`] for the first entry that does not follow the one before
+    /// (nothing is appended then); SQLite failures (nothing is appended).
+    pub fn append_batch(&mut self, entries: &[LogEntry]) -> Result<(), StoreError> {
+        self.writable()?;
+        let mut last = self.last_seq;
+        let mut rows = Vec::with_capacity(entries.len());
+        for e in entries {
+            if e.seq != last + 1 {
+                return Err(StoreError::OutOfOrder { last, got: e.seq });
+            }
+            let ctx = crate::tag::key(&[e.seq as i64, e.stroke as i64]);
+            rows.push((
+                e.seq as i64,
+                e.stroke as i64,
+                crate::tag::seal(&ctx, e.encode()),
+            ));
+            last = e.seq;
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            {
+                let mut put =
+                    tx.prepare_cached("INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)")?;
+                for (seq, stroke, bytes) in &rows {
+                    put.execute(params![seq, stroke, bytes])?;
+                }
+            }
+            tx.commit()
+        })?;
+        self.last_seq = last;
+        Ok(())
+    }
+
     /// The logged terrain ops with a sequence number above `seq`, in order (block ops:
     /// [`Store::block_ops_after`]; both kinds: [`Store::log_after`]).
     ///

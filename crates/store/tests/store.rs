@@ -156,6 +156,39 @@ fn appends_must_follow_the_log() {
 }
 
 #[test]
+fn batches_append_all_or_nothing_and_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut store = Store::create(&path, GEN, &FieldSettings::default(), None).unwrap();
+    let op = |r: f64| EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [0.0, 20.0, 0.0],
+        radius: r,
+        material: 0,
+        blend: 0.0,
+    };
+    store.append_batch(&[]).unwrap();
+    assert_eq!(store.last_seq(), 0);
+    let batch: Vec<LogEntry> = (1..=3).map(|s| LogEntry::new(s, s, op(s as f64))).collect();
+    store.append_batch(&batch).unwrap();
+    assert_eq!(store.last_seq(), 3);
+    // A gap inside the batch refuses all of it.
+    let gap = [LogEntry::new(4, 4, op(1.0)), LogEntry::new(6, 6, op(1.0))];
+    assert!(matches!(
+        store.append_batch(&gap),
+        Err(StoreError::OutOfOrder { last: 4, got: 6 })
+    ));
+    assert_eq!(store.last_seq(), 3);
+    store.append(&LogEntry::new(4, 4, op(2.0))).unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let ops = store.ops_after(0).unwrap();
+    assert_eq!(ops.len(), 4);
+    assert_eq!(ops[..3], batch[..]);
+    assert_eq!(ops[3].op, op(2.0));
+}
+
+#[test]
 fn bad_files_are_typed_errors_and_never_written() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.loam");

@@ -1,0 +1,81 @@
+//! The load benchmark on loopback without the CLI: a server on a fresh world (default noise
+//! terrain with caves, 1 m voxels) in a temporary folder, and [`loam_net::bench_net`]'s
+//! clients against it, in one process on a two-worker tokio runtime (the CLI's `loam
+//! bench-net --url` runs the same clients against a `loam serve` process). Prints the
+//! benchmark's JSON line.
+//!
+//! ```text
+//! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS] [SPACING]
+//! ```
+//!
+//! `RATE` is ops per second per client. `SPACING` is the distance between clients in metres
+//! (default 128: their regions do not overlap; 48: each client also receives its
+//! neighbours' ops near the shared edges, and patches where it cannot reproduce them).
+//! Defaults: 64 clients, 313 ops/s each (20 000 in all), 10 s.
+
+use std::sync::Arc;
+
+use loam_field::{CaveSettings, FieldSettings, Generator, NoiseTerrainSettings};
+use loam_net::{BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
+use loam_store::Store;
+use serde::Deserialize;
+
+/// The generator spec the world records (the shape of the CLI's session spec).
+#[derive(Deserialize)]
+struct Spec {
+    kind: String,
+    #[serde(default)]
+    terrain: NoiseTerrainSettings,
+    #[serde(default)]
+    caves: CaveSettings,
+}
+
+fn factory() -> GeneratorFactory {
+    Arc::new(|json: &str| {
+        let s: Spec = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        if s.kind != "noise" {
+            return Err(format!("unknown generator kind {:?}", s.kind));
+        }
+        Generator::noise(&s.terrain, &s.caves).map_err(|e| e.to_string())
+    })
+}
+
+fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
+    std::env::args()
+        .nth(i)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let clients: usize = arg(1, 64);
+    let rate: f64 = arg(2, 313.0);
+    let seconds: f64 = arg(3, 10.0);
+    let spacing: f64 = arg(4, 128.0);
+    let dir = tempfile::tempdir()?;
+    let world = dir.path().join("bench.loam");
+    drop(Store::create(
+        &world,
+        r#"{"kind": "noise"}"#,
+        &FieldSettings::default(),
+        None,
+    )?);
+    let mut config = ServerConfig::new(&world, factory());
+    config.listen = "127.0.0.1:0".parse()?;
+    config.limits.max_clients = clients + 8;
+    config.limits.ops_per_second = (2.0 * rate).max(1000.0);
+    config.limits.op_burst = config.limits.ops_per_second;
+    let server = serve(config).await?;
+    let mut bench = BenchConfig::new(server.url(), clients, rate, seconds, factory());
+    bench.spacing_m = spacing;
+    let report = bench_net(bench).await?;
+    println!("{}", report.json());
+    let status = server.status().await?;
+    eprintln!(
+        "server: {} ops in the log, {} refused",
+        status.seq, status.refused
+    );
+    server.shutdown().await?;
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! The load benchmark: N real WebSocket clients editing at a fixed rate.
+//!
+//! Client `i` stands on a grid (`spacing_m` apart) and digs and builds small balls (radius
+//! 0.6–1.4 m) on the ground within 6 m of where it stands, `rate` ops per second, for
+//! `seconds`. Latency is from sending an op to receiving it back in the server's order. At
+//! the end every client waits for its last ops and compares its field with the server's over
+//! its region.
+
+use std::time::{Duration, Instant};
+
+use loam_field::{CsgMode, EditOp};
+use serde::Serialize;
+
+use crate::client::{Client, ClientConfig, ClientEvent};
+use crate::error::NetError;
+use crate::protocol::Viewer;
+use crate::server::GeneratorFactory;
+
+/// What to run ([`bench_net`]).
+#[derive(Clone)]
+pub struct BenchConfig {
+    /// The server's URL.
+    pub url: String,
+    /// Clients.
+    pub clients: usize,
+    /// Ops per second per client.
+    pub rate: f64,
+    /// How long they send, seconds.
+    pub seconds: f64,
+    /// The server's token, if any.
+    pub token: Option<String>,
+    /// Builds the world's generator (as for [`ClientConfig`]).
+    pub generator: GeneratorFactory,
+    /// Distance between clients, metres. Default 128: at 1 m voxels, clients' regions
+    /// (view radius plus the server's margin, in whole bricks) do not overlap.
+    pub spacing_m: f64,
+    /// View radius of each client, metres. Default 12.
+    pub view_radius_m: f64,
+}
+
+impl BenchConfig {
+    /// Defaults for the rest.
+    pub fn new(
+        url: impl Into<String>,
+        clients: usize,
+        rate: f64,
+        seconds: f64,
+        generator: GeneratorFactory,
+    ) -> Self {
+        Self {
+            url: url.into(),
+            clients,
+            rate,
+            seconds,
+            token: None,
+            generator,
+            spacing_m: 128.0,
+            view_radius_m: 12.0,
+        }
+    }
+}
+
+/// The figures ([`BenchReport::json`] prints them as one line).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BenchReport {
+    /// Ops confirmed by the server per second, all clients together, over the sending time.
+    pub ops_per_s: f64,
+    /// Median latency from sending an op to receiving it back ordered, milliseconds.
+    pub p50_ms: f64,
+    /// 99th percentile of that latency, milliseconds.
+    pub p99_ms: f64,
+    /// Ops sent but never confirmed (refused, lost to a disconnect, or unanswered 10 s
+    /// after the end).
+    pub dropped: u64,
+    /// Whether every client's field equalled the server's over its region at the end.
+    pub converged: bool,
+    /// Clients that ran.
+    pub clients: usize,
+    /// Ops sent.
+    pub sent: u64,
+    /// Ops confirmed.
+    pub confirmed: u64,
+    /// Seconds from the first op sent to the last one confirmed.
+    pub seconds: f64,
+}
+
+impl BenchReport {
+    /// One JSON line.
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).expect("a report serialises")
+    }
+}
+
+struct One {
+    sent: u64,
+    latencies: Vec<Duration>,
+    dropped: u64,
+    converged: bool,
+    last_ack: Instant,
+}
+
+/// SplitMix64 step: a deterministic sequence of `u64`.
+fn mix(z: &mut u64) -> u64 {
+    *z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut x = *z;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn unit(z: &mut u64) -> f64 {
+    (mix(z) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+async fn one(
+    i: usize,
+    cfg: BenchConfig,
+    ready: tokio::sync::mpsc::Sender<Result<(), String>>,
+    mut go: tokio::sync::watch::Receiver<Option<Instant>>,
+) -> Result<One, NetError> {
+    let cols = (cfg.clients as f64).sqrt().ceil().max(1.0) as usize;
+    // Half a brick (at 1 m voxels) off the grid lines, so that each client's ops stay in
+    // one brick column.
+    let (x, z) = (
+        (i % cols) as f64 * cfg.spacing_m + 16.0,
+        (i / cols) as f64 * cfg.spacing_m + 16.0,
+    );
+    let viewer = |y| Viewer {
+        position: [x, y, z],
+        radius: cfg.view_radius_m,
+    };
+    let mut config = ClientConfig::new(cfg.url.clone(), viewer(0.0), cfg.generator.clone());
+    config.token = cfg.token.clone();
+    config.name = format!("bench-{i}");
+    let mut client = match Client::connect(config).await {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(format!("client {i}: {e}"))).await;
+            return Err(e);
+        }
+    };
+    // Stand on the ground.
+    let y = client.generator().surface_height(x, z);
+    if y != 0.0 {
+        client.set_viewer(viewer(y)).await?;
+    }
+    let _ = ready.send(Ok(())).await;
+    drop(ready);
+    let start = go
+        .wait_for(|s| s.is_some())
+        .await
+        .map_err(|_| NetError::Timeout("the start"))?
+        .expect("checked");
+    tokio::time::sleep_until(start.into()).await;
+    let mut seed = 0x1000 + i as u64;
+    tokio::time::sleep_until(start.into()).await;
+    let end = start + Duration::from_secs_f64(cfg.seconds);
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / cfg.rate));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut out = One {
+        sent: 0,
+        latencies: Vec::new(),
+        dropped: 0,
+        converged: false,
+        last_ack: start,
+    };
+    let take = |e: ClientEvent, out: &mut One| match e {
+        ClientEvent::Op {
+            latency: Some(l), ..
+        } => {
+            out.latencies.push(l);
+            out.last_ack = Instant::now();
+        }
+        ClientEvent::Refused { .. } => out.dropped += 1,
+        ClientEvent::Lost { op_ids } => out.dropped += op_ids.len() as u64,
+        _ => {}
+    };
+    while Instant::now() < end {
+        tokio::select! {
+            _ = tick.tick() => {
+                let (dx, dz) = (12.0 * unit(&mut seed) - 6.0, 12.0 * unit(&mut seed) - 6.0);
+                let (cx, cz) = (x + dx, z + dz);
+                let cy = client.generator().surface_height(cx, cz);
+                let op = EditOp::Sphere {
+                    mode: if mix(&mut seed).is_multiple_of(2) { CsgMode::Subtract } else { CsgMode::Union },
+                    center: [cx, cy, cz],
+                    radius: 0.6 + 0.8 * unit(&mut seed),
+                    material: (mix(&mut seed) % 8) as u8,
+                    blend: 0.0,
+                };
+                client.send_op(out.sent + 1, op).await?;
+                out.sent += 1;
+            }
+            e = client.next_event() => take(e?, &mut out),
+        }
+    }
+    let wait = Instant::now() + Duration::from_secs(10);
+    while client.pending_ops() > 0 && Instant::now() < wait {
+        match tokio::time::timeout_at(wait.into(), client.next_event()).await {
+            Ok(e) => take(e?, &mut out),
+            Err(_) => break,
+        }
+    }
+    out.dropped += client.pending_ops() as u64;
+    out.converged = client.sync(false).await?.matches();
+    client.close().await;
+    Ok(out)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+/// Runs the benchmark: connects `clients` clients to `url`, has each send `rate` ops per
+/// second for `seconds`, waits for the last confirmations, checks every client's region
+/// against the server's.
+///
+/// # Errors
+/// [`NetError::Config`] for a bad number; the first client's connection or protocol error.
+pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
+    let bad = |name, why: &str| NetError::Config {
+        name,
+        why: why.into(),
+    };
+    if cfg.clients == 0 || cfg.clients > 10_000 {
+        return Err(bad("clients", "in [1, 10000]"));
+    }
+    if !(cfg.rate > 0.0 && cfg.rate <= 1e5) {
+        return Err(bad("rate", "in (0, 100000] ops/s per client"));
+    }
+    if !(cfg.seconds > 0.0 && cfg.seconds <= 3600.0) {
+        return Err(bad("seconds", "in (0, 3600]"));
+    }
+    // Everyone connects first; sending starts together once all are in.
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(cfg.clients);
+    let (go_tx, go_rx) = tokio::sync::watch::channel(None::<Instant>);
+    let tasks: Vec<_> = (0..cfg.clients)
+        .map(|i| tokio::spawn(one(i, cfg.clone(), ready_tx.clone(), go_rx.clone())))
+        .collect();
+    drop(ready_tx);
+    for _ in 0..cfg.clients {
+        match ready_rx.recv().await {
+            Some(Ok(())) => {}
+            Some(Err(why)) => {
+                tasks.iter().for_each(|t| t.abort());
+                return Err(NetError::WebSocket(why));
+            }
+            None => break,
+        }
+    }
+    let start = Instant::now() + Duration::from_millis(100);
+    let _ = go_tx.send(Some(start));
+    let mut latencies = Vec::new();
+    let (mut sent, mut dropped, mut converged) = (0, 0, true);
+    let mut last = start;
+    for t in tasks {
+        let one = t
+            .await
+            .map_err(|e| NetError::WebSocket(format!("a client task failed: {e}")))??;
+        sent += one.sent;
+        dropped += one.dropped;
+        converged &= one.converged;
+        last = last.max(one.last_ack);
+        latencies.extend(one.latencies);
+    }
+    latencies.sort();
+    let confirmed = latencies.len() as u64;
+    let seconds = last.duration_since(start).as_secs_f64().max(cfg.seconds);
+    Ok(BenchReport {
+        ops_per_s: confirmed as f64 / seconds,
+        p50_ms: percentile(&latencies, 0.50),
+        p99_ms: percentile(&latencies, 0.99),
+        dropped,
+        converged,
+        clients: cfg.clients,
+        sent,
+        confirmed,
+        seconds,
+    })
+}

@@ -1,0 +1,361 @@
+//! The client: one WebSocket to the server, the confirmed and predicted fields.
+
+mod state;
+
+pub use state::{ClientEvent, SyncReport};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use loam_field::{EditOp, Field, Generator};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_config};
+
+use crate::error::NetError;
+use crate::interest::generator_fingerprint;
+use crate::protocol::{
+    BrickBox, ClientMessage, DEFAULT_MAX_MESSAGE_BYTES, Hello, PROTOCOL_VERSION, Resume,
+    ServerMessage, Viewer, Welcome,
+};
+use crate::server::GeneratorFactory;
+use state::State;
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How to connect ([`Client::connect`]).
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// The server's URL, `ws://HOST:PORT/ws`.
+    pub url: String,
+    /// A display name.
+    pub name: String,
+    /// The server's token, if it asks for one.
+    pub token: Option<String>,
+    /// Where the client looks (updated by [`Client::set_viewer`]).
+    pub viewer: Viewer,
+    /// Builds the world's generator from the JSON the server sends.
+    pub generator: GeneratorFactory,
+    /// Largest message accepted from the server, bytes. Default 1 MiB (the server's default).
+    pub max_message_bytes: usize,
+    /// How long connecting and the handshake may take. Default 30 s.
+    pub timeout: Duration,
+}
+
+impl ClientConfig {
+    /// Defaults for `url`, `viewer` and `generator`.
+    pub fn new(url: impl Into<String>, viewer: Viewer, generator: GeneratorFactory) -> Self {
+        Self {
+            url: url.into(),
+            name: "loam".into(),
+            token: None,
+            viewer,
+            generator,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A connected client. Call [`Client::next_event`] in a loop (or [`Client::sync`]) to take in
+/// the server's messages; [`Client::send_op`] to edit.
+pub struct Client {
+    config: ClientConfig,
+    ws: Option<Ws>,
+    state: State,
+    next_request: u64,
+}
+
+fn ws_error(e: tokio_tungstenite::tungstenite::Error) -> NetError {
+    NetError::WebSocket(e.to_string())
+}
+
+/// Connects, says hello and reads the welcome.
+async fn open(config: &ClientConfig, resume: Option<Resume>) -> Result<(Ws, Welcome), NetError> {
+    let max = config.max_message_bytes;
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max))
+        .read_buffer_size(crate::server::READ_BUFFER);
+    let connect = connect_async_with_config(config.url.as_str(), Some(ws_config), true);
+    let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
+        .await
+        .map_err(|_| NetError::Timeout("the connection"))?
+        .map_err(ws_error)?;
+    let hello = ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: config.name.clone(),
+        token: config.token.clone(),
+        viewer: config.viewer,
+        resume,
+    });
+    ws.send(Message::Binary(hello.encode().into()))
+        .await
+        .map_err(ws_error)?;
+    let first = tokio::time::timeout(config.timeout, next_message(&mut ws, max))
+        .await
+        .map_err(|_| NetError::Timeout("the welcome"))??;
+    match first {
+        ServerMessage::Welcome(w) if w.protocol == PROTOCOL_VERSION => Ok((ws, w)),
+        ServerMessage::Welcome(w) => Err(NetError::Protocol(format!(
+            "the server welcomed with protocol {}",
+            w.protocol
+        ))),
+        ServerMessage::Refused(r) => Err(NetError::Refused(r)),
+        ServerMessage::Disconnect { reason } => Err(NetError::Disconnected { reason }),
+        _ => Err(NetError::Protocol("the server did not welcome".into())),
+    }
+}
+
+/// The next server message; pings are answered by the WebSocket layer.
+async fn next_message(ws: &mut Ws, max: usize) -> Result<ServerMessage, NetError> {
+    loop {
+        match ws.next().await {
+            None => {
+                return Err(NetError::Disconnected {
+                    reason: "connection closed".into(),
+                });
+            }
+            Some(Err(e)) => return Err(ws_error(e)),
+            Some(Ok(Message::Binary(b))) => return Ok(ServerMessage::decode(&b, max)?),
+            Some(Ok(Message::Close(f))) => {
+                return Err(NetError::Disconnected {
+                    reason: f.map_or_else(|| "closed".into(), |f| f.reason.to_string()),
+                });
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+impl Client {
+    /// Connects to `config.url`: hello, welcome, then the snapshot of the viewer's region.
+    /// Returns once the region is held.
+    ///
+    /// # Errors
+    /// [`NetError::Refused`] (another protocol version, a bad token, a full server),
+    /// [`NetError::Generator`] if the generator cannot be built or differs from the
+    /// server's, [`NetError::Timeout`], transport and protocol errors.
+    pub async fn connect(config: ClientConfig) -> Result<Self, NetError> {
+        let (ws, welcome) = open(&config, None).await?;
+        let generator =
+            (config.generator)(&welcome.world.generator_json).map_err(NetError::Generator)?;
+        if generator_fingerprint(&generator, &welcome.world.field)
+            != welcome.world.generator_fingerprint
+        {
+            return Err(NetError::Generator(
+                "this client's generator differs from the server's".into(),
+            ));
+        }
+        let state = State::new(&welcome, Arc::new(generator))?;
+        let mut client = Self {
+            config,
+            ws: Some(ws),
+            state,
+            next_request: 1,
+        };
+        client.finish_handshake().await?;
+        Ok(client)
+    }
+
+    async fn finish_handshake(&mut self) -> Result<(), NetError> {
+        let timeout = self.config.timeout;
+        tokio::time::timeout(timeout, async {
+            while !self.state.caught_up {
+                let msg = self.recv().await?;
+                self.take(msg)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|_| NetError::Timeout("the snapshot"))?
+    }
+
+    async fn recv(&mut self) -> Result<ServerMessage, NetError> {
+        let ws = self.ws.as_mut().ok_or(NetError::NotConnected)?;
+        let r = next_message(ws, self.config.max_message_bytes).await;
+        if r.is_err() {
+            self.ws = None;
+        }
+        r
+    }
+
+    fn take(&mut self, msg: ServerMessage) -> Result<(), NetError> {
+        let r = self.state.handle(msg);
+        if r.is_err() {
+            self.ws = None;
+        }
+        r
+    }
+
+    async fn send(&mut self, bytes: Vec<u8>) -> Result<(), NetError> {
+        let ws = self.ws.as_mut().ok_or(NetError::NotConnected)?;
+        if let Err(e) = ws.send(Message::Binary(bytes.into())).await {
+            self.ws = None;
+            return Err(ws_error(e));
+        }
+        Ok(())
+    }
+
+    /// The next event. Cancel-safe: a call dropped before it returns loses nothing.
+    ///
+    /// # Errors
+    /// [`NetError::Disconnected`] (with the server's reason), [`NetError::NotConnected`],
+    /// transport and protocol errors; the client is then disconnected
+    /// ([`Client::reconnect`]).
+    pub async fn next_event(&mut self) -> Result<ClientEvent, NetError> {
+        loop {
+            if let Some(e) = self.state.events.pop_front() {
+                return Ok(e);
+            }
+            let msg = self.recv().await?;
+            self.take(msg)?;
+        }
+    }
+
+    /// Applies `op` to the predicted field at once and sends it as part of `stroke` (the
+    /// client's own stroke ids; a new stroke needs a new id). Undo and redo name the
+    /// server's stroke id ([`ClientEvent::Op::stroke`]) and are not predicted. Returns the
+    /// op's id.
+    ///
+    /// # Errors
+    /// [`NetError::Edit`] if the field rejects the op (nothing is sent);
+    /// [`NetError::NotConnected`] and transport errors (the op leaves the prediction).
+    pub async fn send_op(&mut self, stroke: u64, op: EditOp) -> Result<u64, NetError> {
+        if self.ws.is_none() {
+            return Err(NetError::NotConnected);
+        }
+        let (op_id, message) = self.state.predict(stroke, op)?;
+        if let Err(e) = self.send(message).await {
+            // Not sent as far as we know: not predicted either. (Had it reached the server
+            // after all, it comes back as an op of ours that is no longer pending.)
+            self.state.unpredict(op_id);
+            return Err(e);
+        }
+        Ok(op_id)
+    }
+
+    /// Moves the viewer; the server sends the bricks of regions the client moves into.
+    ///
+    /// # Errors
+    /// [`NetError::NotConnected`] and transport errors.
+    pub async fn set_viewer(&mut self, viewer: Viewer) -> Result<(), NetError> {
+        self.config.viewer = viewer;
+        self.send(ClientMessage::Viewer(viewer).encode()).await
+    }
+
+    /// Asks the server for its hash over the client's region (every brick when `whole`) and
+    /// returns it with the local hash over the same bricks at the same sequence number,
+    /// taking in every message before the answer (events stay queued).
+    ///
+    /// # Errors
+    /// As [`Client::next_event`]; [`NetError::Timeout`] after the config's timeout.
+    pub async fn sync(&mut self, whole: bool) -> Result<SyncReport, NetError> {
+        let request = self.next_request;
+        self.next_request += 1;
+        let region = if whole { None } else { self.state.region };
+        self.send(ClientMessage::Hash { request, region }.encode())
+            .await?;
+        let timeout = self.config.timeout;
+        tokio::time::timeout(timeout, async {
+            loop {
+                if let Some(r) = self.state.hashes.remove(&request) {
+                    return Ok(r);
+                }
+                let msg = self.recv().await?;
+                self.take(msg)?;
+            }
+        })
+        .await
+        .map_err(|_| NetError::Timeout("the hash"))?
+    }
+
+    /// Connects again after a drop, resuming from the last sequence number: the server sends
+    /// the missed ops of the region (and the bricks the client cannot compute from them)
+    /// while it still has them, else a full snapshot. Own ops the server had not taken are
+    /// sent again. Returns whether it resumed.
+    ///
+    /// # Errors
+    /// As [`Client::connect`]; [`NetError::Protocol`] if the server now serves another world.
+    pub async fn reconnect(&mut self) -> Result<bool, NetError> {
+        self.ws = None;
+        let resume = self.state.region.map(|region| Resume {
+            client_id: self.state.id,
+            last_seq: self.state.last_seq,
+            region,
+        });
+        let (ws, welcome) = open(&self.config, resume).await?;
+        if welcome.world != self.state.meta {
+            return Err(NetError::Protocol(
+                "the server now serves another world".into(),
+            ));
+        }
+        let again = self.state.rewelcome(&welcome);
+        self.ws = Some(ws);
+        self.finish_handshake().await?;
+        for m in again {
+            self.send(m).await?;
+        }
+        Ok(welcome.resumed)
+    }
+
+    /// Drops the connection at once, without a close handshake (as a lost network would).
+    pub fn drop_connection(&mut self) {
+        self.ws = None;
+    }
+
+    /// Whether the client has a connection.
+    pub fn is_connected(&self) -> bool {
+        self.ws.is_some()
+    }
+
+    /// The field as this client sees it: the server's order with its own pending ops on top.
+    pub fn field(&mut self) -> &Field {
+        self.state.predicted()
+    }
+
+    /// The field in the server's order only, up to [`Client::last_seq`]; equal to the
+    /// server's over [`Client::region`].
+    pub fn confirmed_field(&self) -> &Field {
+        self.state.confirmed()
+    }
+
+    /// The world's generator.
+    pub fn generator(&self) -> &Generator {
+        self.state.confirmed().generator()
+    }
+
+    /// The client's id (the author of its ops).
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    /// The last sequence number the client is up to date with.
+    pub fn last_seq(&self) -> u64 {
+        self.state.last_seq
+    }
+
+    /// The region (bricks) the client holds exactly.
+    pub fn region(&self) -> Option<BrickBox> {
+        self.state.region
+    }
+
+    /// Own ops sent and not yet confirmed or refused.
+    pub fn pending_ops(&self) -> usize {
+        self.state.pending.len()
+    }
+
+    /// The viewer last set.
+    pub fn viewer(&self) -> Viewer {
+        self.config.viewer
+    }
+
+    /// Closes the connection politely.
+    pub async fn close(mut self) {
+        if let Some(mut ws) = self.ws.take() {
+            let _ = ws.close(None).await;
+        }
+    }
+}

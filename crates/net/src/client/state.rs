@@ -1,0 +1,426 @@
+//! The client's fields: the server's order (confirmed) and its own ops on top (predicted).
+//!
+//! ```text
+//!  confirmed ──(own pending ops, in sending order)──▶ predicted   (what the player sees)
+//!      ▲
+//!      └── server ops in sequence order, patches, catch-up bricks
+//! ```
+//!
+//! `predicted` is valid while it equals `confirmed` with the pending ops applied in order:
+//! the server confirming the oldest pending op keeps it valid (the confirmed field then *is*
+//! the prediction when that was the only one). Anything else — another client's op before
+//! ours, a refusal, a patch — marks it stale, and it is rebuilt from `confirmed` by
+//! re-applying the pending ops in the server's order.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
+
+use crate::error::NetError;
+use crate::protocol::{BrickBox, CatchUp, ServerMessage, Welcome, WorldMeta, decode_brick};
+
+/// Something the client learnt from the server ([`crate::Client::next_event`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ClientEvent {
+    /// An op in the server's order was applied to the confirmed field.
+    Op {
+        /// Its sequence number.
+        seq: u64,
+        /// The author's client id.
+        author: u64,
+        /// The author's op id.
+        op_id: u64,
+        /// The server's stroke id (what an undo names).
+        stroke: u64,
+        /// Whether it is one of this client's pending ops.
+        own: bool,
+        /// For an own op: the time from sending it to this.
+        latency: Option<Duration>,
+    },
+    /// One of this client's ops was refused (the world is unchanged).
+    Refused {
+        /// The op id.
+        op_id: u64,
+        /// The server's reason.
+        reason: String,
+    },
+    /// The client's region was (re)filled from the server.
+    CaughtUp {
+        /// The sequence number the bricks are at.
+        seq: u64,
+        /// The region now held.
+        region: BrickBox,
+        /// Bricks received.
+        bricks: usize,
+    },
+    /// Ops sent before a reconnect whose fate the server could not tell (it restarted):
+    /// dropped from the prediction. They were never acknowledged.
+    Lost {
+        /// Their op ids.
+        op_ids: Vec<u64>,
+    },
+}
+
+/// One own op not yet confirmed.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub op_id: u64,
+    pub op: EditOp,
+    pub sent_at: Instant,
+    /// The message to send again after a reconnect.
+    pub message: Vec<u8>,
+}
+
+/// The server's hash and the local one over the same bricks at the same sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncReport {
+    /// The sequence number both hashes are at.
+    pub seq: u64,
+    /// The region hashed (every brick when `None`).
+    pub region: Option<BrickBox>,
+    /// The server's field hash.
+    pub server: FieldHash,
+    /// The client's confirmed field hash.
+    pub local: FieldHash,
+}
+
+impl SyncReport {
+    /// Whether the client's field equals the server's over the region.
+    pub fn matches(&self) -> bool {
+        self.server == self.local
+    }
+}
+
+struct Catching {
+    region: BrickBox,
+    keep: Option<BrickBox>,
+    got: BTreeSet<BrickKey>,
+}
+
+pub(crate) struct State {
+    pub id: u64,
+    pub meta: WorldMeta,
+    generator: Arc<Generator>,
+    confirmed: Field,
+    predicted: Option<Field>,
+    stale: bool,
+    pub pending: VecDeque<Pending>,
+    pub last_seq: u64,
+    pub region: Option<BrickBox>,
+    catching: Option<Catching>,
+    /// Whether the last handshake's catch-up has completed.
+    pub caught_up: bool,
+    pub next_op_id: u64,
+    pub events: VecDeque<ClientEvent>,
+    pub hashes: BTreeMap<u64, SyncReport>,
+}
+
+fn key_in(b: &BrickBox, k: BrickKey) -> bool {
+    b.contains([k.x, k.y, k.z])
+}
+
+impl State {
+    pub fn new(welcome: &Welcome, generator: Arc<Generator>) -> Result<Self, NetError> {
+        let mut confirmed = Field::new(welcome.world.field, generator.clone())?;
+        confirmed.set_hot_capacity(64);
+        Ok(Self {
+            id: welcome.client_id,
+            meta: welcome.world.clone(),
+            generator,
+            confirmed,
+            predicted: None,
+            stale: false,
+            pending: VecDeque::new(),
+            last_seq: 0,
+            region: None,
+            catching: None,
+            caught_up: false,
+            next_op_id: 1,
+            events: VecDeque::new(),
+            hashes: BTreeMap::new(),
+        })
+    }
+
+    pub fn confirmed(&self) -> &Field {
+        &self.confirmed
+    }
+
+    /// The predicted field (the confirmed one when nothing is pending).
+    pub fn predicted(&mut self) -> &Field {
+        if self.pending.is_empty() {
+            self.predicted = None;
+            self.stale = false;
+        } else if self.stale || self.predicted.is_none() {
+            let mut f = self.confirmed.clone();
+            for p in &self.pending {
+                // An op the server may still take can fail here (e.g. an undo): it simply
+                // predicts nothing.
+                if !matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+                    let _ = f.apply(&p.op);
+                }
+            }
+            self.predicted = Some(f);
+            self.stale = false;
+        }
+        self.predicted.as_ref().unwrap_or(&self.confirmed)
+    }
+
+    /// Applies an own op to the prediction and queues it. Undo and redo are not predicted.
+    ///
+    /// # Errors
+    /// The field's [`loam_field::EditError`]: nothing is queued then.
+    pub fn predict(&mut self, stroke: u64, op: EditOp) -> Result<(u64, Vec<u8>), NetError> {
+        if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+            self.predicted();
+            let f = self.predicted.get_or_insert_with(|| self.confirmed.clone());
+            f.apply(&op)?;
+        }
+        let op_id = self.next_op_id;
+        self.next_op_id += 1;
+        let entry = LogEntry::new(0, stroke, op.clone()).encode();
+        let message = crate::protocol::ClientMessage::Op { op_id, entry }.encode();
+        self.pending.push_back(Pending {
+            op_id,
+            op,
+            sent_at: Instant::now(),
+            message: message.clone(),
+        });
+        Ok((op_id, message))
+    }
+
+    /// Takes back an op that could not be sent: it leaves the prediction.
+    pub fn unpredict(&mut self, op_id: u64) {
+        self.pending.retain(|p| p.op_id != op_id);
+        self.stale = true;
+    }
+
+    /// After a reconnect's welcome: the ops the server took (up to `last_op_id`) come back
+    /// in its order or are in its snapshot, so they leave the pending list; the rest are
+    /// returned to be sent again. If the server cannot tell (`None`), every pending op is
+    /// dropped and reported lost.
+    pub fn rewelcome(&mut self, welcome: &Welcome) -> Vec<Vec<u8>> {
+        self.id = welcome.client_id;
+        self.caught_up = false;
+        self.catching = None;
+        let before = self.pending.len();
+        match welcome.last_op_id {
+            Some(last) => self.pending.retain(|p| p.op_id > last),
+            None => {
+                let op_ids = self.pending.drain(..).map(|p| p.op_id).collect();
+                self.events.push_back(ClientEvent::Lost { op_ids });
+            }
+        }
+        if self.pending.len() != before {
+            self.stale = true;
+        }
+        self.pending.iter().map(|p| p.message.clone()).collect()
+    }
+
+    /// Takes one message from the server.
+    ///
+    /// # Errors
+    /// [`NetError::Disconnected`] for a `Disconnect`; [`NetError::Protocol`] for a message out
+    /// of place; [`NetError::Brick`] / [`NetError::Decode`]-like failures of the contents;
+    /// [`NetError::Diverged`] if a server op fails on the confirmed field.
+    pub fn handle(&mut self, msg: ServerMessage) -> Result<(), NetError> {
+        match msg {
+            ServerMessage::Op(rec) => {
+                if rec.seq <= self.last_seq {
+                    return Err(NetError::Protocol(format!(
+                        "op {} after op {}",
+                        rec.seq, self.last_seq
+                    )));
+                }
+                let entry = LogEntry::decode(&rec.entry)
+                    .map_err(|e| NetError::Protocol(format!("op {}: {e}", rec.seq)))?;
+                if entry.seq != rec.seq {
+                    return Err(NetError::Protocol(format!(
+                        "op {} carries record {}",
+                        rec.seq, entry.seq
+                    )));
+                }
+                self.apply_op(rec.author, rec.op_id, &entry)?;
+            }
+            ServerMessage::Patch { seq, bricks } => {
+                if seq != self.last_seq {
+                    return Err(NetError::Protocol(format!(
+                        "patch for op {seq} after op {}",
+                        self.last_seq
+                    )));
+                }
+                let band = self.meta.field.band();
+                let decoded = bricks
+                    .iter()
+                    .map(|w| decode_brick(w, band))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.confirmed.insert_bricks(decoded);
+                self.stale = true;
+            }
+            ServerMessage::CatchUp(c) => self.catch_up(c)?,
+            ServerMessage::OpRefused { op_id, reason } => {
+                let before = self.pending.len();
+                self.pending.retain(|p| p.op_id != op_id);
+                if self.pending.len() != before {
+                    self.stale = true;
+                }
+                self.events
+                    .push_back(ClientEvent::Refused { op_id, reason });
+            }
+            ServerMessage::Seq { seq } => self.last_seq = self.last_seq.max(seq),
+            ServerMessage::Hash {
+                request,
+                seq,
+                region,
+                hash,
+            } => {
+                let local = match region {
+                    None => self.confirmed.hash(),
+                    Some(b) => self.confirmed.hash_region(
+                        BrickKey::new(b.min[0], b.min[1], b.min[2]),
+                        BrickKey::new(b.max[0], b.max[1], b.max[2]),
+                    ),
+                };
+                self.last_seq = self.last_seq.max(seq);
+                let report = SyncReport {
+                    seq,
+                    region,
+                    server: FieldHash(hash),
+                    local,
+                };
+                self.hashes.insert(request, report);
+            }
+            ServerMessage::Disconnect { reason } => {
+                return Err(NetError::Disconnected { reason });
+            }
+            ServerMessage::Welcome(_) | ServerMessage::Refused(_) => {
+                return Err(NetError::Protocol("a second welcome".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_op(&mut self, author: u64, op_id: u64, entry: &LogEntry) -> Result<(), NetError> {
+        let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
+        let mine = author == self.id;
+        let front = mine && self.pending.front().is_some_and(|p| p.op_id == op_id);
+        let sent_at = if front {
+            self.pending.front().map(|p| p.sent_at)
+        } else if mine {
+            self.pending
+                .iter()
+                .find(|p| p.op_id == op_id)
+                .map(|p| p.sent_at)
+        } else {
+            None
+        };
+        if front && !reverts && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
+            // The prediction was the confirmed field with exactly this op applied.
+            self.confirmed = self.predicted.take().expect("checked");
+        } else if !reverts {
+            self.confirmed
+                .apply(&entry.op)
+                .map_err(|source| NetError::Diverged {
+                    seq: entry.seq,
+                    source,
+                })?;
+        }
+        if front {
+            self.pending.pop_front();
+        } else {
+            let before = self.pending.len();
+            if mine {
+                self.pending.retain(|p| p.op_id != op_id);
+            }
+            // Another client's op (or ours out of turn) came before our pending ones.
+            if !self.pending.is_empty() || self.pending.len() != before {
+                self.stale = true;
+            }
+        }
+        if reverts && !self.pending.is_empty() {
+            self.stale = true;
+        }
+        self.last_seq = entry.seq;
+        self.events.push_back(ClientEvent::Op {
+            seq: entry.seq,
+            author,
+            op_id,
+            stroke: entry.stroke,
+            own: sent_at.is_some(),
+            latency: sent_at.map(|t| t.elapsed()),
+        });
+        Ok(())
+    }
+
+    fn catch_up(&mut self, c: CatchUp) -> Result<(), NetError> {
+        if !c.region.is_valid() || c.seq < self.last_seq {
+            return Err(NetError::Protocol(format!(
+                "catch-up at op {} after op {}",
+                c.seq, self.last_seq
+            )));
+        }
+        let same = self
+            .catching
+            .as_ref()
+            .is_some_and(|k| k.region == c.region && k.keep == c.keep);
+        if !same {
+            self.catching = Some(Catching {
+                region: c.region,
+                keep: c.keep,
+                got: BTreeSet::new(),
+            });
+        }
+        let band = self.meta.field.band();
+        let mut bricks = Vec::with_capacity(c.bricks.len());
+        for w in &c.bricks {
+            let (k, b) = decode_brick(w, band)?;
+            if !key_in(&c.region, k) {
+                return Err(NetError::Protocol(
+                    "a catch-up brick outside its region".into(),
+                ));
+            }
+            bricks.push((k, b));
+        }
+        let catching = self.catching.as_mut().expect("set above");
+        catching.got.extend(bricks.iter().map(|(k, _)| *k));
+        self.confirmed.insert_bricks(bricks);
+        self.stale = true;
+        if !c.done {
+            return Ok(());
+        }
+        let catching = self.catching.take().expect("set above");
+        // Bricks held in the new part of the region that the server did not send are the
+        // generator's there.
+        let s = *self.confirmed.settings();
+        let reset: Vec<(BrickKey, Brick)> = self
+            .confirmed
+            .bricks()
+            .map(|(k, _)| k)
+            .filter(|&k| {
+                key_in(&c.region, k)
+                    && c.keep.is_none_or(|b| !key_in(&b, k))
+                    && !catching.got.contains(&k)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|k| {
+                (
+                    k,
+                    Brick::generate(&self.generator, k, s.voxel_size, s.band()),
+                )
+            })
+            .collect();
+        self.confirmed.insert_bricks(reset);
+        self.region = Some(c.region);
+        self.last_seq = c.seq;
+        self.caught_up = true;
+        self.events.push_back(ClientEvent::CaughtUp {
+            seq: c.seq,
+            region: c.region,
+            bricks: catching.got.len(),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,76 @@
+//! What can go wrong on either side of a connection.
+
+use loam_field::{EditError, SettingsError};
+use loam_store::StoreError;
+
+use crate::protocol::{BrickDecodeError, DecodeError, Refusal};
+
+/// A server could not start or keep running, or a client could not connect or keep up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NetError {
+    /// The world file failed (open, load, append, bake).
+    #[error("world store")]
+    Store(#[from] StoreError),
+    /// Binding or accepting a socket failed.
+    #[error("socket")]
+    Io(#[from] std::io::Error),
+    /// The WebSocket layer failed (connect, send, receive).
+    #[error("WebSocket: {0}")]
+    WebSocket(String),
+    /// A message from the other side did not decode.
+    #[error("bad message from the other side")]
+    Decode(#[from] DecodeError),
+    /// A brick from the server did not decode.
+    #[error("bad brick from the server")]
+    Brick(#[from] BrickDecodeError),
+    /// The server refused the handshake.
+    #[error("the server refused the connection: {0}")]
+    Refused(Refusal),
+    /// The world's generator could not be built from its JSON, or the client's differs from
+    /// the server's.
+    #[error("generator: {0}")]
+    Generator(String),
+    /// The world's field settings are out of range.
+    #[error("field settings")]
+    Settings(#[from] SettingsError),
+    /// The op was rejected by the local field before it was sent (nothing was sent).
+    #[error("op rejected")]
+    Edit(#[from] EditError),
+    /// The client is not connected (dropped, or never connected).
+    #[error("not connected")]
+    NotConnected,
+    /// The server closed the connection, with its reason.
+    #[error("the server closed the connection: {reason}")]
+    Disconnected {
+        /// The server's reason (or what the transport said).
+        reason: String,
+    },
+    /// The other side broke the protocol (an unexpected message, a wrong sequence number).
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// Waiting for the other side took longer than allowed.
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+    /// A server op could not be applied to the client's confirmed field: the client no longer
+    /// mirrors the server (a bug, or another generator).
+    #[error("op {seq} from the server fails here")]
+    Diverged {
+        /// The op's sequence number.
+        seq: u64,
+        /// Why it failed.
+        #[source]
+        source: EditError,
+    },
+    /// The server's ordering task has stopped (shut down, or its store failed).
+    #[error("the server stopped: {0}")]
+    ServerStopped(String),
+    /// A setting is out of range.
+    #[error("bad setting `{name}`: {why}")]
+    Config {
+        /// The setting.
+        name: &'static str,
+        /// Why.
+        why: String,
+    },
+}

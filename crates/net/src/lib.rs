@@ -1,0 +1,65 @@
+//! # loam-net
+//!
+//! Multiplayer for Loam: an authoritative server that orders everyone's edits, a client that
+//! predicts its own, and the wire protocol between them (MessagePack over WebSocket).
+//!
+//! - [`protocol`]: the messages, [`PROTOCOL_VERSION`], decoders that never panic.
+//! - [`serve`]: the server (tokio + axum). One thread owns the world store and the field:
+//!   ops are validated by loam-field, numbered, appended durably (a group per transaction),
+//!   applied, and only then broadcast, to the clients whose region they change.
+//! - [`Client`]: connects, takes a snapshot of its region, applies its own ops at once and
+//!   re-applies them over the server's order when it differs; reconnects resuming from its
+//!   last sequence number.
+//! - [`bench_net`]: N real clients against a server, one JSON line of figures.
+//! - [`interest`]: regions (bricks) around viewers; which bricks an op may read.
+//!
+//! Determinism: every map that reaches the field or the wire is a `BTreeMap`; the field
+//! computes the same bits on every machine (DESIGN.md), so a client that applies the same
+//! ops in the same order over the same bricks holds the same bricks as the server.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), loam_net::NetError> {
+//! use std::sync::Arc;
+//! use loam_field::{CaveSettings, Generator, NoiseTerrainSettings};
+//! use loam_net::{Client, ClientConfig, GeneratorFactory, ServerConfig, Viewer, serve};
+//!
+//! let generator: GeneratorFactory = Arc::new(|_json: &str| {
+//!     Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default())
+//!         .map_err(|e| e.to_string())
+//! });
+//! let server = serve(ServerConfig::new("world.loam", generator.clone())).await?;
+//! let viewer = Viewer { position: [0.0, 16.0, 0.0], radius: 64.0 };
+//! let mut client = Client::connect(ClientConfig::new(server.url(), viewer, generator)).await?;
+//! println!("field-hash: {}", client.field().hash());
+//! server.shutdown().await?;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod bench;
+mod client;
+mod error;
+pub mod interest;
+pub mod protocol;
+mod server;
+
+pub use bench::{BenchConfig, BenchReport, bench_net};
+pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
+pub use error::NetError;
+pub use interest::generator_fingerprint;
+pub use protocol::{BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Viewer};
+pub use server::{
+    GeneratorFactory, Limits, ServerConfig, ServerHandle, ServerStatus, WS_PATH, serve,
+};
+
+/// An error with its causes, `a: b: c`.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}

@@ -1,0 +1,407 @@
+//! The wire protocol: MessagePack (serde, maps with named fields) over binary WebSocket
+//! messages, one message per WebSocket message.
+//!
+//! ```text
+//! client                                   server
+//!   Hello {protocol, name, token, viewer, resume?} ──▶
+//!                                          ◀── Welcome {client id, world, seq, resumed, last op id}
+//!                                          ◀── [resume: Op … for the ops missed in the kept region]
+//!                                          ◀── CatchUp {region, keep?, bricks nearest first, done} …
+//!   Op {op id, entry} ──▶                   (ordered, appended durably, applied)
+//!                                          ◀── Op {seq, author, op id, entry} (+ Patch {seq, bricks})
+//!                                          ◀── OpRefused {op id, reason}      (world unchanged)
+//!   Viewer {position, radius} ──▶           ◀── CatchUp … for the regions it moved into
+//!   Hash {request, region?} ──▶             ◀── Hash {request, seq, region, hash}
+//!                                          ◀── Seq {seq} (the log moved on, nothing for you)
+//!                                          ◀── Disconnect {reason}, then the close frame
+//! ```
+//!
+//! A handshake the server cannot accept is answered with [`ServerMessage::Refused`]: another
+//! protocol version (the server reads the version from any hello-shaped map, so an older or
+//! newer client still gets a clear refusal), a wrong token, a full server.
+//!
+//! Ops travel as [`loam_field::LogEntry`] records (the op log's own versioned codec): the
+//! client sends one with its stroke and sequence number 0; the server's broadcast carries the
+//! record as appended to the world store (its sequence number, the server's stroke id).
+//!
+//! Every decoder checks the size first ([`DecodeError::TooLarge`]), never allocates more than
+//! the message holds, limits nesting, and refuses trailing bytes.
+
+mod bricks;
+
+pub use bricks::{BrickDecodeError, WireBrick, decode_brick, encode_brick};
+
+use loam_field::FieldSettings;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks. A hello with another version is refused with
+/// [`RefusalCode::ProtocolVersion`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Default largest message either side accepts, bytes (1 MiB). A catch-up is split into
+/// messages of at most half of the limit.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// Deepest MessagePack nesting a decoder follows (the messages need 5).
+const MAX_DEPTH: usize = 32;
+
+/// A viewer: the centre of what a client looks at and how far it sees.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Viewer {
+    /// World position, metres.
+    pub position: [f64; 3],
+    /// View radius, metres (`≥ 0`, at most the server's `max_view_radius_m`). The server
+    /// sends the ops and bricks of every region (brick) within this distance per axis, plus
+    /// its margin.
+    pub radius: f64,
+}
+
+/// An axis-aligned box of bricks (brick coordinates, both corners inclusive): a client's
+/// region of interest, or the bricks an op may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrickBox {
+    /// Lowest brick, inclusive.
+    pub min: [i32; 3],
+    /// Highest brick, inclusive.
+    pub max: [i32; 3],
+}
+
+/// What a reconnecting client still holds: it resumes instead of taking a full snapshot
+/// while the server still has the ops after `last_seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resume {
+    /// The id the server gave this client before (its ops keep their author).
+    pub client_id: u64,
+    /// The last sequence number the client is up to date with.
+    pub last_seq: u64,
+    /// The region the client holds exactly as of `last_seq`.
+    pub region: BrickBox,
+}
+
+/// The first message of a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    /// [`PROTOCOL_VERSION`] of the client.
+    pub protocol: u32,
+    /// A display name (at most 64 bytes are kept).
+    pub name: String,
+    /// The server's token, if it asks for one.
+    pub token: Option<String>,
+    /// Where the client looks.
+    pub viewer: Viewer,
+    /// Set when reconnecting.
+    pub resume: Option<Resume>,
+}
+
+/// A message from a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// The handshake; first and only once.
+    Hello(Hello),
+    /// An edit: a [`loam_field::LogEntry`] record (sequence number 0, the client's stroke).
+    Op {
+        /// The client's id for the op, increasing from one op to the next.
+        op_id: u64,
+        /// The record's bytes ([`loam_field::LogEntry::encode`]).
+        #[serde(with = "serde_bytes")]
+        entry: Vec<u8>,
+    },
+    /// The viewer moved.
+    Viewer(Viewer),
+    /// Asks for the server's field hash over `region` (every brick when `None`).
+    Hash {
+        /// Echoed in the answer.
+        request: u64,
+        /// Bricks to hash.
+        region: Option<BrickBox>,
+    },
+}
+
+/// What the world is: enough for a client to build the same field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldMeta {
+    /// The generator's JSON as the world file holds it.
+    pub generator_json: String,
+    /// Field settings.
+    pub field: FieldSettings,
+    /// BLAKE3 over the generator's values at fixed samples ([`crate::generator_fingerprint`]):
+    /// a client whose generator differs finds out at once.
+    pub generator_fingerprint: [u8; 32],
+}
+
+/// The server's answer to an accepted hello.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Welcome {
+    /// [`PROTOCOL_VERSION`] of the server.
+    pub protocol: u32,
+    /// The client's id (the author of its ops).
+    pub client_id: u64,
+    /// The world.
+    pub world: WorldMeta,
+    /// The current sequence number (the last op in the log).
+    pub seq: u64,
+    /// Whether the server resumes the client from its `last_seq` (ops follow) instead of
+    /// sending a full snapshot of its region.
+    pub resumed: bool,
+    /// The last op id the server took from this client id (accepted or refused), if it knows:
+    /// a reconnecting client sends again only its ops above it.
+    pub last_op_id: Option<u64>,
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RefusalCode {
+    /// Another protocol version.
+    ProtocolVersion,
+    /// Missing or wrong token.
+    Unauthorized,
+    /// The server has its maximum number of clients.
+    ServerFull,
+    /// The first message was not a valid hello.
+    BadHello,
+}
+
+/// A refused handshake; the server closes the connection after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refusal {
+    /// Why, as a code.
+    pub code: RefusalCode,
+    /// Why, in words.
+    pub reason: String,
+    /// [`PROTOCOL_VERSION`] of the server.
+    pub server_protocol: u32,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.code, self.reason)
+    }
+}
+
+/// Part of a snapshot: the client's region is now `region`, and these bricks are the
+/// server's, as of `seq`. When `done`, every brick the client holds in `region` outside
+/// `keep` that no part listed is the generator's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatchUp {
+    /// The sequence number the bricks are at.
+    pub seq: u64,
+    /// The client's region from now on.
+    pub region: BrickBox,
+    /// The part of `region` the client already holds exactly (none: a full snapshot).
+    pub keep: Option<BrickBox>,
+    /// Bricks, nearest to the viewer first.
+    pub bricks: Vec<WireBrick>,
+    /// The last part.
+    pub done: bool,
+}
+
+/// An ordered op, as broadcast.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpRecord {
+    /// Its sequence number.
+    pub seq: u64,
+    /// The author's client id.
+    pub author: u64,
+    /// The author's id for the op.
+    pub op_id: u64,
+    /// The log record as appended to the world store ([`loam_field::LogEntry`]).
+    #[serde(with = "serde_bytes")]
+    pub entry: Vec<u8>,
+}
+
+/// A message from the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ServerMessage {
+    /// The hello was accepted.
+    Welcome(Welcome),
+    /// The hello was refused; the connection closes.
+    Refused(Refusal),
+    /// Part of a snapshot or a region's catch-up.
+    CatchUp(CatchUp),
+    /// An op in the server's order.
+    Op(OpRecord),
+    /// The bricks an op changed in the client's region, as they are after op `seq`: sent
+    /// right after that op when the client cannot reproduce it from what it holds (the op
+    /// reads samples outside its region, or it is an undo or redo).
+    Patch {
+        /// The op's sequence number.
+        seq: u64,
+        /// The bricks.
+        bricks: Vec<WireBrick>,
+    },
+    /// One of the client's ops was refused; the world is unchanged.
+    OpRefused {
+        /// The client's id for the op.
+        op_id: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The log is at `seq`; nothing before it is missing for this client.
+    Seq {
+        /// The sequence number.
+        seq: u64,
+    },
+    /// The server's field hash.
+    Hash {
+        /// The request it answers.
+        request: u64,
+        /// The sequence number the hash is at.
+        seq: u64,
+        /// The region hashed (every brick when `None`).
+        region: Option<BrickBox>,
+        /// The hash ([`loam_field::FieldHash`]).
+        hash: [u8; 32],
+    },
+    /// The server closes the connection, and why.
+    Disconnect {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A message could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// Longer than the limit (checked before decoding).
+    #[error("message of {bytes} bytes is over the limit of {max}")]
+    TooLarge {
+        /// Its length.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Not MessagePack, or not a message of this protocol.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A valid message followed by more bytes.
+    #[error("{0} bytes after the message")]
+    Trailing(usize),
+}
+
+fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
+    rmp_serde::to_vec_named(msg).expect("protocol messages always serialise")
+}
+
+/// Decodes one MessagePack value of at most `max` bytes that must use every byte.
+fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], max: usize) -> Result<T, DecodeError> {
+    if bytes.len() > max {
+        return Err(DecodeError::TooLarge {
+            bytes: bytes.len(),
+            max,
+        });
+    }
+    let mut cursor = std::io::Cursor::new(bytes);
+    let value = {
+        let mut de = rmp_serde::Deserializer::new(&mut cursor);
+        de.set_max_depth(MAX_DEPTH);
+        T::deserialize(&mut de).map_err(|e| DecodeError::Malformed(e.to_string()))?
+    };
+    match bytes.len() - cursor.position() as usize {
+        0 => Ok(value),
+        n => Err(DecodeError::Trailing(n)),
+    }
+}
+
+impl ClientMessage {
+    /// MessagePack bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// Decodes a message of at most `max` bytes.
+    ///
+    /// # Errors
+    /// [`DecodeError`]; never panics, whatever the bytes.
+    pub fn decode(bytes: &[u8], max: usize) -> Result<Self, DecodeError> {
+        decode(bytes, max)
+    }
+}
+
+impl ServerMessage {
+    /// MessagePack bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// Decodes a message of at most `max` bytes.
+    ///
+    /// # Errors
+    /// [`DecodeError`]; never panics, whatever the bytes.
+    pub fn decode(bytes: &[u8], max: usize) -> Result<Self, DecodeError> {
+        decode(bytes, max)
+    }
+}
+
+#[derive(Deserialize)]
+struct ProbeHello {
+    protocol: u64,
+}
+
+#[derive(Deserialize)]
+struct Probe {
+    hello: ProbeHello,
+}
+
+/// The protocol version of a hello that does not decode as this version's hello: any map
+/// `{"hello": {"protocol": N, …}}`, other fields ignored (so a client of another version is
+/// told so instead of "malformed"). `None` if the bytes are not hello-shaped.
+pub fn probe_hello_version(bytes: &[u8], max: usize) -> Option<u64> {
+    if bytes.len() > max {
+        return None;
+    }
+    let mut de = rmp_serde::Deserializer::new(std::io::Cursor::new(bytes));
+    de.set_max_depth(MAX_DEPTH);
+    Probe::deserialize(&mut de).ok().map(|p| p.hello.protocol)
+}
+
+impl BrickBox {
+    /// Whether brick `k` lies in the box.
+    pub fn contains(&self, k: [i32; 3]) -> bool {
+        (0..3).all(|i| self.min[i] <= k[i] && k[i] <= self.max[i])
+    }
+
+    /// Whether `other` lies entirely in the box.
+    pub fn contains_box(&self, other: &BrickBox) -> bool {
+        self.contains(other.min) && self.contains(other.max)
+    }
+
+    /// The common part, if any.
+    pub fn intersection(&self, other: &BrickBox) -> Option<BrickBox> {
+        let min = [0, 1, 2].map(|i| self.min[i].max(other.min[i]));
+        let max = [0, 1, 2].map(|i| self.max[i].min(other.max[i]));
+        (0..3)
+            .all(|i| min[i] <= max[i])
+            .then_some(BrickBox { min, max })
+    }
+
+    /// Whether the boxes share a brick.
+    pub fn intersects(&self, other: &BrickBox) -> bool {
+        self.intersection(other).is_some()
+    }
+
+    /// Whether the box is well formed (`min ≤ max` on every axis).
+    pub fn is_valid(&self) -> bool {
+        (0..3).all(|i| self.min[i] <= self.max[i])
+    }
+
+    /// Bricks in the box (saturating).
+    pub fn volume(&self) -> u64 {
+        (0..3)
+            .map(|i| (i64::from(self.max[i]) - i64::from(self.min[i]) + 1).max(0) as u64)
+            .fold(1u64, u64::saturating_mul)
+    }
+}

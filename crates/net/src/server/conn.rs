@@ -1,0 +1,378 @@
+//! One WebSocket connection: the handshake, then a reader (limits, decoding, commands to the
+//! ordering thread) and a writer (the client's outbox to the socket).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
+use bytes::Bytes;
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::Shared;
+use super::order::Command;
+use crate::protocol::{
+    ClientMessage, Hello, PROTOCOL_VERSION, Refusal, RefusalCode, ServerMessage, Viewer,
+    probe_hello_version,
+};
+
+/// Frames the writer sends in one go before flushing.
+const WRITE_BATCH: usize = 256;
+/// Bytes of a hello's name that are kept.
+const MAX_NAME: usize = 64;
+/// Largest region (bricks) a resuming client may claim.
+const MAX_RESUME_BRICKS: u64 = 1 << 24;
+
+/// The ordering thread's way to a connection: its outbox, and the switch that closes it
+/// with a reason.
+#[derive(Clone)]
+pub(crate) struct PeerLink {
+    pub tx: mpsc::Sender<Bytes>,
+    kill: Arc<watch::Sender<Option<String>>>,
+}
+
+impl PeerLink {
+    /// Closes the connection: the client gets a `Disconnect` with `reason` (the first reason
+    /// given wins), then the close frame.
+    pub fn kill(&self, reason: impl Into<String>) {
+        let reason = reason.into();
+        self.kill.send_if_modified(|r| {
+            if r.is_none() {
+                *r = Some(reason);
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+/// Resolves once the connection is to close (the guard `wait_for` returns is not `Send`).
+async fn killed(kill: &mut watch::Receiver<Option<String>>) {
+    let _ = kill.wait_for(|r| r.is_some()).await;
+}
+
+/// Counts a connected client while alive.
+struct Slot(Arc<Shared>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+type Sink = SplitSink<WebSocket, Message>;
+type Stream = SplitStream<WebSocket>;
+
+fn refusal(code: RefusalCode, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        code,
+        reason: reason.into(),
+        server_protocol: PROTOCOL_VERSION,
+    }
+}
+
+fn version_refusal(client: u64) -> Refusal {
+    let advice = if client < u64::from(PROTOCOL_VERSION) {
+        "update the client"
+    } else {
+        "update the server"
+    };
+    refusal(
+        RefusalCode::ProtocolVersion,
+        format!(
+            "the client speaks protocol version {client}, this server speaks version \
+             {PROTOCOL_VERSION}: {advice}"
+        ),
+    )
+}
+
+fn close_frame(reason: &str) -> Message {
+    let mut end = reason.len().min(120);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    Message::Close(Some(CloseFrame {
+        code: close_code::POLICY,
+        reason: reason[..end].into(),
+    }))
+}
+
+async fn refuse(sink: &mut Sink, r: Refusal) {
+    let reason = r.reason.clone();
+    let _ = sink
+        .send(Message::Binary(ServerMessage::Refused(r).encode().into()))
+        .await;
+    let _ = sink.send(close_frame(&reason)).await;
+}
+
+/// Whether `a` equals `b`, in time that depends only on their lengths.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// Checks a viewer: finite numbers, a radius in `[0, max]`.
+pub(crate) fn check_viewer(v: &Viewer, max_radius: f64) -> Result<(), String> {
+    if !v.position.iter().all(|c| c.is_finite() && c.abs() < 1e9) {
+        return Err(format!("viewer position {:?} is not usable", v.position));
+    }
+    if !(v.radius >= 0.0 && v.radius <= max_radius) {
+        return Err(format!(
+            "viewer radius {} m is out of range [0, {max_radius}]",
+            v.radius
+        ));
+    }
+    Ok(())
+}
+
+/// The next binary message, skipping pings; `None` when the connection ends or sends other.
+async fn next_binary(stream: &mut Stream) -> Option<Bytes> {
+    loop {
+        match stream.next().await? {
+            Ok(Message::Binary(b)) => return Some(b),
+            Ok(Message::Ping(_) | Message::Pong(_)) => {}
+            _ => return None,
+        }
+    }
+}
+
+async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusal> {
+    let limits = &shared.limits;
+    let max = limits.max_message_bytes;
+    let first = tokio::time::timeout(limits.hello_timeout, next_binary(stream))
+        .await
+        .map_err(|_| {
+            refusal(
+                RefusalCode::BadHello,
+                format!("no hello within {:?}", limits.hello_timeout),
+            )
+        })?
+        .ok_or_else(|| refusal(RefusalCode::BadHello, "no binary hello"))?;
+    let mut hello = match ClientMessage::decode(&first, max) {
+        Ok(ClientMessage::Hello(h)) => h,
+        Ok(_) => {
+            return Err(refusal(
+                RefusalCode::BadHello,
+                "the first message must be a hello",
+            ));
+        }
+        Err(e) => {
+            return Err(match probe_hello_version(&first, max) {
+                Some(v) if v != u64::from(PROTOCOL_VERSION) => version_refusal(v),
+                _ => refusal(RefusalCode::BadHello, format!("bad hello: {e}")),
+            });
+        }
+    };
+    if hello.protocol != PROTOCOL_VERSION {
+        return Err(version_refusal(u64::from(hello.protocol)));
+    }
+    if let Some(token) = &shared.token
+        && !hello.token.as_deref().is_some_and(|t| same_token(t, token))
+    {
+        return Err(refusal(
+            RefusalCode::Unauthorized,
+            "this server needs a valid token",
+        ));
+    }
+    check_viewer(&hello.viewer, limits.max_view_radius_m)
+        .map_err(|e| refusal(RefusalCode::BadHello, e))?;
+    if let Some(r) = &hello.resume
+        && (!r.region.is_valid() || r.region.volume() > MAX_RESUME_BRICKS)
+    {
+        return Err(refusal(
+            RefusalCode::BadHello,
+            "the resume region is not a valid box",
+        ));
+    }
+    let mut end = hello.name.len().min(MAX_NAME);
+    while !hello.name.is_char_boundary(end) {
+        end -= 1;
+    }
+    hello.name.truncate(end);
+    Ok(hello)
+}
+
+/// Serves one upgraded connection until it closes.
+pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
+    let (mut sink, mut stream) = socket.split();
+    let hello = match handshake(&mut stream, &shared).await {
+        Ok(h) => h,
+        Err(r) => return refuse(&mut sink, r).await,
+    };
+    let before = shared.active.fetch_add(1, Ordering::SeqCst);
+    let _slot = Slot(shared.clone());
+    if before >= shared.limits.max_clients {
+        let why = format!(
+            "the server has its maximum of {} clients",
+            shared.limits.max_clients
+        );
+        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why)).await;
+    }
+    let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = mpsc::channel(shared.limits.outbox_messages);
+    let (kill_tx, kill_rx) = watch::channel(None);
+    let link = PeerLink {
+        tx,
+        kill: Arc::new(kill_tx),
+    };
+    let (reply, client) = oneshot::channel();
+    let join = Command::Join {
+        conn,
+        hello,
+        link: link.clone(),
+        reply,
+    };
+    if shared.commands.send(join).await.is_err() {
+        let r = refusal(RefusalCode::ServerFull, "the server is stopping");
+        return refuse(&mut sink, r).await;
+    }
+    let Ok(client) = client.await else {
+        let r = refusal(RefusalCode::ServerFull, "the server is stopping");
+        return refuse(&mut sink, r).await;
+    };
+    let mut writer = tokio::spawn(write_loop(sink, rx, kill_rx.clone()));
+    read_loop(&mut stream, &shared, conn, client, &link, kill_rx).await;
+    let _ = shared.commands.send(Command::Leave { conn, client }).await;
+    link.kill("connection closed");
+    if tokio::time::timeout(Duration::from_secs(5), &mut writer)
+        .await
+        .is_err()
+    {
+        writer.abort();
+    }
+}
+
+/// A token bucket: `rate` per second on average, `burst` at once.
+struct Bucket {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, now: Instant) -> bool {
+        let dt = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + dt * self.rate).min(self.burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+async fn read_loop(
+    stream: &mut Stream,
+    shared: &Shared,
+    conn: u64,
+    client: u64,
+    link: &PeerLink,
+    mut kill: watch::Receiver<Option<String>>,
+) {
+    let limits = &shared.limits;
+    let mut bucket = Bucket {
+        rate: limits.ops_per_second,
+        burst: limits.op_burst,
+        tokens: limits.op_burst,
+        last: Instant::now(),
+    };
+    loop {
+        let msg = tokio::select! {
+            _ = killed(&mut kill) => return,
+            m = stream.next() => m,
+        };
+        let bytes = match msg {
+            None | Some(Ok(Message::Close(_))) => return,
+            Some(Err(e)) => return link.kill(format!("receive failed: {e}")),
+            Some(Ok(Message::Binary(b))) => b,
+            Some(Ok(Message::Text(_))) => {
+                return link.kill("text messages are not part of the protocol");
+            }
+            Some(Ok(_)) => continue,
+        };
+        if !bucket.take(Instant::now()) {
+            return link.kill(format!(
+                "rate limit: more than {} messages/s (burst {})",
+                limits.ops_per_second, limits.op_burst
+            ));
+        }
+        let cmd = match ClientMessage::decode(&bytes, limits.max_message_bytes) {
+            Err(e) => return link.kill(e.to_string()),
+            Ok(ClientMessage::Hello(_)) => return link.kill("a second hello"),
+            Ok(ClientMessage::Op { op_id, entry }) => Command::Op {
+                client,
+                op_id,
+                entry,
+            },
+            Ok(ClientMessage::Viewer(viewer)) => {
+                if let Err(e) = check_viewer(&viewer, limits.max_view_radius_m) {
+                    return link.kill(e);
+                }
+                Command::Viewer {
+                    conn,
+                    client,
+                    viewer,
+                }
+            }
+            Ok(ClientMessage::Hash { request, region }) => {
+                if region.is_some_and(|r| !r.is_valid()) {
+                    return link.kill("hash region is not a valid box");
+                }
+                Command::HashTo {
+                    client,
+                    request,
+                    region,
+                }
+            }
+        };
+        if shared.commands.send(cmd).await.is_err() {
+            return link.kill("the server is stopping");
+        }
+    }
+}
+
+async fn write_loop(
+    mut sink: Sink,
+    mut rx: mpsc::Receiver<Bytes>,
+    mut kill: watch::Receiver<Option<String>>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            _ = killed(&mut kill) => break,
+            frame = rx.recv() => {
+                let Some(frame) = frame else { break };
+                if sink.feed(Message::Binary(frame)).await.is_err() {
+                    return;
+                }
+                for _ in 0..WRITE_BATCH {
+                    let Ok(frame) = rx.try_recv() else { break };
+                    if sink.feed(Message::Binary(frame)).await.is_err() {
+                        return;
+                    }
+                }
+                if sink.flush().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let reason = kill
+        .borrow()
+        .clone()
+        .unwrap_or_else(|| "the server is closing".into());
+    let bye = ServerMessage::Disconnect {
+        reason: reason.clone(),
+    };
+    let _ = sink.send(Message::Binary(bye.encode().into())).await;
+    let _ = sink.send(close_frame(&reason)).await;
+}

@@ -1,0 +1,360 @@
+//! The authoritative server: one process, one world file, everyone's edits in one order.
+//!
+//! ```text
+//!  WebSocket ──▶ connection task ──(commands)──▶ ordering thread ──▶ world store (durable)
+//!  (axum)        hello, limits,                  validate, number, apply,
+//!                rate, decode                    append, then broadcast ──▶ outboxes ──▶ clients
+//! ```
+//!
+//! One thread owns the [`Store`](loam_store::Store), the field and the undo history. It takes
+//! the ops that arrived together as a group: each is validated and applied through the
+//! history (a refused op changes nothing), numbered, and the group is appended to the world
+//! store in one transaction; only when that returns are the ops broadcast, so an op a client
+//! saw acknowledged survives a crash. Any other command (a join, a viewer move, a hash)
+//! waits until the group before it is durable and broadcast.
+//!
+//! Each client gets the ops whose changed bricks fall in its region (its viewer's box plus a
+//! margin, see [`crate::interest`]), its own ops always, and the bricks of regions it moves
+//! into, nearest first. A client too slow to take its messages, over its op rate, sending
+//! oversized or malformed messages, is disconnected with a reason; the server goes on.
+
+mod conn;
+mod order;
+mod regions;
+mod resume;
+mod writer;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::response::Response;
+use axum::routing::get;
+use loam_field::{FieldHash, Generator};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::error::NetError;
+use crate::protocol::{BrickBox, DEFAULT_MAX_MESSAGE_BYTES, WorldMeta};
+use order::{Command, Order};
+
+/// Builds the world's generator from the generator JSON its file holds (the CLI's session
+/// spec). The server calls it once when it opens the world; a client calls it with the JSON
+/// the server sends. An error is reported as [`NetError::Generator`].
+pub type GeneratorFactory = Arc<dyn Fn(&str) -> Result<Generator, String> + Send + Sync>;
+
+/// Bytes a WebSocket reads from its socket at a time (both sides).
+pub(crate) const READ_BUFFER: usize = 8 << 10;
+
+/// The WebSocket path clients connect to.
+pub const WS_PATH: &str = "/ws";
+
+/// Limits that protect the server from clients.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Largest message accepted, bytes. Default [`DEFAULT_MAX_MESSAGE_BYTES`] (1 MiB).
+    pub max_message_bytes: usize,
+    /// Most clients connected at once; more are refused. Default 128.
+    pub max_clients: usize,
+    /// Messages (ops, viewer moves, hash requests) per second a client may send on average.
+    /// Default 1000.
+    pub ops_per_second: f64,
+    /// Messages a client may send in a burst above the average rate. Default 1000.
+    pub op_burst: f64,
+    /// Largest viewer radius, metres. Default 512.
+    pub max_view_radius_m: f64,
+    /// Messages waiting for a client before it is disconnected as too slow. Default 16384.
+    pub outbox_messages: usize,
+    /// How long a new connection may take to say hello. Default 10 s.
+    pub hello_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_clients: 128,
+            ops_per_second: 1000.0,
+            op_burst: 1000.0,
+            max_view_radius_m: 512.0,
+            outbox_messages: 16384,
+            hello_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How to run a server ([`serve`]).
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// The world file (loam-store), opened exclusively.
+    pub world: PathBuf,
+    /// Address to listen on. Default `127.0.0.1:7878` (loopback only); port 0 picks one.
+    pub listen: SocketAddr,
+    /// If set, clients must send this token in their hello.
+    pub token: Option<String>,
+    /// Builds the generator from the world's generator JSON.
+    pub generator: GeneratorFactory,
+    /// Limits on clients.
+    pub limits: Limits,
+    /// Margin around each viewer's box, metres, within which ops and bricks are sent too.
+    /// Default 16.
+    pub interest_margin_m: f64,
+    /// Ops kept in memory for reconnecting clients to resume from. Default 65 536.
+    pub resume_ops: usize,
+    /// Bake the world every this many ops (0: only at a clean shutdown). Default 100 000.
+    pub bake_every_ops: u64,
+    /// Bricks the server's field keeps decoded (96 KiB each). Default 512.
+    pub hot_bricks: usize,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("world", &self.world)
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConfig {
+    /// The defaults for `world`, with `generator`.
+    pub fn new(world: impl Into<PathBuf>, generator: GeneratorFactory) -> Self {
+        Self {
+            world: world.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            token: None,
+            generator,
+            limits: Limits::default(),
+            interest_margin_m: 16.0,
+            resume_ops: 1 << 16,
+            bake_every_ops: 100_000,
+            hot_bricks: 512,
+        }
+    }
+
+    fn validate(&self) -> Result<(), NetError> {
+        let bad = |name, why: &str| {
+            Err(NetError::Config {
+                name,
+                why: why.into(),
+            })
+        };
+        let l = &self.limits;
+        if l.max_message_bytes < 4096 {
+            return bad("max_message_bytes", "at least 4096");
+        }
+        if !(l.ops_per_second > 0.0 && l.ops_per_second.is_finite()) {
+            return bad("ops_per_second", "a positive number");
+        }
+        if !(l.op_burst >= 1.0 && l.op_burst.is_finite()) {
+            return bad("op_burst", "at least 1");
+        }
+        if !(l.max_view_radius_m >= 0.0 && l.max_view_radius_m <= 1e5) {
+            return bad("max_view_radius_m", "in [0, 100000]");
+        }
+        if l.outbox_messages < 16 {
+            return bad("outbox_messages", "at least 16");
+        }
+        if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
+            return bad("interest_margin_m", "in [0, 10000]");
+        }
+        Ok(())
+    }
+}
+
+/// What the server is doing ([`ServerHandle::status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// The last sequence number.
+    pub seq: u64,
+    /// Clients connected.
+    pub clients: usize,
+    /// Ops accepted since the server started.
+    pub accepted: u64,
+    /// Ops refused since the server started.
+    pub refused: u64,
+}
+
+/// What the connection tasks share.
+pub(crate) struct Shared {
+    pub commands: mpsc::Sender<Command>,
+    pub limits: Limits,
+    pub token: Option<String>,
+    pub active: AtomicUsize,
+    pub next_conn: AtomicU64,
+}
+
+/// A running server. Dropping it leaves the server running until the runtime ends; call
+/// [`ServerHandle::shutdown`] for a clean stop (clients told, world baked, file closed).
+pub struct ServerHandle {
+    addr: SocketAddr,
+    commands: mpsc::Sender<Command>,
+    http: tokio::task::JoinHandle<()>,
+    ticker: tokio::task::JoinHandle<()>,
+    order: Option<std::thread::JoinHandle<Result<(), NetError>>>,
+    stopped: watch::Receiver<Option<String>>,
+}
+
+/// Opens the world, binds `config.listen` and starts serving (WebSocket at [`WS_PATH`]).
+/// Returns once clients can connect. Needs a tokio runtime.
+///
+/// # Errors
+/// [`NetError::Config`] for a bad setting; [`NetError::Store`] if the world cannot be opened
+/// or loaded (in use by another process, damaged, newer format); [`NetError::Generator`] if
+/// its generator cannot be built; [`NetError::Io`] if the address cannot be bound.
+pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
+    config.validate()?;
+    let cfg = config.clone();
+    let order = tokio::task::spawn_blocking(move || Order::open(&cfg))
+        .await
+        .map_err(|e| NetError::ServerStopped(e.to_string()))??;
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = mpsc::channel(4096);
+    let (stop_tx, stop_rx) = watch::channel(None);
+    let thread = std::thread::Builder::new()
+        .name("loam-net-order".into())
+        .spawn(move || {
+            let r = order.run(rx);
+            let why = match &r {
+                Ok(()) => "shut down".to_string(),
+                Err(e) => crate::error_chain(e),
+            };
+            let _ = stop_tx.send(Some(why));
+            r
+        })?;
+    let shared = Arc::new(Shared {
+        commands: tx.clone(),
+        limits: config.limits.clone(),
+        token: config.token.clone(),
+        active: AtomicUsize::new(0),
+        next_conn: AtomicU64::new(1),
+    });
+    let router = Router::new()
+        .route(WS_PATH, get(upgrade))
+        .with_state(shared);
+    // Small messages go out at once (no Nagle delay).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let http = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let tick = tx.clone();
+    let ticker = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_millis(50));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            every.tick().await;
+            if tick.send(Command::Tick).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(ServerHandle {
+        addr,
+        commands: tx,
+        http,
+        ticker,
+        order: Some(thread),
+        stopped: stop_rx,
+    })
+}
+
+async fn upgrade(ws: WebSocketUpgrade, State(shared): State<Arc<Shared>>) -> Response {
+    let max = shared.limits.max_message_bytes;
+    // tungstenite zero-fills up to `read_buffer_size` bytes before every read (128 KiB by
+    // default: most of a small message's cost).
+    ws.max_message_size(max)
+        .max_frame_size(max)
+        .read_buffer_size(READ_BUFFER)
+        .on_upgrade(move |socket| conn::run(socket, shared))
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL clients connect to, `ws://ADDR/ws`.
+    pub fn url(&self) -> String {
+        format!("ws://{}{WS_PATH}", self.addr)
+    }
+
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> Result<T, NetError> {
+        let (tx, rx) = oneshot::channel();
+        let gone = || NetError::ServerStopped(self.stop_reason());
+        self.commands.send(make(tx)).await.map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())
+    }
+
+    fn stop_reason(&self) -> String {
+        self.stopped
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| "stopped".into())
+    }
+
+    /// The server's field hash over `region` (every brick when `None`) and the sequence number
+    /// it is at, once every op before the call is durable.
+    ///
+    /// # Errors
+    /// [`NetError::ServerStopped`].
+    pub async fn hash(&self, region: Option<BrickBox>) -> Result<(u64, FieldHash), NetError> {
+        self.ask(|reply| Command::HashFor { region, reply }).await
+    }
+
+    /// The sequence number, clients and op counts.
+    ///
+    /// # Errors
+    /// [`NetError::ServerStopped`].
+    pub async fn status(&self) -> Result<ServerStatus, NetError> {
+        self.ask(|reply| Command::Status { reply }).await
+    }
+
+    /// The world's metadata as clients get it.
+    ///
+    /// # Errors
+    /// [`NetError::ServerStopped`].
+    pub async fn world(&self) -> Result<WorldMeta, NetError> {
+        self.ask(|reply| Command::Meta { reply }).await
+    }
+
+    /// Waits until the server stops by itself (its store failed) and says why. Returns at
+    /// once if it has stopped.
+    pub async fn stopped(&self) -> String {
+        let mut rx = self.stopped.clone();
+        let reason = rx.wait_for(|r| r.is_some()).await.map(|r| r.clone());
+        reason.ok().flatten().unwrap_or_else(|| "stopped".into())
+    }
+
+    /// Stops cleanly: every client is told and disconnected, the world is baked and the file
+    /// closed.
+    ///
+    /// # Errors
+    /// The store's error if the last appends or the bake failed, or the one that stopped the
+    /// server earlier.
+    pub async fn shutdown(mut self) -> Result<(), NetError> {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.commands.send(Command::Shutdown { reply: tx }).await;
+        let _ = rx.await;
+        self.ticker.abort();
+        let thread = self.order.take().expect("joined once");
+        let r = tokio::task::spawn_blocking(move || thread.join())
+            .await
+            .map_err(|e| NetError::ServerStopped(e.to_string()))?
+            .map_err(|_| NetError::ServerStopped("the ordering thread panicked".into()))?;
+        self.http.abort();
+        r
+    }
+}

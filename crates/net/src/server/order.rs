@@ -1,0 +1,562 @@
+//! The ordering thread: the one owner of the field and the undo history.
+//!
+//! ```text
+//!  commands ──▶ apply ops (numbered) ──▶ in flight ──(writer: one transaction per group)──▶
+//!                                          durable ──▶ released: acks, broadcasts, patches
+//! ```
+//!
+//! While the writer syncs one group, the next ops are applied and wait as the next group: a
+//! slow disk costs latency, not throughput. Commands that must see only durable state (a
+//! join's snapshot, a viewer's catch-up, a hash, the status, a shutdown, a bake) wait until
+//! nothing is in flight; commands after them wait behind them, in order.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, History, LogEntry};
+use loam_store::Store;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot};
+
+use super::conn::PeerLink;
+use super::resume::{Ring, RingEntry};
+use super::writer::{Ack, Write, Writer};
+use super::{ServerConfig, ServerStatus};
+use crate::error::NetError;
+use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
+use crate::protocol::{
+    BrickBox, Hello, OpRecord, ServerMessage, Viewer, WireBrick, WorldMeta, encode_brick,
+};
+
+/// Most ops in one group (one transaction).
+const MAX_BATCH: usize = 1024;
+/// How often a client whose region saw no op is told the log moved on.
+pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
+/// Encoded bricks kept for catch-ups and patches.
+const BRICK_CACHE: usize = 4096;
+
+/// What the connections and the handle ask of the ordering thread.
+pub(crate) enum Command {
+    Join {
+        conn: u64,
+        hello: Hello,
+        link: PeerLink,
+        reply: oneshot::Sender<u64>,
+    },
+    Op {
+        client: u64,
+        op_id: u64,
+        entry: Vec<u8>,
+    },
+    Viewer {
+        conn: u64,
+        client: u64,
+        viewer: Viewer,
+    },
+    HashTo {
+        client: u64,
+        request: u64,
+        region: Option<BrickBox>,
+    },
+    HashFor {
+        region: Option<BrickBox>,
+        reply: oneshot::Sender<(u64, FieldHash)>,
+    },
+    Status {
+        reply: oneshot::Sender<ServerStatus>,
+    },
+    Meta {
+        reply: oneshot::Sender<WorldMeta>,
+    },
+    Leave {
+        conn: u64,
+        client: u64,
+    },
+    Tick,
+    Shutdown {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+pub(super) struct Peer {
+    pub(super) conn: u64,
+    pub(super) link: PeerLink,
+    pub(super) region: BrickBox,
+    /// The last sequence number the client was sent (an op or a `Seq`).
+    pub(super) informed: u64,
+    pub(super) informed_at: Instant,
+}
+
+/// A brick as the field held it at some moment (bricks are immutable and shared).
+type Held = (BrickKey, Arc<Brick>);
+
+/// An op taken into the current group, applied but not yet durable.
+struct Accepted {
+    entry: LogEntry,
+    author: u64,
+    op_id: u64,
+    written: Option<BrickBox>,
+    reach: Option<BrickBox>,
+    /// Per client that cannot reproduce the op: the bricks it changed in that client's region,
+    /// as they were right after it.
+    patches: Vec<(u64, Vec<Held>)>,
+}
+
+enum Item {
+    Accepted(Box<Accepted>),
+    Refused {
+        client: u64,
+        op_id: u64,
+        reason: String,
+    },
+}
+
+pub(crate) struct Order {
+    writer: Writer,
+    acks: UnboundedReceiver<Ack>,
+    /// Applied ops and refusals not yet released, in order.
+    inflight: VecDeque<Item>,
+    /// Applied ops not yet handed to the writer.
+    unsent: Vec<LogEntry>,
+    /// Whether the writer has a group (or a bake).
+    writing: bool,
+    durable: u64,
+    /// The last op acknowledged and broadcast.
+    pub(super) released: u64,
+    /// Commands waiting for nothing to be in flight, in order.
+    deferred: VecDeque<Command>,
+    pub(super) field: Field,
+    pub(super) history: History,
+    pub(super) seq: u64,
+    pub(super) meta: WorldMeta,
+    pub(super) margin: f64,
+    pub(super) max_message: usize,
+    pub(super) outbox: usize,
+    pub(super) bake_every: u64,
+    pub(super) baked: u64,
+    pub(super) peers: BTreeMap<u64, Peer>,
+    pub(super) ring: Ring,
+    /// The stroke new ops continue: (client, its stroke id, the server's stroke id).
+    pub(super) open: Option<(u64, u64, u64)>,
+    pub(super) last_op: BTreeMap<u64, u64>,
+    pub(super) next_client: u64,
+    pub(super) cache: BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
+    pub(super) accepted: u64,
+    pub(super) refused: u64,
+}
+
+fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
+    (b.min[2]..=b.max[2]).flat_map(move |z| {
+        (b.min[1]..=b.max[1])
+            .flat_map(move |y| (b.min[0]..=b.max[0]).map(move |x| BrickKey::new(x, y, z)))
+    })
+}
+
+/// Sends `frame` to `peer`; a full outbox (a client too slow) or a closed one is noted in
+/// `dead`.
+pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: usize, dead: &mut Vec<(u64, String)>) {
+    match peer.link.tx.try_send(frame) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) => {
+            dead.push((id, format!("too slow: {cap} messages waiting")));
+        }
+        Err(TrySendError::Closed(_)) => dead.push((id, "connection gone".into())),
+    }
+}
+
+pub(super) fn encoded(
+    cache: &mut BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
+    key: BrickKey,
+    brick: &Brick,
+) -> Arc<WireBrick> {
+    if let Some((id, w)) = cache.get(&key)
+        && *id == brick.id()
+    {
+        return w.clone();
+    }
+    if cache.len() >= BRICK_CACHE {
+        cache.clear();
+    }
+    let w = Arc::new(encode_brick(key, brick));
+    cache.insert(key, (brick.id(), w.clone()));
+    w
+}
+
+/// Splits `bricks` into messages of about `max / 2` bytes each, made by `make(bricks, last)`.
+pub(super) fn chunks(
+    bricks: Vec<Arc<WireBrick>>,
+    max: usize,
+    mut make: impl FnMut(Vec<WireBrick>, bool) -> ServerMessage,
+) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let mut part = Vec::new();
+    let mut size = 0;
+    for w in bricks {
+        if size + w.data.len() > max / 2 && !part.is_empty() {
+            out.push(make(std::mem::take(&mut part), false).encode().into());
+            size = 0;
+        }
+        size += w.data.len() + 32;
+        part.push((*w).clone());
+    }
+    out.push(make(part, true).encode().into());
+    out
+}
+
+impl Order {
+    /// Opens and loads the world, refills the resume ring from its log and starts the
+    /// writer.
+    pub fn open(cfg: &ServerConfig) -> Result<Self, NetError> {
+        let mut store = Store::open(&cfg.world)?;
+        let json = store.generator_json()?;
+        let generator = (cfg.generator)(&json).map_err(NetError::Generator)?;
+        let settings = store.field_settings()?;
+        let fingerprint = generator_fingerprint(&generator, &settings);
+        let loaded = store.load(Field::new(settings, Arc::new(generator))?)?;
+        let mut field = loaded.field;
+        field.set_hot_capacity(cfg.hot_bricks);
+        let mut ring = Ring::new(cfg.resume_ops);
+        // Who wrote the ops before a restart is not kept: author 0 (no client has that id).
+        for e in store.ops_after(loaded.last_seq.saturating_sub(cfg.resume_ops as u64))? {
+            let reach = op_reach(&e.op, &settings);
+            let frame = ServerMessage::Op(OpRecord {
+                seq: e.seq,
+                author: 0,
+                op_id: 0,
+                entry: e.encode(),
+            });
+            ring.push(RingEntry {
+                seq: e.seq,
+                author: 0,
+                frame: frame.encode().into(),
+                written: reach.map(Some),
+                reach,
+            });
+        }
+        let micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_micros() as u64);
+        let (ack_tx, acks) = mpsc::unbounded_channel();
+        let writer = Writer::start(store, ack_tx)?;
+        Ok(Self {
+            writer,
+            acks,
+            inflight: VecDeque::new(),
+            unsent: Vec::new(),
+            writing: false,
+            durable: loaded.last_seq,
+            released: loaded.last_seq,
+            deferred: VecDeque::new(),
+            field,
+            history: loaded.history,
+            seq: loaded.last_seq,
+            meta: WorldMeta {
+                generator_json: json,
+                field: settings,
+                generator_fingerprint: fingerprint,
+            },
+            margin: cfg.interest_margin_m,
+            max_message: cfg.limits.max_message_bytes,
+            outbox: cfg.limits.outbox_messages,
+            bake_every: cfg.bake_every_ops,
+            baked: loaded.last_seq,
+            peers: BTreeMap::new(),
+            ring,
+            open: None,
+            last_op: BTreeMap::new(),
+            next_client: micros.max(1),
+            cache: BTreeMap::new(),
+            accepted: 0,
+            refused: 0,
+        })
+    }
+
+    /// Runs until shut down or until the store fails.
+    pub fn run(self, rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(NetError::Io)?;
+        rt.block_on(self.serve(rx))
+    }
+
+    async fn serve(mut self, mut rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
+        loop {
+            tokio::select! {
+                biased;
+                ack = self.acks.recv() => match ack {
+                    Some(Ack::Durable(seq)) => {
+                        self.writing = false;
+                        self.durable = self.durable.max(seq);
+                        self.release();
+                        if self.resume_deferred() {
+                            return self.close("the server is shutting down");
+                        }
+                    }
+                    Some(Ack::Failed(why)) => return self.fail(why),
+                    None => return self.fail("the writer stopped".into()),
+                },
+                cmd = rx.recv() => {
+                    let Some(cmd) = cmd else {
+                        return self.close("the server is shutting down");
+                    };
+                    let mut next = Some(cmd);
+                    while let Some(cmd) = next.take() {
+                        if self.dispatch(cmd) {
+                            return self.close("the server is shutting down");
+                        }
+                        if self.unsent.len() >= MAX_BATCH {
+                            self.pump();
+                        }
+                        next = rx.try_recv().ok();
+                    }
+                }
+            }
+            // Refusals ahead of anything in flight go out now.
+            self.release();
+            if self.resume_deferred() {
+                return self.close("the server is shutting down");
+            }
+            self.pump();
+        }
+    }
+
+    /// The store failed: everyone is told, the thread stops.
+    fn fail(&mut self, why: String) -> Result<(), NetError> {
+        for (_, p) in std::mem::take(&mut self.peers) {
+            p.link.kill("the server's world store failed");
+        }
+        Err(match self.writer.finish(None) {
+            Err(e) => e,
+            Ok(()) => NetError::ServerStopped(why),
+        })
+    }
+
+    /// Whether nothing is applied but not yet released.
+    fn idle(&self) -> bool {
+        self.inflight.is_empty() && self.unsent.is_empty() && !self.writing
+    }
+
+    /// Takes one command; `true` once a shutdown has run.
+    fn dispatch(&mut self, cmd: Command) -> bool {
+        if !self.deferred.is_empty() {
+            self.deferred.push_back(cmd);
+            return false;
+        }
+        let bake_due = self.bake_every > 0 && self.seq - self.baked >= self.bake_every;
+        match cmd {
+            Command::Op { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
+            Command::Op {
+                client,
+                op_id,
+                entry,
+            } => self.take_op(client, op_id, &entry),
+            Command::Leave { .. } | Command::Tick | Command::Meta { .. } => self.handle(cmd),
+            cmd if !self.idle() => self.deferred.push_back(cmd),
+            Command::Shutdown { reply } => {
+                let _ = reply.send(());
+                return true;
+            }
+            cmd => self.handle(cmd),
+        }
+        false
+    }
+
+    /// Runs the deferred commands once nothing is in flight; `true` once a shutdown has run.
+    fn resume_deferred(&mut self) -> bool {
+        while self.idle() && !self.deferred.is_empty() {
+            if self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+                self.bake();
+                return false;
+            }
+            let waiting = std::mem::take(&mut self.deferred);
+            for cmd in waiting {
+                if self.dispatch(cmd) {
+                    return true;
+                }
+            }
+            self.pump();
+        }
+        false
+    }
+
+    /// Hands the applied ops to the writer if it is free (a bake when one is due and nothing
+    /// is in flight).
+    fn pump(&mut self) {
+        if self.writing {
+            return;
+        }
+        if !self.unsent.is_empty() {
+            self.writer
+                .send(Write::Append(std::mem::take(&mut self.unsent)));
+            self.writing = true;
+        } else if self.idle() && self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+            self.bake();
+        }
+    }
+
+    /// Hands a snapshot of the field and history to the writer to bake (nothing in flight).
+    fn bake(&mut self) {
+        self.writer.send(Write::Bake {
+            field: Box::new(self.field.clone()),
+            history: Box::new(self.history.clone()),
+            seq: self.seq,
+        });
+        self.baked = self.seq;
+        self.writing = true;
+    }
+
+    /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
+    fn close(&mut self, reason: &str) -> Result<(), NetError> {
+        for (_, p) in std::mem::take(&mut self.peers) {
+            p.link.kill(reason);
+        }
+        // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
+        // below covers them).
+        if !self.unsent.is_empty() {
+            self.writer
+                .send(Write::Append(std::mem::take(&mut self.unsent)));
+        }
+        let last = (self.seq > self.baked).then(|| Write::Bake {
+            field: Box::new(self.field.clone()),
+            history: Box::new(self.history.clone()),
+            seq: self.seq,
+        });
+        self.writer.finish(last)
+    }
+
+    fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
+        self.inflight.push_back(Item::Refused {
+            client,
+            op_id,
+            reason,
+        });
+    }
+
+    /// Validates and applies one op (through the history: a refused op changes nothing) and
+    /// adds it to the group.
+    fn take_op(&mut self, client: u64, op_id: u64, bytes: &[u8]) {
+        if let Some(&last) = self.last_op.get(&client)
+            && op_id <= last
+        {
+            let why = format!("op id {op_id} is not above the last one taken ({last})");
+            return self.refuse(client, op_id, why);
+        }
+        self.last_op.insert(client, op_id);
+        let entry = match LogEntry::decode(bytes) {
+            Ok(e) => e,
+            Err(e) => return self.refuse(client, op_id, e.to_string()),
+        };
+        let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
+        let stroke = match (&entry.op, self.open) {
+            (EditOp::Undo { stroke } | EditOp::Redo { stroke }, _) => *stroke,
+            (_, Some((c, s, g))) if c == client && s == entry.stroke => g,
+            _ => self.history.last_stroke().map_or(1, |s| s + 1),
+        };
+        let outcome = match self.history.apply(&mut self.field, stroke, &entry.op) {
+            Ok(o) => o,
+            Err(e) => return self.refuse(client, op_id, e.to_string()),
+        };
+        self.open = (!reverts).then_some((client, entry.stroke, stroke));
+        self.seq += 1;
+        let settings = *self.field.settings();
+        let written = outcome.changed.map(|b| bricks_of_samples(&b));
+        let reach = op_reach(&entry.op, &settings);
+        let mut patches = Vec::new();
+        if let Some(w) = written {
+            for (&id, peer) in &self.peers {
+                let Some(part) = w.intersection(&peer.region) else {
+                    continue;
+                };
+                if reach.is_some_and(|r| peer.region.contains_box(&r)) {
+                    continue;
+                }
+                let bricks = keys_in(&part)
+                    .filter_map(|k| self.field.brick(k).map(|b| (k, b.clone())))
+                    .collect();
+                patches.push((id, bricks));
+            }
+        }
+        let entry = LogEntry::new(self.seq, stroke, entry.op);
+        self.unsent.push(entry.clone());
+        self.inflight.push_back(Item::Accepted(Box::new(Accepted {
+            entry,
+            author: client,
+            op_id,
+            written,
+            reach,
+            patches,
+        })));
+    }
+
+    /// Sends what is durable, in order: acks and broadcasts, patches after their op,
+    /// refusals in their place.
+    fn release(&mut self) {
+        let mut dead = Vec::new();
+        while let Some(item) = self.inflight.pop_front() {
+            if let Item::Accepted(a) = &item
+                && a.entry.seq > self.durable
+            {
+                self.inflight.push_front(item);
+                break;
+            }
+            match item {
+                Item::Refused {
+                    client,
+                    op_id,
+                    reason,
+                } => {
+                    self.refused += 1;
+                    if let Some(p) = self.peers.get(&client) {
+                        let msg = ServerMessage::OpRefused { op_id, reason };
+                        push(client, p, msg.encode().into(), self.outbox, &mut dead);
+                    }
+                }
+                Item::Accepted(a) => {
+                    self.accepted += 1;
+                    let seq = a.entry.seq;
+                    self.released = seq;
+                    let frame: Bytes = ServerMessage::Op(OpRecord {
+                        seq,
+                        author: a.author,
+                        op_id: a.op_id,
+                        entry: a.entry.encode(),
+                    })
+                    .encode()
+                    .into();
+                    for (&id, peer) in &mut self.peers {
+                        if id == a.author || a.written.is_some_and(|w| w.intersects(&peer.region)) {
+                            push(id, peer, frame.clone(), self.outbox, &mut dead);
+                            peer.informed = seq;
+                        }
+                    }
+                    for (client, bricks) in a.patches {
+                        let Some(p) = self.peers.get(&client) else {
+                            continue;
+                        };
+                        let wires = bricks
+                            .iter()
+                            .map(|(k, b)| encoded(&mut self.cache, *k, b))
+                            .collect();
+                        for f in chunks(wires, self.max_message, |bricks, _| ServerMessage::Patch {
+                            seq,
+                            bricks,
+                        }) {
+                            push(client, p, f, self.outbox, &mut dead);
+                        }
+                    }
+                    self.ring.push(RingEntry {
+                        seq,
+                        author: a.author,
+                        frame,
+                        written: Some(a.written),
+                        reach: a.reach,
+                    });
+                }
+            }
+        }
+        self.bury(dead);
+    }
+}

@@ -1,0 +1,244 @@
+//! The ordering thread's commands other than ops: a client joining (welcome, resume,
+//! snapshot), a viewer moving into new bricks (the bricks sent nearest first), hashes,
+//! status, and the ticks that tell idle clients the log moved on.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use loam_field::FieldHash;
+
+use bytes::Bytes;
+use loam_field::{Brick, BrickKey};
+use tokio::sync::oneshot;
+
+use super::ServerStatus;
+use super::conn::PeerLink;
+use super::order::{Command, Order, Peer, SEQ_EVERY, chunks, encoded, push};
+use crate::interest::region_for;
+use crate::protocol::{BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, Welcome};
+
+impl Order {
+    /// The catch-up of `region` for a viewer: every brick of the server's in `region` but
+    /// outside `keep`, and those of `stale` in `region`, nearest first.
+    pub(super) fn catch_up(
+        &mut self,
+        viewer: &Viewer,
+        region: BrickBox,
+        keep: Option<BrickBox>,
+        stale: &BTreeSet<[i32; 3]>,
+    ) -> Vec<Bytes> {
+        let brick_m = f64::from(loam_field::BRICK_SAMPLES) * self.field.settings().voxel_size;
+        let at = viewer.position.map(|c| c / brick_m - 0.5);
+        let mut list: Vec<(f64, BrickKey, Arc<Brick>)> = self
+            .field
+            .bricks()
+            .filter(|(k, _)| {
+                let k = [k.x, k.y, k.z];
+                region.contains(k) && (keep.is_none_or(|b| !b.contains(k)) || stale.contains(&k))
+            })
+            .map(|(k, b)| {
+                let d = [k.x, k.y, k.z]
+                    .iter()
+                    .zip(at)
+                    .map(|(&c, p)| (f64::from(c) - p) * (f64::from(c) - p))
+                    .sum::<f64>();
+                (d, k, b.clone())
+            })
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let wires = list
+            .iter()
+            .map(|(_, k, b)| encoded(&mut self.cache, *k, b))
+            .collect();
+        let seq = self.seq;
+        chunks(wires, self.max_message, |bricks, done| {
+            ServerMessage::CatchUp(CatchUp {
+                seq,
+                region,
+                keep,
+                bricks,
+                done,
+            })
+        })
+    }
+
+    pub(super) fn join(
+        &mut self,
+        conn: u64,
+        hello: Hello,
+        link: PeerLink,
+        reply: oneshot::Sender<u64>,
+    ) {
+        let vs = self.field.settings().voxel_size;
+        let region = region_for(&hello.viewer, self.margin, vs);
+        let id = match &hello.resume {
+            Some(r) => {
+                self.next_client = self.next_client.max(r.client_id.saturating_add(1));
+                r.client_id
+            }
+            None => {
+                self.next_client += 1;
+                self.next_client - 1
+            }
+        };
+        if let Some(old) = self.peers.remove(&id) {
+            old.link
+                .kill("replaced by a newer connection of the same client");
+        }
+        let plan = hello.resume.as_ref().and_then(|r| {
+            self.ring
+                .plan(r.last_seq, self.seq, &r.region, id, self.outbox / 2)
+        });
+        let welcome = Welcome {
+            protocol: PROTOCOL_VERSION,
+            client_id: id,
+            world: self.meta.clone(),
+            seq: self.seq,
+            resumed: plan.is_some(),
+            last_op_id: self.last_op.get(&id).copied(),
+        };
+        let mut frames: Vec<Bytes> = vec![ServerMessage::Welcome(welcome).encode().into()];
+        let (keep, stale) = match (&hello.resume, plan) {
+            (Some(r), Some(p)) => {
+                frames.extend(p.frames);
+                (r.region.intersection(&region), p.stale)
+            }
+            _ => (None, BTreeSet::new()),
+        };
+        frames.extend(self.catch_up(&hello.viewer, region, keep, &stale));
+        let peer = Peer {
+            conn,
+            link,
+            region,
+            informed: self.seq,
+            informed_at: Instant::now(),
+        };
+        let mut dead = Vec::new();
+        for f in frames {
+            push(id, &peer, f, self.outbox, &mut dead);
+        }
+        if let Some((_, why)) = dead.pop() {
+            return peer.link.kill(why);
+        }
+        self.peers.insert(id, peer);
+        let _ = reply.send(id);
+    }
+
+    pub(super) fn viewer(&mut self, conn: u64, client: u64, viewer: Viewer) {
+        let Some(old) = self
+            .peers
+            .get(&client)
+            .filter(|p| p.conn == conn)
+            .map(|p| p.region)
+        else {
+            return;
+        };
+        let vs = self.field.settings().voxel_size;
+        let core = region_for(&viewer, 0.0, vs);
+        let loose = region_for(&viewer, 2.0 * self.margin, vs);
+        // Hysteresis: the region stays while it holds the view and is not far too large.
+        if old.contains_box(&core) && loose.contains_box(&old) {
+            return;
+        }
+        let region = region_for(&viewer, self.margin, vs);
+        let keep = old.intersection(&region);
+        let frames = self.catch_up(&viewer, region, keep, &BTreeSet::new());
+        let Some(peer) = self.peers.get_mut(&client) else {
+            return;
+        };
+        peer.region = region;
+        let mut dead = Vec::new();
+        for f in frames {
+            push(client, peer, f, self.outbox, &mut dead);
+        }
+        self.bury(dead);
+    }
+
+    pub(super) fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::Join {
+                conn,
+                hello,
+                link,
+                reply,
+            } => self.join(conn, hello, link, reply),
+            Command::Viewer {
+                conn,
+                client,
+                viewer,
+            } => self.viewer(conn, client, viewer),
+            Command::HashTo {
+                client,
+                request,
+                region,
+            } => {
+                let hash = self.hash(region);
+                if let Some(p) = self.peers.get(&client) {
+                    let msg = ServerMessage::Hash {
+                        request,
+                        seq: self.seq,
+                        region,
+                        hash: hash.0,
+                    };
+                    let mut dead = Vec::new();
+                    push(client, p, msg.encode().into(), self.outbox, &mut dead);
+                    self.bury(dead);
+                }
+            }
+            Command::HashFor { region, reply } => {
+                let _ = reply.send((self.seq, self.hash(region)));
+            }
+            Command::Status { reply } => {
+                let _ = reply.send(ServerStatus {
+                    seq: self.seq,
+                    clients: self.peers.len(),
+                    accepted: self.accepted,
+                    refused: self.refused,
+                });
+            }
+            Command::Meta { reply } => {
+                let _ = reply.send(self.meta.clone());
+            }
+            Command::Leave { conn, client } => {
+                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
+                    self.peers.remove(&client);
+                }
+            }
+            Command::Tick => self.tick(),
+            Command::Op { .. } | Command::Shutdown { .. } => unreachable!("handled by dispatch"),
+        }
+    }
+
+    pub(super) fn bury(&mut self, dead: Vec<(u64, String)>) {
+        for (id, why) in dead {
+            if let Some(p) = self.peers.remove(&id) {
+                p.link.kill(why);
+            }
+        }
+    }
+
+    fn hash(&self, region: Option<BrickBox>) -> FieldHash {
+        match region {
+            None => self.field.hash(),
+            Some(b) => self.field.hash_region(
+                BrickKey::new(b.min[0], b.min[1], b.min[2]),
+                BrickKey::new(b.max[0], b.max[1], b.max[2]),
+            ),
+        }
+    }
+
+    pub(super) fn tick(&mut self) {
+        let now = Instant::now();
+        let mut dead = Vec::new();
+        for (&id, p) in &mut self.peers {
+            if p.informed < self.released && now.duration_since(p.informed_at) >= SEQ_EVERY {
+                let msg = ServerMessage::Seq { seq: self.released };
+                push(id, p, msg.encode().into(), self.outbox, &mut dead);
+                p.informed = self.released;
+                p.informed_at = now;
+            }
+        }
+        self.bury(dead);
+    }
+}

@@ -1,0 +1,153 @@
+//! The recent ops a reconnecting client resumes from, and what it needs to catch up.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use bytes::Bytes;
+
+use crate::protocol::BrickBox;
+
+/// One op as the ring keeps it.
+#[derive(Debug, Clone)]
+pub(crate) struct RingEntry {
+    pub seq: u64,
+    pub author: u64,
+    /// The encoded `Op` message, as broadcast.
+    pub frame: Bytes,
+    /// Bricks the op changed: `Some(None)` nothing, `None` unknown (an undo or redo read
+    /// back from the world file after a restart).
+    pub written: Option<Option<BrickBox>>,
+    /// Bricks the op may have read ([`crate::interest::op_reach`]); `None` for undo and redo.
+    pub reach: Option<BrickBox>,
+}
+
+/// What a resuming client is sent: the ops it missed that touch its region or are its own,
+/// then the current bricks of `stale`, the bricks of its region it cannot have computed
+/// exactly from those ops.
+#[derive(Debug, Default)]
+pub(crate) struct ResumePlan {
+    pub frames: Vec<Bytes>,
+    pub stale: BTreeSet<[i32; 3]>,
+}
+
+/// The last ops, oldest first, at most `cap`.
+#[derive(Debug)]
+pub(crate) struct Ring {
+    entries: VecDeque<RingEntry>,
+    cap: usize,
+}
+
+impl Ring {
+    pub fn new(cap: usize) -> Self {
+        Self {
+            entries: VecDeque::new(),
+            cap,
+        }
+    }
+
+    pub fn push(&mut self, e: RingEntry) {
+        debug_assert!(self.entries.back().is_none_or(|b| b.seq + 1 == e.seq));
+        if self.cap == 0 {
+            return;
+        }
+        if self.entries.len() == self.cap {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(e);
+    }
+
+    /// The plan for a client of id `author` that held `held` exactly after op `from`, the log
+    /// now being at `to`; `None` if the ring no longer has every op after `from` (or `from`
+    /// is beyond `to`), if one of them changed bricks nobody knows, or if more than
+    /// `max_frames` ops would be sent: then the client needs a full snapshot.
+    pub fn plan(
+        &self,
+        from: u64,
+        to: u64,
+        held: &BrickBox,
+        author: u64,
+        max_frames: usize,
+    ) -> Option<ResumePlan> {
+        if from > to {
+            return None;
+        }
+        let mut plan = ResumePlan::default();
+        if from == to {
+            return Some(plan);
+        }
+        let first = self.entries.front()?.seq;
+        if first > from + 1 {
+            return None;
+        }
+        let skip = (from + 1 - first) as usize;
+        for e in self.entries.iter().skip(skip) {
+            debug_assert!(e.seq > from && e.seq <= to);
+            let touched = match e.written {
+                None => return None,
+                Some(w) => w.and_then(|w| w.intersection(held)),
+            };
+            if let Some(t) = touched {
+                // Exact only if every brick the op read was held and exact.
+                let exact = e.reach.is_some_and(|r| {
+                    held.contains_box(&r) && !plan.stale.iter().any(|k| r.contains(*k))
+                });
+                if !exact {
+                    for z in t.min[2]..=t.max[2] {
+                        for y in t.min[1]..=t.max[1] {
+                            for x in t.min[0]..=t.max[0] {
+                                plan.stale.insert([x, y, z]);
+                            }
+                        }
+                    }
+                }
+            }
+            if touched.is_some() || e.author == author {
+                if plan.frames.len() == max_frames {
+                    return None;
+                }
+                plan.frames.push(e.frame.clone());
+            }
+        }
+        Some(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(min: [i32; 3], max: [i32; 3]) -> BrickBox {
+        BrickBox { min, max }
+    }
+
+    fn entry(seq: u64, author: u64, w: BrickBox, r: Option<BrickBox>) -> RingEntry {
+        RingEntry {
+            seq,
+            author,
+            frame: Bytes::from(seq.to_le_bytes().to_vec()),
+            written: Some(Some(w)),
+            reach: r,
+        }
+    }
+
+    #[test]
+    fn resume_sends_touching_ops_and_marks_what_it_cannot_reproduce() {
+        let mut ring = Ring::new(4);
+        let held = b([0, 0, 0], [3, 3, 3]);
+        // 1: inside, reproducible. 2: outside, not ours. 3: ours, outside. 4: reads outside.
+        // 5: reads the stale brick of 4.
+        ring.push(entry(1, 7, b([1; 3], [1; 3]), Some(b([0; 3], [2; 3]))));
+        ring.push(entry(2, 7, b([9; 3], [9; 3]), Some(b([8; 3], [9; 3]))));
+        ring.push(entry(3, 1, b([9; 3], [9; 3]), Some(b([8; 3], [9; 3]))));
+        ring.push(entry(4, 7, b([3; 3], [3; 3]), Some(b([3; 3], [4; 3]))));
+        ring.push(entry(5, 7, b([2; 3], [2; 3]), Some(b([2; 3], [3; 3]))));
+        // The ring holds 2..=5 now: from 0 is too old.
+        assert!(ring.plan(0, 5, &held, 1, 100).is_none());
+        let p = ring.plan(1, 5, &held, 1, 100).unwrap();
+        let seqs: Vec<u8> = p.frames.iter().map(|f| f[0]).collect();
+        assert_eq!(seqs, [3, 4, 5]);
+        assert_eq!(p.stale, BTreeSet::from([[3, 3, 3], [2, 2, 2]]));
+        assert!(ring.plan(1, 5, &held, 1, 2).is_none());
+        assert!(ring.plan(6, 5, &held, 1, 100).is_none());
+        assert!(ring.plan(5, 5, &held, 1, 100).unwrap().frames.is_empty());
+    }
+}

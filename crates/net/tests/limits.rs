@@ -1,0 +1,378 @@
+//! The server's door and limits: protocol versions, tokens, the client cap, the op rate,
+//! message sizes, garbage, and ops it must refuse without changing the world. After each
+//! misbehaving client the server still serves others.
+
+use std::time::Duration;
+
+use loam_field::{CsgMode, EditOp, LogEntry};
+use loam_net::protocol::{ClientMessage, RefusalCode, ServerMessage};
+use loam_net::{Client, ClientConfig, NetError, PROTOCOL_VERSION};
+use serde::Serialize;
+
+use crate::util::{
+    Raw, factory, hello, new_world, raw, recv_raw, recv_until, send_raw, start, viewer,
+};
+
+fn dig(x: f64) -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 0.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    }
+}
+
+fn op_msg(op_id: u64, op: EditOp) -> Vec<u8> {
+    ClientMessage::Op {
+        op_id,
+        entry: LogEntry::new(0, op_id, op).encode(),
+    }
+    .encode()
+}
+
+/// Says hello and reads up to the end of the snapshot.
+async fn joined(url: &str, token: Option<&str>) -> Raw {
+    let mut ws = raw(url).await;
+    send_raw(&mut ws, hello(token)).await;
+    recv_until(&mut ws, |m| match m {
+        ServerMessage::CatchUp(c) if c.done => Some(()),
+        ServerMessage::Refused(r) => panic!("refused: {r}"),
+        _ => None,
+    })
+    .await;
+    ws
+}
+
+/// The reason of the `Disconnect` that ends the connection.
+async fn disconnect_reason(ws: &mut Raw) -> String {
+    loop {
+        match recv_raw(ws).await {
+            Some(ServerMessage::Disconnect { reason }) => return reason,
+            Some(_) => {}
+            None => return String::new(),
+        }
+    }
+}
+
+async fn still_serves(url: &str) {
+    let mut c = Client::connect(ClientConfig::new(
+        url,
+        viewer(0.0, 0.0, 0.0, 8.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    c.send_op(1, dig(3.0)).await.unwrap();
+    while c.pending_ops() > 0 {
+        c.next_event().await.unwrap();
+    }
+    assert!(c.sync(false).await.unwrap().matches());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_and_newer_protocols_get_a_clear_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    for v in [0, PROTOCOL_VERSION + 1] {
+        let mut ws = raw(&server.url()).await;
+        let mut h = hello(None);
+        if let Ok(ClientMessage::Hello(mut x)) = ClientMessage::decode(&h, 1 << 20) {
+            x.protocol = v;
+            h = ClientMessage::Hello(x).encode();
+        }
+        send_raw(&mut ws, h).await;
+        let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+            panic!("no refusal for version {v}");
+        };
+        assert_eq!(r.code, RefusalCode::ProtocolVersion);
+        assert_eq!(r.server_protocol, PROTOCOL_VERSION);
+        assert!(r.reason.contains(&format!("version {v}")), "{}", r.reason);
+        assert!(
+            recv_raw(&mut ws).await.is_none(),
+            "closed after the refusal"
+        );
+    }
+    // A later hello with fields this build does not know is still told the versions.
+    #[derive(Serialize)]
+    struct Later {
+        protocol: u32,
+        colour: u8,
+    }
+    #[derive(Serialize)]
+    struct Outer {
+        hello: Later,
+    }
+    let mut ws = raw(&server.url()).await;
+    let later = Outer {
+        hello: Later {
+            protocol: 9,
+            colour: 3,
+        },
+    };
+    send_raw(&mut ws, rmp_serde::to_vec_named(&later).unwrap()).await;
+    let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+        panic!("no refusal");
+    };
+    assert_eq!(r.code, RefusalCode::ProtocolVersion);
+    assert!(r.reason.contains("update the server"), "{}", r.reason);
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_required_when_set_and_clients_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.token = Some("s3cret".into());
+        c.limits.max_clients = 2;
+    })
+    .await;
+    for token in [None, Some("wrong"), Some("s3cre")] {
+        let mut ws = raw(&server.url()).await;
+        send_raw(&mut ws, hello(token)).await;
+        let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+            panic!("no refusal for token {token:?}");
+        };
+        assert_eq!(r.code, RefusalCode::Unauthorized);
+    }
+    let mut cfg = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 8.0), factory());
+    assert!(matches!(
+        Client::connect(cfg.clone()).await,
+        Err(NetError::Refused(r)) if r.code == RefusalCode::Unauthorized
+    ));
+    cfg.token = Some("s3cret".into());
+    let a = Client::connect(cfg.clone()).await.unwrap();
+    let b = Client::connect(cfg.clone()).await.unwrap();
+    assert!(matches!(
+        Client::connect(cfg.clone()).await,
+        Err(NetError::Refused(r)) if r.code == RefusalCode::ServerFull
+    ));
+    assert_eq!(server.status().await.unwrap().clients, 2);
+    a.close().await;
+    // The slot frees once the server has seen the close.
+    let mut c = None;
+    for _ in 0..100 {
+        match Client::connect(cfg.clone()).await {
+            Ok(x) => {
+                c = Some(x);
+                break;
+            }
+            Err(NetError::Refused(_)) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(c.is_some(), "a freed slot is taken again");
+    drop((b, c));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_clients_are_disconnected_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.ops_per_second = 20.0;
+        c.limits.op_burst = 5.0;
+        c.limits.max_message_bytes = 8192;
+    })
+    .await;
+    let url = server.url();
+
+    // Over the op rate.
+    let mut ws = joined(&url, None).await;
+    for i in 1..=40 {
+        send_raw(&mut ws, op_msg(i, dig(i as f64))).await;
+    }
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(reason.contains("rate limit"), "{reason}");
+
+    // An oversized message.
+    let mut ws = joined(&url, None).await;
+    let big = ClientMessage::Op {
+        op_id: 1,
+        entry: vec![0; 20_000],
+    }
+    .encode();
+    let _ = futures_util::SinkExt::send(
+        &mut ws,
+        tokio_tungstenite::tungstenite::Message::Binary(big.into()),
+    )
+    .await;
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(
+        reason.contains("too long") || reason.contains("over the limit"),
+        "{reason}"
+    );
+
+    // Garbage, a second hello, text.
+    for (bytes, expect) in [
+        (vec![0xc1, 0xff, 0x00], "malformed"),
+        (hello(None), "second hello"),
+    ] {
+        let mut ws = joined(&url, None).await;
+        send_raw(&mut ws, bytes).await;
+        let reason = disconnect_reason(&mut ws).await;
+        assert!(reason.contains(expect), "{reason}");
+    }
+    let mut ws = joined(&url, None).await;
+    futures_util::SinkExt::send(
+        &mut ws,
+        tokio_tungstenite::tungstenite::Message::Text("hi".into()),
+    )
+    .await
+    .unwrap();
+    assert!(disconnect_reason(&mut ws).await.contains("text"));
+
+    // A first message that is not a hello.
+    let mut ws = raw(&url).await;
+    send_raw(&mut ws, op_msg(1, dig(0.0))).await;
+    let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+        panic!("no refusal");
+    };
+    assert_eq!(r.code, RefusalCode::BadHello);
+
+    // Only the burst of the rate-limited client was taken.
+    let seq = server.status().await.unwrap().seq;
+    assert!((5..=7).contains(&seq), "{seq} ops applied");
+    still_serves(&url).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_ops_are_refused_by_op_id_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut ws = joined(&server.url(), None).await;
+    send_raw(&mut ws, op_msg(1, dig(0.0))).await;
+    let seq = recv_until(&mut ws, |m| match m {
+        ServerMessage::Op(r) if r.op_id == 1 => Some(r.seq),
+        _ => None,
+    })
+    .await;
+    assert_eq!(seq, 1);
+    let (_, before) = server.hash(None).await.unwrap();
+
+    let nan = EditOp::Sphere {
+        mode: CsgMode::Union,
+        center: [0.0, f64::NAN, 0.0],
+        radius: 1.0,
+        material: 0,
+        blend: 0.0,
+    };
+    let huge = EditOp::Sphere {
+        mode: CsgMode::Union,
+        center: [0.0; 3],
+        radius: 1e6,
+        material: 0,
+        blend: 0.0,
+    };
+    // An op kind this build does not know, as a newer client would send it.
+    #[derive(Serialize)]
+    struct Explode {
+        kind: &'static str,
+        center: [f64; 3],
+    }
+    #[derive(Serialize)]
+    struct Entry {
+        v: u32,
+        seq: u64,
+        stroke: u64,
+        op: Explode,
+    }
+    let unknown = rmp_serde::to_vec_named(&Entry {
+        v: 1,
+        seq: 0,
+        stroke: 1,
+        op: Explode {
+            kind: "explode",
+            center: [0.0; 3],
+        },
+    })
+    .unwrap();
+    let cases: Vec<(u64, Vec<u8>, &str)> = vec![
+        (2, op_msg(2, nan), "not finite"),
+        (3, op_msg(3, huge), "above the limit"),
+        (
+            4,
+            ClientMessage::Op {
+                op_id: 4,
+                entry: unknown,
+            }
+            .encode(),
+            "unknown op kind",
+        ),
+        (
+            5,
+            ClientMessage::Op {
+                op_id: 5,
+                entry: vec![1, 2, 3],
+            }
+            .encode(),
+            "not an op record",
+        ),
+        (
+            6,
+            op_msg(6, EditOp::Undo { stroke: 99 }),
+            "not in the history",
+        ),
+        (6, op_msg(6, dig(1.0)), "not above"),
+    ];
+    for (id, bytes, expect) in cases {
+        send_raw(&mut ws, bytes).await;
+        let reason = recv_until(&mut ws, |m| match m {
+            ServerMessage::OpRefused { op_id, reason } => {
+                assert_eq!(op_id, id);
+                Some(reason)
+            }
+            ServerMessage::Op(r) => panic!("op {} was accepted", r.op_id),
+            _ => None,
+        })
+        .await;
+        assert!(reason.contains(expect), "op {id}: {reason}");
+    }
+    let (seq, after) = server.hash(None).await.unwrap();
+    assert_eq!(seq, 1);
+    assert_eq!(before, after);
+    let s = server.status().await.unwrap();
+    assert_eq!((s.accepted, s.refused), (1, 6));
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_too_slow_to_read_is_disconnected() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.outbox_messages = 16;
+        c.limits.ops_per_second = 1e5;
+        c.limits.op_burst = 1e5;
+    })
+    .await;
+    // Holds bricks x in [-32, 32) m and never reads after its snapshot.
+    let mut slow = joined(&server.url(), None).await;
+    let cfg = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 64.0), factory());
+    let mut fast = Client::connect(cfg).await.unwrap();
+    // Brushes across the slow client's edge: each sends it a patch of bricks.
+    let mut n = 0;
+    while server.status().await.unwrap().clients > 1 {
+        assert!(n < 5000, "the slow client was never dropped");
+        for _ in 0..20 {
+            let x = 30.0 + (n % 5) as f64 * 0.3;
+            let raise = loam_field::EditOp::Raise {
+                center: [x, 0.0, (n % 7) as f64 - 3.0],
+                radius: 3.0,
+                strength: 0.5,
+                falloff: loam_field::Falloff::Smooth,
+            };
+            fast.send_op(n + 1, raise).await.unwrap();
+            n += 1;
+        }
+        while fast.pending_ops() > 0 {
+            fast.next_event().await.unwrap();
+        }
+    }
+    let reason = disconnect_reason(&mut slow).await;
+    assert!(reason.contains("too slow"), "{reason}");
+    // The fast one is still served and up to date.
+    assert!(fast.sync(false).await.unwrap().matches());
+    server.shutdown().await.unwrap();
+}

@@ -1,0 +1,343 @@
+//! Round trips of every message, the hello version probe, bricks on the wire, and the
+//! decoders over arbitrary and damaged bytes (they must return an error, never panic).
+
+use std::sync::Arc;
+
+use loam_field::{
+    BrickKey, CsgMode, EditOp, Falloff, Field, FieldSettings, LogEntry, NoiseTerrainSettings,
+};
+use loam_net::protocol::{
+    BrickBox, CatchUp, ClientMessage, DecodeError, Hello, OpRecord, Refusal, RefusalCode, Resume,
+    ServerMessage, Welcome, WireBrick, WorldMeta, decode_brick, encode_brick, probe_hello_version,
+};
+use loam_net::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, generator_fingerprint};
+use proptest::prelude::*;
+use serde::Serialize;
+
+use crate::util::{factory, gen_json, viewer};
+
+const MAX: usize = DEFAULT_MAX_MESSAGE_BYTES;
+
+fn field() -> Field {
+    let g = factory()(&gen_json()).unwrap();
+    Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
+}
+
+fn sphere() -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [1.5, 0.2, -3.0],
+        radius: 2.5,
+        material: 3,
+        blend: 0.5,
+    }
+}
+
+/// A field with one dig, and a brick it changed plus a uniform one.
+fn bricks() -> (Field, Vec<WireBrick>) {
+    let mut f = field();
+    f.apply(&sphere()).unwrap();
+    f.apply(&EditOp::Raise {
+        center: [40.0, 0.0, 0.0],
+        radius: 3.0,
+        strength: 1.0,
+        falloff: Falloff::Smooth,
+    })
+    .unwrap();
+    let wires = f.bricks().map(|(k, b)| encode_brick(k, b)).collect();
+    (f, wires)
+}
+
+fn meta() -> WorldMeta {
+    let f = field();
+    WorldMeta {
+        generator_json: gen_json(),
+        field: *f.settings(),
+        generator_fingerprint: generator_fingerprint(f.generator(), f.settings()),
+    }
+}
+
+fn client_messages() -> Vec<ClientMessage> {
+    let region = BrickBox {
+        min: [-1, -2, -3],
+        max: [4, 5, 6],
+    };
+    vec![
+        ClientMessage::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            name: "ada".into(),
+            token: Some("s3cret".into()),
+            viewer: viewer(1.0, 2.0, -3.5, 64.0),
+            resume: Some(Resume {
+                client_id: 77,
+                last_seq: 1234,
+                region,
+            }),
+        }),
+        ClientMessage::Hello(Hello {
+            protocol: PROTOCOL_VERSION,
+            name: String::new(),
+            token: None,
+            viewer: viewer(0.0, 0.0, 0.0, 0.0),
+            resume: None,
+        }),
+        ClientMessage::Op {
+            op_id: 9,
+            entry: LogEntry::new(0, 4, sphere()).encode(),
+        },
+        ClientMessage::Viewer(viewer(-10.0, 5.0, 1e6, 12.5)),
+        ClientMessage::Hash {
+            request: 3,
+            region: Some(region),
+        },
+        ClientMessage::Hash {
+            request: 4,
+            region: None,
+        },
+    ]
+}
+
+fn server_messages() -> Vec<ServerMessage> {
+    let (_, wires) = bricks();
+    let region = BrickBox {
+        min: [0; 3],
+        max: [2; 3],
+    };
+    vec![
+        ServerMessage::Welcome(Welcome {
+            protocol: PROTOCOL_VERSION,
+            client_id: 1 << 50,
+            world: meta(),
+            seq: 99,
+            resumed: true,
+            last_op_id: Some(12),
+        }),
+        ServerMessage::Refused(Refusal {
+            code: RefusalCode::ProtocolVersion,
+            reason: "no".into(),
+            server_protocol: PROTOCOL_VERSION,
+        }),
+        ServerMessage::CatchUp(CatchUp {
+            seq: 5,
+            region,
+            keep: Some(region),
+            bricks: wires.clone(),
+            done: false,
+        }),
+        ServerMessage::CatchUp(CatchUp {
+            seq: 5,
+            region,
+            keep: None,
+            bricks: Vec::new(),
+            done: true,
+        }),
+        ServerMessage::Op(OpRecord {
+            seq: 6,
+            author: 3,
+            op_id: 8,
+            entry: LogEntry::new(6, 2, EditOp::Undo { stroke: 1 }).encode(),
+        }),
+        ServerMessage::Patch {
+            seq: 6,
+            bricks: wires,
+        },
+        ServerMessage::OpRefused {
+            op_id: 2,
+            reason: "edit radius 1e9 m is above the limit".into(),
+        },
+        ServerMessage::Seq { seq: 7 },
+        ServerMessage::Hash {
+            request: 1,
+            seq: 7,
+            region: None,
+            hash: [7; 32],
+        },
+        ServerMessage::Disconnect {
+            reason: "rate limit".into(),
+        },
+    ]
+}
+
+#[test]
+fn every_message_round_trips() {
+    for m in client_messages() {
+        let bytes = m.encode();
+        assert_eq!(ClientMessage::decode(&bytes, MAX).unwrap(), m);
+        // A client message is not a server message.
+        assert!(ServerMessage::decode(&bytes, MAX).is_err());
+    }
+    for m in server_messages() {
+        let bytes = m.encode();
+        assert_eq!(ServerMessage::decode(&bytes, MAX).unwrap(), m);
+    }
+}
+
+#[test]
+fn decoders_check_size_first_and_refuse_trailing_bytes() {
+    let mut bytes = ClientMessage::Viewer(viewer(1.0, 2.0, 3.0, 4.0)).encode();
+    assert_eq!(
+        ClientMessage::decode(&bytes, bytes.len() - 1),
+        Err(DecodeError::TooLarge {
+            bytes: bytes.len(),
+            max: bytes.len() - 1
+        })
+    );
+    bytes.push(0xc0);
+    assert_eq!(
+        ClientMessage::decode(&bytes, MAX),
+        Err(DecodeError::Trailing(1))
+    );
+}
+
+#[test]
+fn a_hello_of_another_version_still_shows_its_version() {
+    /// What a hello of a later protocol might look like: renamed and added fields.
+    #[derive(Serialize)]
+    struct Later {
+        protocol: u32,
+        nickname: String,
+        avatar: Vec<u8>,
+    }
+    #[derive(Serialize)]
+    struct Outer {
+        hello: Later,
+    }
+    let later = rmp_serde::to_vec_named(&Outer {
+        hello: Later {
+            protocol: 7,
+            nickname: "x".into(),
+            avatar: vec![1, 2, 3],
+        },
+    })
+    .unwrap();
+    assert!(ClientMessage::decode(&later, MAX).is_err());
+    assert_eq!(probe_hello_version(&later, MAX), Some(7));
+    let ours = client_messages()[0].encode();
+    assert_eq!(
+        probe_hello_version(&ours, MAX),
+        Some(u64::from(PROTOCOL_VERSION))
+    );
+    assert_eq!(probe_hello_version(&[0x93, 1, 2, 3], MAX), None);
+}
+
+#[test]
+fn bricks_cross_the_wire_bit_for_bit() {
+    let (f, wires) = bricks();
+    let band = f.settings().band();
+    assert!(wires.len() >= 2);
+    for w in &wires {
+        let (k, b) = decode_brick(w, band).unwrap();
+        assert_eq!(b, **f.brick(k).unwrap());
+    }
+    // A brick far below the ground is uniform.
+    let deep = BrickKey::new(0, -5, 0);
+    let mut g = field();
+    g.apply(&EditOp::Paint {
+        center: [16.0, -150.0, 16.0],
+        radius: 60.0,
+        material: 9,
+        falloff: Falloff::Linear,
+        threshold: 0.001,
+    })
+    .unwrap();
+    let w = encode_brick(deep, g.brick(deep).unwrap());
+    assert_eq!(w.data.len(), 4, "a uniform brick is 4 bytes");
+    let (_, b) = decode_brick(&w, band).unwrap();
+    assert_eq!(b, **g.brick(deep).unwrap());
+    assert_eq!(b.material([0, 0, 0]), 9);
+    // Damage is an error.
+    let mut bad = wires[0].clone();
+    bad.data.truncate(bad.data.len() / 2);
+    assert!(decode_brick(&bad, band).is_err());
+    assert!(
+        decode_brick(
+            &WireBrick {
+                key: [0; 3],
+                data: vec![9]
+            },
+            band
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn the_fingerprint_tells_generators_apart() {
+    let a = field();
+    let other = loam_field::Generator::noise(
+        &NoiseTerrainSettings::default(),
+        &loam_field::CaveSettings::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        generator_fingerprint(a.generator(), a.settings()),
+        meta().generator_fingerprint
+    );
+    assert_ne!(
+        generator_fingerprint(&other, a.settings()),
+        meta().generator_fingerprint
+    );
+}
+
+fn all_encoded() -> &'static [Vec<u8>] {
+    static ALL: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        client_messages()
+            .iter()
+            .map(ClientMessage::encode)
+            .chain(server_messages().iter().map(ServerMessage::encode))
+            .collect()
+    })
+}
+
+fn decode_all(bytes: &[u8], band: f64) {
+    let _ = ClientMessage::decode(bytes, MAX);
+    let _ = ServerMessage::decode(bytes, MAX);
+    let _ = probe_hello_version(bytes, MAX);
+    let _ = LogEntry::decode(bytes);
+    let _ = decode_brick(
+        &WireBrick {
+            key: [0; 3],
+            data: bytes.to_vec(),
+        },
+        band,
+    );
+    if let Ok(ServerMessage::CatchUp(c)) = ServerMessage::decode(bytes, MAX) {
+        for w in &c.bricks {
+            let _ = decode_brick(w, band);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Arbitrary bytes never panic a decoder.
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        decode_all(&bytes, 2.0);
+    }
+
+    /// Valid messages with bytes flipped, cut or inserted never panic a decoder (random
+    /// bytes rarely get past the first MessagePack marker; these do).
+    #[test]
+    fn damaged_messages_never_panic(
+        which in 0usize..16,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8),
+    ) {
+        let all = all_encoded();
+        let mut bytes = all[which % all.len()].clone();
+        for (at, v, kind) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let i = at.index(bytes.len());
+            match kind {
+                0 => bytes[i] = v,
+                1 => bytes.truncate(i),
+                _ => bytes.insert(i, v),
+            }
+        }
+        decode_all(&bytes, 2.0);
+    }
+}

@@ -1,0 +1,157 @@
+//! Shared fixtures: a cheap generator described by JSON, a world file, a server, raw sockets.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::{SinkExt, StreamExt};
+use loam_field::{CaveSettings, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings};
+use loam_net::protocol::{ClientMessage, Hello, ServerMessage};
+use loam_net::{
+    DEFAULT_MAX_MESSAGE_BYTES, GeneratorFactory, PROTOCOL_VERSION, ServerConfig, ServerHandle,
+    Viewer, serve,
+};
+use loam_store::Store;
+use serde::{Deserialize, Serialize};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The generator spec the test worlds record (as the CLI's session spec does).
+#[derive(Serialize, Deserialize)]
+struct Spec {
+    kind: String,
+    terrain: NoiseTerrainSettings,
+    caves: CaveSettings,
+}
+
+const OFF: NoiseLayer = NoiseLayer {
+    amplitude: 0.0,
+    wavelength: 1.0,
+    octaves: 0,
+};
+
+/// Gentle ground around y = 0 (one octave of ±0.75 m detail), no caves: cheap bricks.
+pub fn gen_json() -> String {
+    serde_json::to_string(&Spec {
+        kind: "noise".into(),
+        terrain: NoiseTerrainSettings {
+            base_height: 0.0,
+            hills: OFF,
+            ridges: OFF,
+            ..Default::default()
+        },
+        caves: CaveSettings {
+            enabled: false,
+            ..Default::default()
+        },
+    })
+    .unwrap()
+}
+
+/// Builds the generator from a [`gen_json`]-shaped spec.
+pub fn factory() -> GeneratorFactory {
+    Arc::new(|json: &str| {
+        let s: Spec = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        if s.kind != "noise" {
+            return Err(format!("unknown generator kind {:?}", s.kind));
+        }
+        Generator::noise(&s.terrain, &s.caves).map_err(|e| e.to_string())
+    })
+}
+
+/// A new world file in `dir`.
+pub fn new_world(dir: &Path) -> PathBuf {
+    let path = dir.join("world.loam");
+    drop(Store::create(&path, &gen_json(), &FieldSettings::default(), None).unwrap());
+    path
+}
+
+/// A server config on a free loopback port.
+pub fn config(world: &Path) -> ServerConfig {
+    let mut c = ServerConfig::new(world, factory());
+    c.listen = "127.0.0.1:0".parse().unwrap();
+    c
+}
+
+/// Starts a server with `tweak` applied to the config.
+pub async fn start(world: &Path, tweak: impl FnOnce(&mut ServerConfig)) -> ServerHandle {
+    let mut c = config(world);
+    tweak(&mut c);
+    serve(c).await.unwrap()
+}
+
+pub fn viewer(x: f64, y: f64, z: f64, radius: f64) -> Viewer {
+    Viewer {
+        position: [x, y, z],
+        radius,
+    }
+}
+
+/// SplitMix64.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.range(0.0, 1.0) < p
+    }
+}
+
+pub type Raw =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A bare WebSocket to the server, speaking the protocol by hand.
+pub async fn raw(url: &str) -> Raw {
+    tokio_tungstenite::connect_async(url).await.unwrap().0
+}
+
+pub async fn send_raw(ws: &mut Raw, bytes: Vec<u8>) {
+    ws.send(Message::Binary(bytes.into())).await.unwrap();
+}
+
+pub fn hello(token: Option<&str>) -> Vec<u8> {
+    ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: "raw".into(),
+        token: token.map(str::to_string),
+        viewer: viewer(0.0, 0.0, 0.0, 8.0),
+        resume: None,
+    })
+    .encode()
+}
+
+/// The next server message, or `None` once the connection ends.
+pub async fn recv_raw(ws: &mut Raw) -> Option<ServerMessage> {
+    let next = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Binary(b))) => {
+                    return Some(ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap());
+                }
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return None,
+                Some(Ok(_)) => {}
+            }
+        }
+    });
+    next.await.expect("the server answers within 20 s")
+}
+
+/// Reads messages until one matches `f`; panics if the connection ends first.
+pub async fn recv_until<T>(ws: &mut Raw, mut f: impl FnMut(ServerMessage) -> Option<T>) -> T {
+    loop {
+        let m = recv_raw(ws).await.expect("connection ended");
+        if let Some(t) = f(m) {
+            return t;
+        }
+    }
+}
