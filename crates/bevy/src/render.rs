@@ -306,8 +306,7 @@ fn drive(
             for (index, (stroke, op)) in ops.iter().enumerate() {
                 if index == split
                     && let Some(scene) = &scene
-                    && let Err(e) =
-                        place_blocks(scene, &mut blocks, &mut physics, &world)
+                    && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &world)
                 {
                     finish(&mut script, Err(e));
                     exit.write(AppExit::Success);

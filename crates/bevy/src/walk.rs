@@ -241,9 +241,10 @@ pub fn refresh_colliders(
         physics.world.set_chunks(batch);
         // Bodies asleep on a chunk's old surface would hang in the air over a new hole:
         // wake everything in (and just around) the swapped chunks.
-        if let Some(size) = world.as_ref().map(|w| {
-            (f64::from(CHUNK_CELLS) * w.world.field().settings().voxel_size) as f32
-        }) {
+        if let Some(size) = world
+            .as_ref()
+            .map(|w| (f64::from(CHUNK_CELLS) * w.world.field().settings().voxel_size) as f32)
+        {
             for k in keys {
                 let c = k.map(|v| (v as f32 + 0.5) * size);
                 let woken = physics

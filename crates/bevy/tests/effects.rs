@@ -133,7 +133,8 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
             blend: 0.0,
         };
         w.apply(None, &pad(CsgMode::Union, top - 3.0, 3.0)).unwrap();
-        w.apply(None, &pad(CsgMode::Subtract, top + 6.0, 6.0)).unwrap();
+        w.apply(None, &pad(CsgMode::Subtract, top + 6.0, 6.0))
+            .unwrap();
     }
     // A tower of three stone blocks on it.
     {
@@ -163,9 +164,15 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
     });
     assert!(ready, "the terrain colliders never came");
     assert_eq!(app.world().resource::<LoamBlocks>().world.store().len(), 3);
-    assert_eq!(app.world().resource::<LoamBlocks>().world.pieces().count(), 0);
+    assert_eq!(
+        app.world().resource::<LoamBlocks>().world.pieces().count(),
+        0
+    );
     let knocks = app.world().resource::<Sounds>().started;
-    assert_eq!(knocks, 5, "a dig sound for each of the pad's ops, a knock per block");
+    assert_eq!(
+        knocks, 5,
+        "a dig sound for each of the pad's ops, a knock per block"
+    );
 
     // Dig a pit 3 m deep under the tower.
     app.world_mut()

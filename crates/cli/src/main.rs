@@ -1,6 +1,6 @@
 //! `loam`: Loam's editor (`loam` or `loam edit [WORLD]`), its headless renderer
-//! (`loam render`), and the command-line tools: `replay`, `world`, `bench-world`,
-//! `mesh-volume`.
+//! (`loam render`), the multiplayer server (`loam serve`, `loam bench-net`), and the
+//! command-line tools: `replay`, `world`, `bench-world`, `mesh-volume`.
 
 mod bench_world;
 mod chunk_meshes;
@@ -10,6 +10,7 @@ mod mesh_volume;
 mod pipeline;
 mod render;
 mod replay;
+mod serve;
 mod session;
 mod session_blocks;
 mod timeline;
@@ -41,6 +42,10 @@ enum Command {
     BenchWorld(bench_world::BenchWorldArgs),
     /// Mesh a raw scalar volume and print one line of JSON with the mesh's statistics.
     MeshVolume(mesh_volume::MeshVolumeArgs),
+    /// Serve a world to several editors: one order for everyone's edits (WebSocket).
+    Serve(serve::ServeArgs),
+    /// Load-test a server with N WebSocket clients; prints one JSON line.
+    BenchNet(serve::BenchNetArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,6 +58,8 @@ fn main() -> std::process::ExitCode {
         Some(Command::MeshVolume(args)) => mesh_volume::run(args),
         Some(Command::BenchWorld(args)) => bench_world::run(args),
         Some(Command::World(args)) => world::run(args),
+        Some(Command::Serve(args)) => serve::run_serve(args),
+        Some(Command::BenchNet(args)) => serve::run_bench(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

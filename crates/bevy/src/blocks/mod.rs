@@ -231,7 +231,9 @@ fn drop_islands(
 /// The blocks of a loose lump: stone painted soil brown, or the painted terrain colour.
 fn lump_spec(m: loam_field::MaterialId) -> BlockSpec {
     let c = crate::look::painted(m).unwrap_or(crate::look::SOIL);
-    let srgb = Color::linear_rgb(c[0], c[1], c[2]).to_srgba().to_u8_array_no_alpha();
+    let srgb = Color::linear_rgb(c[0], c[1], c[2])
+        .to_srgba()
+        .to_u8_array_no_alpha();
     BlockSpec {
         material: MaterialTable::STONE,
         shape: Default::default(),

@@ -248,8 +248,7 @@ pub(crate) fn apply_block_tool(
     else {
         return;
     };
-    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &world, &op)
-    {
+    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &world, &op) {
         editor.status = e;
     }
 }

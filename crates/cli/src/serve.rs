@@ -1,0 +1,108 @@
+//! `loam serve` (the authoritative multiplayer server on a world file) and `loam bench-net`
+//! (N real WebSocket clients against a server, one JSON line of results). Both are thin:
+//! the work is in `loam-net`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use loam_net::{BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
+
+use crate::session::{self, GeneratorSpec};
+
+/// Arguments of `loam serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The world file (made with `loam world new` or the editor); ops are appended to it.
+    #[arg(long)]
+    pub world: PathBuf,
+    /// Address to listen on. Loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+    /// Clients must present this token in their hello.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Most clients at once.
+    #[arg(long, default_value_t = 256)]
+    pub max_clients: usize,
+}
+
+/// Arguments of `loam bench-net`.
+#[derive(Debug, clap::Args)]
+pub struct BenchNetArgs {
+    /// The server, e.g. ws://127.0.0.1:7878/ws.
+    #[arg(long)]
+    pub url: String,
+    /// Clients.
+    #[arg(long, default_value_t = 64)]
+    pub clients: usize,
+    /// Ops per second per client.
+    #[arg(long, default_value_t = 313.0)]
+    pub rate: f64,
+    /// Seconds of load.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// The server's token, if it has one.
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+/// The generators of world files: the session spec a world records, heightmaps read from
+/// their (absolute) paths.
+fn factory() -> GeneratorFactory {
+    Arc::new(|json: &str| {
+        let spec: GeneratorSpec = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        session::build_generator(&spec, Path::new("."))
+            .map(|(g, _)| g)
+            .map_err(|e| format!("{e:#}"))
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Runs `loam serve` until Ctrl-C (then shuts down cleanly: the log is durable either way).
+///
+/// # Errors
+/// A missing or bad world file, an address in use.
+pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.world.is_file(), "no world file {:?}", args.world);
+    let mut config = ServerConfig::new(&args.world, factory());
+    config.listen = args.listen;
+    config.token = args.token.clone();
+    config.limits.max_clients = args.max_clients;
+    runtime()?.block_on(async {
+        let server = serve(config).await?;
+        println!("loam: serving {} on {}", args.world.display(), server.url());
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            why = server.stopped() => anyhow::bail!("the server stopped: {why}"),
+        }
+        server.shutdown().await?;
+        println!("loam: stopped");
+        Ok(())
+    })
+}
+
+/// Runs `loam bench-net` and prints its JSON line.
+///
+/// # Errors
+/// No server at the URL, a refused hello.
+pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
+    let mut config = BenchConfig::new(
+        args.url.clone(),
+        args.clients,
+        args.rate,
+        args.seconds,
+        factory(),
+    );
+    config.token = args.token.clone();
+    let report = runtime()?.block_on(bench_net(config))?;
+    println!("{}", report.json());
+    Ok(())
+}
