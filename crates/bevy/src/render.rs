@@ -306,7 +306,7 @@ fn drive(
             for (index, (stroke, op)) in ops.iter().enumerate() {
                 if index == split
                     && let Some(scene) = &scene
-                    && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &world)
+                    && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &mut world)
                 {
                     finish(&mut script, Err(e));
                     exit.write(AppExit::Success);
@@ -320,7 +320,7 @@ fn drive(
             }
             if split == ops.len()
                 && let Some(scene) = &scene
-                && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &world)
+                && let Err(e) = place_blocks(scene, &mut blocks, &mut physics, &mut world)
             {
                 finish(&mut script, Err(e));
                 exit.write(AppExit::Success);
@@ -396,18 +396,17 @@ fn place_blocks(
     scene: &BlockScene,
     blocks: &mut LoamBlocks,
     physics: &mut Physics,
-    world: &LoamWorld,
+    world: &mut LoamWorld,
 ) -> Result<(), RenderError> {
-    let field = world.world.field();
     for (i, model) in scene.models.iter().enumerate() {
         blocks
             .world
-            .place_model(&mut physics.world, &FieldGround(field), model)
+            .place_model(&mut physics.world, &FieldGround(world.world.field()), model)
             .map_err(|e| RenderError::Blocks(format!("model {i}: {e}")))?;
     }
     for (i, op) in scene.ops.iter().enumerate() {
         blocks
-            .apply(physics, field, op)
+            .apply(physics, &mut world.world, op)
             .map_err(|e| RenderError::Blocks(format!("op {i} ({}): {e}", op.kind())))?;
     }
     Ok(())

@@ -68,6 +68,13 @@ impl Physics {
         })
     }
 
+    /// Whether a body in chunk `key` can move: the chunk has been shown (so its ground is
+    /// known) and [`Physics::ready_around`] holds. A piece in a chunk not yet meshed would
+    /// fall through ground whose collider does not exist yet.
+    pub fn can_move_in(&self, key: ChunkKey) -> bool {
+        self.meshes.contains_key(&key) && self.ready_around(key)
+    }
+
     /// Collider builds in flight (chunks).
     pub fn building(&self) -> usize {
         self.in_flight.len()

@@ -141,7 +141,7 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
         let world = app.world_mut();
         world.resource_scope(|world, mut blocks: Mut<LoamBlocks>| {
             world.resource_scope(|world, mut physics: Mut<Physics>| {
-                let field = world.resource::<LoamWorld>().world.field();
+                let mut lw = world.resource_mut::<LoamWorld>();
                 for dy in 0..3 {
                     let at = BlockPos::new(BlockSize::Full, [0, top as i32 + dy, 0]).unwrap();
                     let op = BlockOp::Place {
@@ -150,7 +150,7 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
                         shape: Default::default(),
                         paint: None,
                     };
-                    blocks.apply(&mut physics, field, &op).unwrap();
+                    blocks.apply(&mut physics, &mut lw.world, &op).unwrap();
                 }
             });
         });

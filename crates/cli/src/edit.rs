@@ -98,9 +98,12 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     let loaded = session::load(&args.session)?;
     let settings = loaded.session.world.settings(args.threads, mesher);
     let (mut store, created) = open_or_create(&args.world, &loaded)?;
-    let world = {
-        let w = crate::world::load(&mut store, &args.world)?;
-        World::resume(w.field, w.history, w.last_seq, settings)?
+    let (world, blocks) = {
+        let (w, restored) = crate::world::load_with_blocks(&mut store, &args.world)?;
+        (
+            World::resume(w.field, w.history, w.last_seq, settings)?,
+            restored,
+        )
     };
     let camera = {
         let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
@@ -114,6 +117,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     let exit = loam_bevy::editor::run(EditorOptions {
         world,
         store: Some(store),
+        blocks: Some(blocks),
         camera,
         title: format!("Loam — {}", args.world.display()),
         size,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use loam_bevy::blocks::persist::{self, Restored};
 use loam_field::Field;
 use loam_store::Store;
 
@@ -73,8 +74,25 @@ pub fn create(
 }
 
 /// Loads an opened world: the generator rebuilt from its JSON (a heightmap must still exist
-/// and have the same BLAKE3), then the bricks, history and newer ops.
-pub(crate) fn load(store: &mut Store, path: &Path) -> anyhow::Result<loam_store::LoadedWorld> {
+/// and have the same BLAKE3), then the bricks, history and newer ops, with the world's
+/// blocks: the snapshot of the last bake, then the block ops after
+/// it replayed among the terrain ops (`loam_bevy::blocks::persist`). Ops whose block side
+/// no longer applies are reported on stderr and skipped.
+pub(crate) fn load_with_blocks(
+    store: &mut Store,
+    path: &Path,
+) -> anyhow::Result<(loam_store::LoadedWorld, Restored)> {
+    let field = base_field(store, path)?;
+    let (loaded, restored) =
+        persist::load(store, field).with_context(|| format!("loading world {path:?}"))?;
+    for (seq, why) in &restored.skipped {
+        eprintln!("loam: {path:?}: op {seq} skipped on load: {why}");
+    }
+    Ok((loaded, restored))
+}
+
+/// A fresh field of the world's generator and settings.
+fn base_field(store: &Store, path: &Path) -> anyhow::Result<Field> {
     let spec: GeneratorSpec =
         serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
     let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
@@ -84,10 +102,7 @@ pub(crate) fn load(store: &mut Store, path: &Path) -> anyhow::Result<loam_store:
             store.heightmap_blake3()?.unwrap_or_default()
         );
     }
-    let field = Field::new(store.field_settings()?, Arc::new(generator))?;
-    store
-        .load(field)
-        .with_context(|| format!("loading world {path:?}"))
+    Ok(Field::new(store.field_settings()?, Arc::new(generator))?)
 }
 
 fn open_read_only(path: &Path) -> anyhow::Result<Store> {
@@ -139,12 +154,33 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 "created     {} (unix s), modified {}",
                 i.created_unix, i.modified_unix
             )?;
-            writeln!(o, "field-hash: {}", load(&mut store, file)?.field.hash())?;
+            let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            let b = &restored.blocks.world;
+            writeln!(
+                o,
+                "blocks      {} held, {} pieces ({} ops after the bake)",
+                b.store().len(),
+                b.pieces().count(),
+                loaded.block_ops.len()
+            )?;
+            writeln!(o, "field-hash: {}", loaded.field.hash())?;
         }
         WorldCommand::Compact { file } => {
             let mut store = Store::open(file).with_context(|| format!("opening world {file:?}"))?;
-            let loaded = load(&mut store, file)?;
-            let written = store.bake(&loaded.field, &loaded.history, loaded.last_seq)?;
+            let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            // The block world as the load left it: the snapshot with the newer block ops
+            // applied (their falls start again at the next load; see persist's docs).
+            let written = if loaded.blocks.is_none() && loaded.block_ops.is_empty() {
+                store.bake(&loaded.field, &loaded.history, loaded.last_seq)?
+            } else {
+                store.bake_with_blocks(
+                    &loaded.field,
+                    &loaded.history,
+                    loaded.last_seq,
+                    restored.blocks.step(&restored.physics),
+                    &restored.blocks.world.save().encode(),
+                )?
+            };
             let dropped = store.compact()?;
             writeln!(
                 o,
@@ -158,6 +194,15 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             let spec: GeneratorSpec = serde_json::from_str(&store.generator_json()?)
                 .context("the world's generator settings")?;
             let info = store.info()?;
+            let snapshot_has_blocks = store.blocks()?.is_some_and(|b| {
+                loam_blocks::BlocksFile::decode(&b.data)
+                    .map_or(true, |f| !f.blocks.is_empty() || !f.pieces.is_empty())
+            });
+            if snapshot_has_blocks || !store.block_ops_after(0)?.is_empty() {
+                bail!(
+                    "{file:?} has blocks: a session holds terrain ops and a block scene, not a log of both, so it cannot be exported"
+                );
+            }
             if info.ops != info.last_seq {
                 bail!(
                     "{file:?} was compacted ({} of {} ops left): its ops no longer describe the world",

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod draw;
+pub mod persist;
 
 use std::collections::BTreeSet;
 
@@ -20,9 +21,11 @@ use bevy::color::ColorToPacked;
 use bevy::prelude::*;
 use loam_blocks::{
     BlockError, BlockId, BlockOp, BlockPos, BlockSettings, BlockSpec, BlockWorld, Changes,
-    FieldGround, IslandSettings, MaterialTable, PieceId, WorldBox, find_islands,
+    FieldGround, IslandSettings, MaterialTable, PieceId, PieceState, WorldBox, find_islands,
 };
 use loam_field::{ChunkKey, EditOp, SampleBox};
+use loam_store::BlockLogEntry;
+use loam_world::World;
 
 use crate::effects::{Effect, linear};
 use crate::walk::{self, Physics};
@@ -40,6 +43,15 @@ pub struct LoamBlocks {
     pub sim_time: f64,
     /// Block ops applied so far, in order (what a world file or a server would log).
     pub ops: u64,
+    /// The log's physics step of [`Physics`]'s step 0 (a restored world goes on from the
+    /// step its snapshot and ops were taken at).
+    pub step_base: u64,
+    /// Whether applied block ops are kept in [`LoamBlocks::journal`] (an app with a world
+    /// file sets it; without one they would pile up).
+    pub journaling: bool,
+    /// Block ops applied but not yet written to the world file, with their sequence numbers
+    /// (shared with terrain ops) and steps; [`persist::flush`] writes and drains them.
+    pub journal: Vec<BlockLogEntry>,
     /// Blocks broken since the last draw (their colour is known to the drawing).
     pub(crate) broken: Vec<(BlockPos, BlockId)>,
     /// Effects of ops applied since the last frame, sent as messages by the plugin.
@@ -67,24 +79,29 @@ impl LoamBlocks {
             paused: false,
             sim_time: 0.0,
             ops: 0,
+            step_base: 0,
+            journaling: false,
+            journal: Vec::new(),
             broken: Vec::new(),
             pending: Vec::new(),
             islands_seen: 0,
         }
     }
 
-    /// Applies a block op on the ground of `field`, physics in `physics`. Its effects (a
-    /// knock for a placed or chiselled block, dust and a crack for a broken one) are sent in
-    /// this frame's update.
+    /// Applies a block op on the ground of `world`'s field, physics in `physics`, and
+    /// numbers it in `world`'s op sequence (it is journaled for the world file). Its effects
+    /// (a knock for a placed or chiselled block, dust and a crack for a broken one) are sent
+    /// in this frame's update.
     ///
     /// # Errors
-    /// As [`BlockWorld::apply`]; nothing changes then.
+    /// As [`BlockWorld::apply`]; nothing changes then (not even the sequence).
     pub fn apply(
         &mut self,
         physics: &mut Physics,
-        field: &loam_field::Field,
+        world: &mut World,
         op: &BlockOp,
     ) -> Result<Changes, BlockError> {
+        let field = world.field();
         // A block broken off a piece is no longer drawn afterwards: take its colour now.
         let off = match *op {
             BlockOp::BreakOff { piece, block } => self.world.piece(piece).and_then(|p| {
@@ -104,6 +121,14 @@ impl LoamBlocks {
             .world
             .apply(&mut physics.world, &FieldGround(field), op)?;
         self.ops += 1;
+        let seq = world.reserve_seq();
+        if self.journaling {
+            self.journal.push(BlockLogEntry {
+                seq,
+                step: self.step(physics),
+                op: op.encode(),
+            });
+        }
         for (pos, _) in &changes.placed {
             self.pending.push(Effect::Place {
                 at: vec3(pos.centre()),
@@ -119,6 +144,13 @@ impl LoamBlocks {
             None => self.broken.extend(changes.broken.iter().copied()),
         }
         Ok(changes)
+    }
+}
+
+impl LoamBlocks {
+    /// The current physics step in the log's numbering.
+    pub fn step(&self, physics: &Physics) -> u64 {
+        self.step_base + physics.world.step_count()
     }
 }
 
@@ -220,7 +252,7 @@ fn drop_islands(
                     warn!("a loose lump could not be removed: {e}");
                 }
             }
-            if let Err(e) = blocks.apply(&mut physics, world.world.field(), &lump) {
+            if let Err(e) = blocks.apply(&mut physics, &mut world.world, &lump) {
                 warn!("a loose lump could not fall: {e}");
             }
         }
@@ -277,6 +309,16 @@ fn step_blocks(
         }
     }
     if blocks.paused {
+        return;
+    }
+    // Falling pieces wait (the whole world, so steps stay in order) while the ground around
+    // one of them has no collider yet: after a load, or a dig not yet remeshed.
+    let waiting = blocks
+        .world
+        .pieces()
+        .filter(|p| matches!(p.state, PieceState::Falling))
+        .any(|p| !physics.can_move_in(walk::chunk_of(Vec3::from_array(p.pose.position), vs)));
+    if waiting {
         return;
     }
     // Virtual time: a headless render advances it by a fixed step per frame.

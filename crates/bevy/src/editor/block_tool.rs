@@ -178,11 +178,11 @@ pub fn nearest_edge(at: BlockPos, face: Face, point: [f64; 3]) -> Option<Edge> {
 pub(crate) fn apply_block_op(
     blocks: &mut LoamBlocks,
     physics: &mut Physics,
-    world: &LoamWorld,
+    world: &mut LoamWorld,
     op: &BlockOp,
 ) -> Result<(), String> {
     blocks
-        .apply(physics, world.world.field(), op)
+        .apply(physics, &mut world.world, op)
         .map(|_| ())
         .map_err(|e| format!("{} refused: {e}", op.kind()))
 }

@@ -14,7 +14,7 @@ use loam_world::{DEFAULT_REPEAT, StrokeClock};
 use super::block_tool::{self, BlockAim, ToolKind};
 use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
 use crate::LoamWorld;
-use crate::blocks::LoamBlocks;
+use crate::blocks::{LoamBlocks, persist};
 use crate::tool::Brush;
 use crate::walk::{self, Physics, WalkFocus};
 use loam_physics::MoveInput;
@@ -55,13 +55,17 @@ pub(crate) fn grab_cursor(
     }
 }
 
-/// M, F, Ctrl+Z, Ctrl+Y, Ctrl+S and the wheel.
+/// T, M, F, Ctrl+Z, Ctrl+Y, Ctrl+S, Ctrl+Q and the wheel.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn keys(
     keys: Res<ButtonInput<KeyCode>>,
     scroll: Res<AccumulatedMouseScroll>,
     mut editor: ResMut<Editor>,
     mut world: ResMut<LoamWorld>,
+    mut blocks: ResMut<LoamBlocks>,
+    physics: Res<Physics>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
+    mut exit: MessageWriter<AppExit>,
 ) {
     let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
     if captured(&cursor) && scroll.delta.y != 0.0 {
@@ -110,20 +114,31 @@ pub(crate) fn keys(
         }
     }
     if ctrl && keys.just_pressed(KeyCode::KeyS) {
-        save(&mut editor, &world);
+        save(&mut editor, &world, &mut blocks, &physics);
+    }
+    if ctrl && keys.just_pressed(KeyCode::KeyQ) {
+        // The save follows in `Last` (as for a closed window).
+        exit.write(AppExit::Success);
     }
 }
 
-/// Bakes the world into its file (the ops are already there, appended as they happened).
-pub(crate) fn save(editor: &mut Editor, world: &LoamWorld) {
-    let w = &world.world;
-    let seq = w.log().last().map(|e| e.seq);
-    editor.status = match (editor.store.as_ref().map(Mutex::lock), seq) {
-        (None, _) => "no world file: start the editor with `loam edit FILE` to save".into(),
-        (Some(Err(_)), _) => "save failed: the world file's lock is poisoned".into(),
-        (Some(Ok(_)), None) => "saved (nothing new)".into(),
-        (Some(Ok(mut store)), Some(seq)) => match store.bake(w.field(), w.history(), seq) {
-            Ok(n) => format!("saved: {n} bricks baked at op {seq}"),
+/// Bakes the world and its blocks into its file (the ops are already there, appended as
+/// they happened).
+pub(crate) fn save(
+    editor: &mut Editor,
+    world: &LoamWorld,
+    blocks: &mut LoamBlocks,
+    physics: &Physics,
+) {
+    editor.status = match editor.store.as_ref().map(Mutex::lock) {
+        None => "no world file: start the editor with `loam edit FILE` to save".into(),
+        Some(Err(_)) => "save failed: the world file's lock is poisoned".into(),
+        Some(Ok(mut store)) => match persist::bake(&mut store, &world.world, blocks, physics) {
+            Ok(n) => format!(
+                "saved: {n} bricks and {} blocks baked at op {}",
+                blocks.world.store().len(),
+                store.last_seq()
+            ),
             Err(e) => format!("save failed: {e}"),
         },
     };
@@ -227,7 +242,7 @@ pub(crate) fn apply_block_tool(
     buttons: Res<ButtonInput<MouseButton>>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     mut editor: ResMut<Editor>,
-    world: Res<LoamWorld>,
+    mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     mut physics: ResMut<Physics>,
 ) {
@@ -248,7 +263,7 @@ pub(crate) fn apply_block_tool(
     else {
         return;
     };
-    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &world, &op) {
+    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &op) {
         editor.status = e;
     }
 }

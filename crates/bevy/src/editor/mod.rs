@@ -5,7 +5,9 @@
 //! faster. While captured, the left button applies the brush (dig, raise, …) and the right
 //! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
 //! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
-//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves. T cycles the tool between terrain,
+//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves, Ctrl+Q saves and quits (closing the
+//! window saves too). Every op reaches the world file's log at the end of its frame; a save
+//! also keeps the blocks' poses exactly ([`crate::blocks::persist`]). T cycles the tool between terrain,
 //! blocks and chisel ([`block_tool`]); blocks fall when their support goes, with dust and
 //! sound.
 
@@ -24,7 +26,8 @@ use loam_store::Store;
 use loam_world::{StrokeClock, World};
 
 use crate::audio::SoundPlugin;
-use crate::blocks::{BlocksPlugin, EditTools};
+use crate::blocks::persist::{self, Restored};
+use crate::blocks::{BlocksPlugin, EditTools, LoamBlocks};
 use crate::dust::DustPlugin;
 use crate::render::CameraPose;
 use crate::tool::ToolSettings;
@@ -39,9 +42,11 @@ pub const TOOL_REACH_M: f64 = 120.0;
 pub struct EditorOptions {
     /// The world (with its history if it was loaded).
     pub world: World,
-    /// The world file ops are appended to as they happen and that Ctrl+S bakes; `None` edits
-    /// in memory only.
+    /// The world file ops are appended to as they happen and that Ctrl+S (and closing the
+    /// editor) bakes; `None` edits in memory only.
     pub store: Option<Store>,
+    /// The world file's blocks ([`persist::load`]); `None` starts with no blocks.
+    pub blocks: Option<Restored>,
     /// Where the camera starts.
     pub camera: CameraPose,
     /// Window title.
@@ -107,6 +112,7 @@ pub fn run(options: EditorOptions) -> AppExit {
     let EditorOptions {
         world,
         store,
+        blocks,
         camera,
         title,
         size,
@@ -136,8 +142,18 @@ pub fn run(options: EditorOptions) -> AppExit {
         SoundPlugin,
         bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
     ))
-    .insert_resource(LoamWorld::new(world))
-    .insert_resource(Editor {
+    .insert_resource(LoamWorld::new(world));
+    let journaling = store.is_some();
+    match blocks {
+        Some(r) => {
+            app.insert_resource(r.blocks).insert_resource(r.physics);
+        }
+        None => {
+            app.insert_resource(LoamBlocks::new());
+        }
+    }
+    app.world_mut().resource_mut::<LoamBlocks>().journaling = journaling;
+    app.insert_resource(Editor {
         tool: ToolSettings::default(),
         mode: MoveMode::Fly,
         mesher,
@@ -197,6 +213,9 @@ pub fn run(options: EditorOptions) -> AppExit {
     )
     .init_resource::<Physics>()
     .add_systems(Update, input::place_marker.after(LoamSet::Upload))
+    // Every op applied this frame reaches the world file before the next frame; closing the
+    // editor saves.
+    .add_systems(Last, (journal, save_on_exit).chain())
     .add_systems(PostUpdate, scene::follow_sky)
     .add_systems(EguiPrimaryContextPass, ui::panels);
     app.run()
@@ -209,8 +228,9 @@ pub(crate) fn captured(cursor: &Query<&CursorOptions, With<PrimaryWindow>>) -> b
         .is_ok_and(|c| c.grab_mode != CursorGrabMode::None)
 }
 
-/// Applies `op` to the world in stroke `stroke` (`None`: a stroke of its own), appends it to
-/// the world file and marks the edit for the latency readout.
+/// Applies `op` to the world in stroke `stroke` (`None`: a stroke of its own) and marks the
+/// edit for the latency readout ([`journal`] appends it to the world file at the end of the
+/// frame).
 pub(crate) fn apply(
     editor: &mut Editor,
     world: &mut LoamWorld,
@@ -225,14 +245,6 @@ pub(crate) fn apply(
                 out.samples_changed
             );
             editor.ops += 1;
-            if let (Some(store), Some(entry)) = (editor.store.as_ref(), world.world.log().last())
-                && let Err(e) = store
-                    .lock()
-                    .map_err(|_| "the world file's lock is poisoned".to_string())
-                    .and_then(|mut s| s.append(entry).map_err(|e| e.to_string()))
-            {
-                editor.status = format!("could not save the op: {e}");
-            }
             true
         }
         Err(e) => {
@@ -240,4 +252,34 @@ pub(crate) fn apply(
             false
         }
     }
+}
+
+/// Appends this frame's ops (terrain and block, in sequence order) to the world file.
+fn journal(mut editor: ResMut<Editor>, world: Res<LoamWorld>, mut blocks: ResMut<LoamBlocks>) {
+    let Some(store) = editor.store.as_ref() else {
+        return;
+    };
+    let r = match store.lock() {
+        Ok(mut s) => persist::flush(&mut s, &world.world, &mut blocks).map_err(|e| e.to_string()),
+        Err(_) => Err("the world file's lock is poisoned".into()),
+    };
+    if let Err(e) = r {
+        editor.status = format!("could not save the op: {e}");
+        error!("could not append to the world file: {e}");
+    }
+}
+
+/// Saves when the app is about to exit (the window closed, or an exit was asked for).
+fn save_on_exit(
+    mut exits: MessageReader<AppExit>,
+    mut editor: ResMut<Editor>,
+    world: Res<LoamWorld>,
+    mut blocks: ResMut<LoamBlocks>,
+    physics: Res<Physics>,
+) {
+    if exits.read().count() == 0 || editor.store.is_none() {
+        return;
+    }
+    input::save(&mut editor, &world, &mut blocks, &physics);
+    info!("{}", editor.status);
 }

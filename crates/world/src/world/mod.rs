@@ -168,6 +168,19 @@ impl World {
         &self.log
     }
 
+    /// Takes the next sequence number for an op of another kind that shares this world's
+    /// numbering (a block op, logged beside terrain ops by loam-store): the next terrain op
+    /// is numbered after it.
+    pub fn reserve_seq(&mut self) -> u64 {
+        self.seq_base += 1;
+        self.seq_base + self.log.len() as u64
+    }
+
+    /// The sequence number of the newest op numbered so far, of either kind (0 for none).
+    pub fn last_seq(&self) -> u64 {
+        self.seq_base + self.log.len() as u64
+    }
+
     /// The undo history.
     pub fn history(&self) -> &History {
         &self.history
