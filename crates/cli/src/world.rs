@@ -144,8 +144,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             )?;
             writeln!(
                 o,
-                "ops         {} in the log, last seq {}, bake covers {}",
-                i.ops, i.last_seq, i.bake_seq
+                "ops         {} terrain and {} block ops in the log, last seq {}, bake covers {}",
+                i.ops,
+                store.block_ops_after(0)?.len(),
+                i.last_seq,
+                i.bake_seq
             )?;
             writeln!(o, "bricks      {} baked", i.bricks)?;
             writeln!(o, "disk        {} bytes", i.file_bytes)?;
