@@ -42,6 +42,16 @@ pub struct EditArgs {
     /// Window size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = render::parse_size)]
     pub size: [u32; 2],
+    /// Join a `loam serve` server (ws://HOST:PORT/ws) instead of opening a world file:
+    /// terrain ops go to the server, everyone's ops show here in its order.
+    #[arg(long, value_name = "URL")]
+    pub connect: Option<String>,
+    /// The name other players see (with --connect).
+    #[arg(long, default_value = "loam")]
+    pub name: String,
+    /// The server's token, if it asks for one (with --connect).
+    #[arg(long)]
+    pub token: Option<String>,
 }
 
 impl Default for EditArgs {
@@ -52,6 +62,9 @@ impl Default for EditArgs {
             mesher: "mc".into(),
             threads: 0,
             size: [1280, 720],
+            connect: None,
+            name: "loam".into(),
+            token: None,
         }
     }
 }
@@ -95,6 +108,9 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     let mesher = Mesher::from_name(&args.mesher)
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
     let size = args.size;
+    if let Some(url) = &args.connect {
+        return run_connected(args, url, mesher);
+    }
     let loaded = session::load(&args.session)?;
     let settings = loaded.session.world.settings(args.threads, mesher);
     let (mut store, created) = open_or_create(&args.world, &loaded)?;
@@ -118,6 +134,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         world,
         store: Some(store),
         blocks: Some(blocks),
+        remote: None,
         camera,
         title: format!("Loam — {}", args.world.display()),
         size,
@@ -140,4 +157,41 @@ fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Stor
     }
     let store = crate::world::create(path, &loaded.session, loaded.heightmap_blake3.as_deref())?;
     Ok((store, true))
+}
+
+/// The editor on a server's world (`--connect`): no world file; the camera starts above the
+/// world's origin.
+fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<()> {
+    let settings = loam_world::WorldSettings {
+        mesher,
+        threads: args.threads,
+        ..Default::default()
+    };
+    // What the server is asked to send: the chunks the editor shows and one more, for
+    // voxels up to 1 m (the world's voxel size is known only after joining).
+    let radius_m = f64::from(settings.view_radius + 1) * 32.0;
+    let position = [0.0, 0.0, 0.0];
+    let connected =
+        crate::connect::connect(url, &args.name, args.token.clone(), position, radius_m)?;
+    let g = connected.field.generator();
+    let h = g.surface_height(0.0, 0.0);
+    let camera = loam_bevy::render::CameraPose {
+        position: [0.0, h + 14.0, 24.0],
+        look_at: [0.0, h, 0.0],
+    };
+    let world = World::new(connected.field, settings)?;
+    println!("loam: joined {url}");
+    let exit = loam_bevy::editor::run(EditorOptions {
+        world,
+        store: None,
+        blocks: None,
+        remote: Some((connected.link, url.to_string())),
+        camera,
+        title: format!("Loam — {url}"),
+        size: args.size,
+    });
+    if exit.is_error() {
+        anyhow::bail!("the editor stopped with an error");
+    }
+    Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod bench_world;
 mod chunk_meshes;
+mod connect;
 mod edit;
 mod export;
 mod mesh_volume;

@@ -50,7 +50,7 @@ pub struct BenchNetArgs {
 
 /// The generators of world files: the session spec a world records, heightmaps read from
 /// their (absolute) paths.
-fn factory() -> GeneratorFactory {
+pub(crate) fn factory() -> GeneratorFactory {
     Arc::new(|json: &str| {
         let spec: GeneratorSpec = serde_json::from_str(json).map_err(|e| e.to_string())?;
         session::build_generator(&spec, Path::new("."))

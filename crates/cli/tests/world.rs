@@ -50,7 +50,10 @@ fn replay_writes_a_world_that_reloads_exports_and_compacts_to_the_same_field() {
     let info = ok(loam(&["world", "info", &d("w.loam")]));
     assert_eq!(hash(&info), want);
     let text = String::from_utf8_lossy(&info.stdout);
-    assert!(text.contains("34 terrain and 0 block ops in the log"), "{text}");
+    assert!(
+        text.contains("34 terrain and 0 block ops in the log"),
+        "{text}"
+    );
     // Export, replay the export: the same field.
     ok(loam(&[
         "world",
@@ -103,7 +106,8 @@ fn world_new_and_bad_files() {
     let info = ok(loam(&["world", "info", &d("new.loam")]));
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(
-        text.contains("0 terrain and 0 block ops in the log") && text.contains("heightmap   blake3"),
+        text.contains("0 terrain and 0 block ops in the log")
+            && text.contains("heightmap   blake3"),
         "{text}"
     );
     std::fs::write(d("text.loam"), "not a database").unwrap();

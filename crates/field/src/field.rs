@@ -141,6 +141,11 @@ impl Field {
         &self.generator
     }
 
+    /// The generator, shared: fields built on one `Arc` share it ([`Arc::ptr_eq`]).
+    pub fn generator_arc(&self) -> &Arc<Generator> {
+        &self.generator
+    }
+
     /// The value at sample `p`, metres, in `±band`. Under a packed brick this looks the brick
     /// up in the decoded cache on every call: read many samples with [`Field::fill`].
     pub fn sample(&self, p: SamplePos) -> f32 {

@@ -68,6 +68,10 @@ pub enum WorldError {
     /// A worker thread could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(String),
+    /// A field handed to [`crate::World::replace_bricks`] has other settings or another
+    /// generator than the world's.
+    #[error("the field has other settings or another generator than the world's")]
+    FieldMismatch,
 }
 
 impl WorldSettings {

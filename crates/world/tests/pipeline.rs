@@ -431,3 +431,44 @@ fn updates_pack_the_bricks_ops_left_decoded() {
     );
     assert_matches_scratch(&world, &shown, &base, &ops);
 }
+
+#[test]
+fn replaced_bricks_rebuild_exactly_their_readers_in_one_batch() {
+    // A replica field edited elsewhere (a network client's, say) handed to the world.
+    let base = noise_field(5);
+    let h = base.generator().surface_height(0.0, 0.0);
+    let mut world = World::new(base.clone(), small(2)).unwrap();
+    let mut shown = Shown::default();
+    let v = [Viewer::at([0.0, h + 2.0, 0.0])];
+    settle(&mut world, &v, &mut shown);
+    let ops = vec![
+        sphere(CsgMode::Subtract, [32.0, h, 5.0], 4.0),
+        sphere(CsgMode::Union, [-3.0, h + 1.0, -30.0], 3.0),
+        sphere(CsgMode::Union, [16.0, h + 40.0, 16.0], 3.0),
+    ];
+    let mut replica = world.field().clone();
+    for op in &ops {
+        replica.apply(op).unwrap();
+    }
+    let n = world.replace_bricks(&replica).unwrap();
+    assert_eq!(n, replica.brick_count(), "every brick is new to the world");
+    let u = settle(&mut world, &v, &mut shown);
+    let edits = groups(&u, BatchKind::Edit);
+    assert_eq!(edits.len(), 1, "one batch for the whole replacement");
+    assert_matches_scratch(&world, &shown, &base, &ops);
+    assert!(world.log().is_empty(), "the log is not touched");
+
+    // The same field again changes nothing; taking the base back removes every brick.
+    assert_eq!(world.replace_bricks(&replica).unwrap(), 0);
+    assert_eq!(world.replace_bricks(&base).unwrap(), n);
+    settle(&mut world, &v, &mut shown);
+    assert_matches_scratch(&world, &shown, &base, &[]);
+
+    // A field of another generator is refused and changes nothing.
+    let other = noise_field(5);
+    assert!(matches!(
+        world.replace_bricks(&other),
+        Err(loam_world::WorldError::FieldMismatch)
+    ));
+    assert_eq!(world.field().hash(), base.hash());
+}

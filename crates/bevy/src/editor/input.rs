@@ -12,6 +12,7 @@ use loam_mesh::Mesher;
 use loam_world::{DEFAULT_REPEAT, StrokeClock};
 
 use super::block_tool::{self, BlockAim, ToolKind};
+use super::remote::Remote;
 use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
 use crate::LoamWorld;
 use crate::blocks::{LoamBlocks, persist};
@@ -66,6 +67,7 @@ pub(crate) fn keys(
     physics: Res<Physics>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     mut exit: MessageWriter<AppExit>,
+    remote: Option<Res<Remote>>,
 ) {
     let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
     if captured(&cursor) && scroll.delta.y != 0.0 {
@@ -96,7 +98,9 @@ pub(crate) fn keys(
             MoveMode::Walk => MoveMode::Fly,
         };
     }
-    if ctrl && keys.just_pressed(KeyCode::KeyZ) {
+    if remote.is_some() && ctrl && keys.any_just_pressed([KeyCode::KeyZ, KeyCode::KeyY]) {
+        editor.status = "undo and redo are not shared with the server yet".into();
+    } else if ctrl && keys.just_pressed(KeyCode::KeyZ) {
         match world.world.history().undo_target() {
             Some(stroke) => {
                 editor.stroke = None;
@@ -105,7 +109,7 @@ pub(crate) fn keys(
             None => editor.status = "nothing to undo".into(),
         }
     }
-    if ctrl && keys.just_pressed(KeyCode::KeyY) {
+    if remote.is_none() && ctrl && keys.just_pressed(KeyCode::KeyY) {
         match world.world.history().redo_target() {
             Some(stroke) => {
                 apply(&mut editor, &mut world, None, &EditOp::Redo { stroke });
@@ -245,6 +249,7 @@ pub(crate) fn apply_block_tool(
     mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     mut physics: ResMut<Physics>,
+    remote: Option<Res<Remote>>,
 ) {
     if editor.kind == ToolKind::Terrain || !captured(&cursor) || editor.capture_click {
         return;
@@ -256,6 +261,10 @@ pub(crate) fn apply_block_tool(
     } else {
         return;
     };
+    if remote.is_some() {
+        editor.status = "blocks are not shared with the server yet: the block tools are off".into();
+        return;
+    }
     let Some(aim) = editor.block_aim else {
         return;
     };
@@ -275,6 +284,7 @@ pub(crate) fn apply_tool(
     camera: Query<&GlobalTransform, With<EditorCamera>>,
     mut editor: ResMut<Editor>,
     mut world: ResMut<LoamWorld>,
+    mut remote: Option<ResMut<Remote>>,
 ) {
     let now = Instant::now();
     let held = |b| buttons.pressed(b);
@@ -305,7 +315,10 @@ pub(crate) fn apply_tool(
         return;
     };
     if editor.stroke.as_ref().is_none_or(|(_, p)| *p != primary) {
-        let id = world.world.next_stroke();
+        let id = match remote.as_mut() {
+            Some(r) => r.new_stroke(),
+            None => world.world.next_stroke(),
+        };
         editor.stroke = Some((StrokeClock::press(id, now, DEFAULT_REPEAT), primary));
     }
     let Some(hit) = editor.aim else {
@@ -330,7 +343,12 @@ pub(crate) fn apply_tool(
         plane,
         [forward.x, forward.y, forward.z].map(f64::from),
     );
-    if !apply(&mut editor, &mut world, Some(id), &op) {
+    if let Some(r) = remote.as_ref() {
+        // The client thread predicts it at once; the world shows it when its field comes
+        // back (within a frame or two).
+        r.send_op(id, op);
+        editor.ops += 1;
+    } else if !apply(&mut editor, &mut world, Some(id), &op) {
         editor.stroke = None;
     }
 }

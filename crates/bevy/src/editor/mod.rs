@@ -13,6 +13,7 @@
 
 pub mod block_tool;
 mod input;
+pub mod remote;
 mod ui;
 
 use std::sync::Mutex;
@@ -34,6 +35,7 @@ use crate::tool::ToolSettings;
 use crate::walk::Physics;
 use crate::{LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
 use block_tool::{BlockAim, BlockTool, ToolKind};
+use remote::{Remote, RemoteLink};
 
 /// How far the tool reaches from the camera, metres.
 pub const TOOL_REACH_M: f64 = 120.0;
@@ -47,6 +49,9 @@ pub struct EditorOptions {
     pub store: Option<Store>,
     /// The world file's blocks ([`persist::load`]); `None` starts with no blocks.
     pub blocks: Option<Restored>,
+    /// A server to edit on ([`remote`]), with its address: terrain ops go there, and the
+    /// world shows the field the link reports. `store` should be `None` then.
+    pub remote: Option<(RemoteLink, String)>,
     /// Where the camera starts.
     pub camera: CameraPose,
     /// Window title.
@@ -113,6 +118,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         world,
         store,
         blocks,
+        remote,
         camera,
         title,
         size,
@@ -153,6 +159,9 @@ pub fn run(options: EditorOptions) -> AppExit {
         }
     }
     app.world_mut().resource_mut::<LoamBlocks>().journaling = journaling;
+    if let Some((link, url)) = remote {
+        app.insert_resource(Remote::new(link, url));
+    }
     app.insert_resource(Editor {
         tool: ToolSettings::default(),
         mode: MoveMode::Fly,
@@ -206,6 +215,7 @@ pub fn run(options: EditorOptions) -> AppExit {
             input::aim,
             input::apply_tool,
             input::apply_block_tool,
+            remote::sync,
         )
             .chain()
             .in_set(LoamSet::Edit)

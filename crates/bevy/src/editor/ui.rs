@@ -7,6 +7,7 @@ use bevy_egui::{EguiContexts, egui};
 use loam_field::Falloff;
 
 use super::block_tool::ToolKind;
+use super::remote::Remote;
 use super::{Editor, EditorCamera, MoveMode};
 use crate::blocks::LoamBlocks;
 use crate::look::PALETTE;
@@ -15,6 +16,7 @@ use crate::{ChunkStats, LoamWorld};
 use loam_blocks::BlockSize;
 
 /// Draws the HUD, the palette and the crosshair.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut editor: ResMut<Editor>,
@@ -23,6 +25,7 @@ pub(crate) fn panels(
     diagnostics: Option<Res<DiagnosticsStore>>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
     blocks: Res<LoamBlocks>,
+    remote: Option<Res<Remote>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let fps = diagnostics
@@ -81,6 +84,19 @@ pub(crate) fn panels(
                     blocks.world.store().len(),
                     blocks.world.pieces().count(),
                 ));
+                if let Some(r) = &remote {
+                    let s = &r.status;
+                    ui.label(format!(
+                        "server {} {}   you #{}   seq {}   pending {}   rtt {}   others' ops {}",
+                        s.url,
+                        if s.connected { "connected" } else { "OFFLINE" },
+                        s.client_id,
+                        s.seq,
+                        s.pending,
+                        s.rtt_ms.map_or("-".into(), |ms| format!("{ms:.1} ms")),
+                        s.others_ops
+                    ));
+                }
                 if !editor.status.is_empty() {
                     ui.label(&editor.status);
                 }

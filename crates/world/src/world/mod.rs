@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use loam_field::{
     BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
-    Field, History, LogEntry, RayHit, RaycastError,
+    Field, History, LogEntry, RayHit, RaycastError, SampleBox, SamplePos,
 };
 use loam_mesh::Mesher;
 
@@ -238,21 +238,101 @@ impl World {
         self.edits += 1;
         record(&mut self.rec.samples_changed, out.samples_changed as f64);
         if let Some(b) = out.changed {
-            let frame = self.frame_edit.get_or_insert_with(FrameEdit::default);
-            chunks_reading(&b, &mut frame.keys);
-            frame.times.push(now);
-            // A brick column's edited layers widen the bounds of the chunk columns around it.
-            let bx = b.min.x.div_euclid(BRICK_SAMPLES) - 1..=b.max.x.div_euclid(BRICK_SAMPLES) + 1;
-            for x in bx {
-                for z in
-                    b.min.z.div_euclid(BRICK_SAMPLES) - 1..=b.max.z.div_euclid(BRICK_SAMPLES) + 1
-                {
-                    self.columns.remove(&(x, z));
-                    self.dirty_columns.insert((x, z));
+            self.invalidate(&b, now);
+        }
+        Ok(out)
+    }
+
+    /// Marks the chunks that read samples in `b` for this frame's batch, and the column
+    /// bounds around it for recomputation.
+    fn invalidate(&mut self, b: &SampleBox, now: Instant) {
+        let frame = self.frame_edit.get_or_insert_with(FrameEdit::default);
+        chunks_reading(b, &mut frame.keys);
+        frame.times.push(now);
+        // A brick column's edited layers widen the bounds of the chunk columns around it.
+        let bx = b.min.x.div_euclid(BRICK_SAMPLES) - 1..=b.max.x.div_euclid(BRICK_SAMPLES) + 1;
+        for x in bx {
+            for z in b.min.z.div_euclid(BRICK_SAMPLES) - 1..=b.max.z.div_euclid(BRICK_SAMPLES) + 1 {
+                self.columns.remove(&(x, z));
+                self.dirty_columns.insert((x, z));
+            }
+        }
+    }
+
+    /// Takes the bricks of `field` (the same generator and settings: a network client's
+    /// predicted field, say) in place of this world's, and marks every chunk that reads a
+    /// brick that differs (by brick id: added, removed or replaced) for the next
+    /// [`World::update`]'s batch, as an op's chunks are. The history and the op log are not
+    /// touched. Returns the number of bricks that differed.
+    ///
+    /// # Errors
+    /// [`WorldError::FieldMismatch`] when `field`'s settings differ from this world's or it
+    /// does not share this world's generator (the same `Arc`: build one field from the
+    /// other, e.g. with `Clone`); nothing changes then.
+    pub fn replace_bricks(&mut self, field: &Field) -> Result<usize, WorldError> {
+        if field.settings() != self.field.settings()
+            || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
+        {
+            return Err(WorldError::FieldMismatch);
+        }
+        let now = Instant::now();
+        let mut changed = Vec::new();
+        {
+            let mut a = self.field.bricks().peekable();
+            let mut b = field.bricks().peekable();
+            loop {
+                match (a.peek(), b.peek()) {
+                    (None, None) => break,
+                    (Some(&(ka, _)), None) => {
+                        changed.push(ka);
+                        a.next();
+                    }
+                    (None, Some(&(kb, _))) => {
+                        changed.push(kb);
+                        b.next();
+                    }
+                    (Some(&(ka, ba)), Some(&(kb, bb))) => match ka.cmp(&kb) {
+                        std::cmp::Ordering::Less => {
+                            changed.push(ka);
+                            a.next();
+                        }
+                        std::cmp::Ordering::Greater => {
+                            changed.push(kb);
+                            b.next();
+                        }
+                        std::cmp::Ordering::Equal => {
+                            if ba.id() != bb.id() {
+                                changed.push(ka);
+                            }
+                            a.next();
+                            b.next();
+                        }
+                    },
                 }
             }
         }
-        Ok(out)
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let hot = self.field.hot_capacity();
+        self.field = field.clone();
+        self.field.set_hot_capacity(hot);
+        for key in &changed {
+            self.cache.remove(*key);
+            let min = SamplePos::new(
+                key.x * BRICK_SAMPLES,
+                key.y * BRICK_SAMPLES,
+                key.z * BRICK_SAMPLES,
+            );
+            let max = SamplePos::new(
+                min.x + BRICK_SAMPLES - 1,
+                min.y + BRICK_SAMPLES - 1,
+                min.z + BRICK_SAMPLES - 1,
+            );
+            self.invalidate(&SampleBox { min, max }, now);
+        }
+        self.edits += 1;
+        Ok(changed.len())
     }
 
     /// One frame: takes in finished jobs, follows the viewers (loading and dropping chunks),

@@ -1,0 +1,168 @@
+//! The editor joined to a server (`loam edit --connect`): terrain ops go to the server
+//! instead of into the local world, and the world shows the field a network client keeps
+//! (the server's order with this player's pending ops on top, so an op shows at once and is
+//! re-applied in the server's order when others' ops come first).
+//!
+//! The client runs on its own thread (the caller's: see the `loam` binary); this module only
+//! holds the two ends of its channel, so the app layer does not depend on the network stack.
+//!
+//! ```text
+//!   tool ─ RemoteCommand::Op ─▶ client thread ─ WebSocket ─▶ server
+//!   World::replace_bricks ◀─ RemoteUpdate { field, status } ◀─ client thread ◀─ ordered ops
+//! ```
+
+use std::sync::Mutex;
+use std::sync::mpsc::Receiver;
+
+use bevy::prelude::*;
+use loam_field::{EditOp, Field};
+
+use super::{Editor, EditorCamera};
+use crate::LoamWorld;
+
+/// What the editor asks of the client thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoteCommand {
+    /// Predict `op` and send it, in the editor's stroke `stroke`.
+    Op {
+        /// The stroke (the editor numbers them; a new stroke has a new id).
+        stroke: u64,
+        /// The op.
+        op: EditOp,
+    },
+    /// The viewer moved: the server sends the regions around `position` (world metres).
+    Viewer {
+        /// World position, metres.
+        position: [f64; 3],
+    },
+}
+
+/// The connection as the HUD shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteStatus {
+    /// The server's address.
+    pub url: String,
+    /// Whether the WebSocket is up.
+    pub connected: bool,
+    /// This client's id on the server.
+    pub client_id: u64,
+    /// The last op of the server's order taken in.
+    pub seq: u64,
+    /// Own ops sent and not yet back in the server's order.
+    pub pending: usize,
+    /// The round trip of the last own op (sent → back in the server's order), milliseconds.
+    pub rtt_ms: Option<f64>,
+    /// Ops of other players taken in so far.
+    pub others_ops: u64,
+    /// The last refusal, drop or reconnect, for the status line.
+    pub note: String,
+}
+
+/// What the client thread reports after each change.
+#[derive(Debug, Clone)]
+pub struct RemoteUpdate {
+    /// The client's field now (its bricks are shared, so this is cheap to send), if it
+    /// changed.
+    pub field: Option<Field>,
+    /// The connection.
+    pub status: RemoteStatus,
+}
+
+/// The editor's end of the client thread's channel.
+pub struct RemoteLink {
+    /// Hands a command to the client thread (never blocks).
+    pub send: Box<dyn Fn(RemoteCommand) + Send + Sync>,
+    /// The client thread's reports (behind a mutex: a resource must be `Sync`).
+    pub updates: Mutex<Receiver<RemoteUpdate>>,
+}
+
+/// The connection in the editor.
+#[derive(Resource)]
+pub struct Remote {
+    /// The channel to the client thread.
+    pub link: RemoteLink,
+    /// The latest status.
+    pub status: RemoteStatus,
+    /// The next stroke id to give out.
+    next_stroke: u64,
+    /// Where the viewer was last reported, metres.
+    reported: Option<Vec3>,
+}
+
+impl Remote {
+    /// Wraps a link.
+    pub fn new(link: RemoteLink, url: String) -> Self {
+        Self {
+            link,
+            status: RemoteStatus {
+                url,
+                ..Default::default()
+            },
+            next_stroke: 1,
+            reported: None,
+        }
+    }
+
+    /// A fresh stroke id.
+    pub fn new_stroke(&mut self) -> u64 {
+        let id = self.next_stroke;
+        self.next_stroke += 1;
+        id
+    }
+
+    /// Sends a terrain op (predicted by the client thread at once).
+    pub fn send_op(&self, stroke: u64, op: EditOp) {
+        (self.link.send)(RemoteCommand::Op { stroke, op });
+    }
+}
+
+/// How far the viewer moves before the server is told, metres.
+const REPORT_AFTER_M: f32 = 8.0;
+
+/// Takes in the client thread's reports (the newest field replaces the world's bricks, so
+/// its changed chunks form this frame's batch) and reports the viewer when it has moved.
+pub(crate) fn sync(
+    remote: Option<ResMut<Remote>>,
+    mut world: ResMut<LoamWorld>,
+    mut editor: ResMut<Editor>,
+    camera: Query<&Transform, With<EditorCamera>>,
+) {
+    let Some(mut remote) = remote else {
+        return;
+    };
+    let mut newest = None;
+    let mut status = None;
+    if let Ok(rx) = remote.link.updates.lock() {
+        for u in rx.try_iter() {
+            if u.field.is_some() {
+                newest = u.field;
+            }
+            status = Some(u.status);
+        }
+    }
+    if let Some(s) = status {
+        if !s.note.is_empty() && s.note != remote.status.note {
+            editor.status = s.note.clone();
+        }
+        remote.status = s;
+    }
+    if let Some(field) = newest {
+        match world.world.replace_bricks(&field) {
+            Ok(0) => {}
+            Ok(_) => world.mark_edit(),
+            Err(e) => editor.status = format!("the server's field cannot be shown: {e}"),
+        }
+    }
+    if let Ok(t) = camera.single() {
+        let p = t.translation;
+        if remote
+            .reported
+            .is_none_or(|r| r.distance(p) > REPORT_AFTER_M)
+        {
+            (remote.link.send)(RemoteCommand::Viewer {
+                position: [p.x, p.y, p.z].map(f64::from),
+            });
+            remote.reported = Some(p);
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! `loam edit --connect ws://HOST:PORT/ws`: the editor as a client of `loam serve`. A thread
+//! runs the loam-net client (tokio); the editor talks to it through
+//! `loam_bevy::editor::remote`'s channel: ops out, the predicted field and the connection's
+//! status back after every change.
+
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use loam_bevy::editor::remote::{RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
+use loam_field::Field;
+use loam_net::{Client, ClientConfig, ClientEvent, Viewer};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// How long a dropped connection waits before trying again.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// A connected client and the editor's end of its thread's channel.
+pub struct Connected {
+    /// The field the server sent (the world to open the editor on: its generator is the
+    /// client's, so the editor's world can take the client's bricks).
+    pub field: Field,
+    /// The editor's end.
+    pub link: RemoteLink,
+}
+
+/// Connects to `url` with a viewer at `position` seeing `radius_m` metres around it, then
+/// starts the client thread.
+///
+/// # Errors
+/// The server refuses (protocol version, token, full), is unreachable, or serves a world
+/// whose generator this build cannot make.
+pub fn connect(
+    url: &str,
+    name: &str,
+    token: Option<String>,
+    position: [f64; 3],
+    radius_m: f64,
+) -> anyhow::Result<Connected> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let mut config = ClientConfig::new(
+        url,
+        Viewer {
+            position,
+            radius: radius_m,
+        },
+        crate::serve::factory(),
+    );
+    config.name = name.into();
+    config.token = token;
+    let mut client = rt
+        .block_on(Client::connect(config))
+        .with_context(|| format!("joining {url}"))?;
+    let field = client.field().clone();
+    let (cmd_tx, cmd_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (up_tx, up_rx) = mpsc::channel();
+    let mut status = RemoteStatus {
+        url: url.into(),
+        connected: true,
+        client_id: client.id(),
+        seq: client.last_seq(),
+        ..Default::default()
+    };
+    status.note = format!("joined {url} as #{}", client.id());
+    std::thread::Builder::new()
+        .name("loam-net client".into())
+        .spawn(move || rt.block_on(run(client, cmd_rx, up_tx, status)))
+        .context("starting the client thread")?;
+    Ok(Connected {
+        field,
+        link: RemoteLink {
+            send: Box::new(move |c| {
+                // The thread is gone only when the editor is closing.
+                let _ = cmd_tx.send(c);
+            }),
+            updates: Mutex::new(up_rx),
+        },
+    })
+}
+
+/// The client thread: commands from the editor and events from the server, in the order
+/// they come; after each, the predicted field and the status go back.
+async fn run(
+    mut client: Client,
+    mut commands: UnboundedReceiver<RemoteCommand>,
+    updates: mpsc::Sender<RemoteUpdate>,
+    mut status: RemoteStatus,
+) {
+    let _ = updates.send(RemoteUpdate {
+        field: None,
+        status: status.clone(),
+    });
+    loop {
+        let mut field_changed = false;
+        if client.is_connected() {
+            tokio::select! {
+                command = commands.recv() => match command {
+                    None => break,
+                    Some(RemoteCommand::Op { stroke, op }) => match client.send_op(stroke, op).await {
+                        Ok(_) => field_changed = true,
+                        Err(e) => status.note = format!("op not sent: {e}"),
+                    },
+                    Some(RemoteCommand::Viewer { position }) => {
+                        let radius = client.viewer().radius;
+                        if let Err(e) = client.set_viewer(Viewer { position, radius }).await {
+                            status.note = format!("viewer not sent: {e}");
+                        }
+                    }
+                },
+                event = client.next_event() => match event {
+                    Ok(ClientEvent::Op { own, latency, .. }) => {
+                        field_changed = true;
+                        if own {
+                            status.rtt_ms = latency.map(|d| d.as_secs_f64() * 1e3);
+                        } else {
+                            status.others_ops += 1;
+                        }
+                    }
+                    Ok(ClientEvent::Refused { op_id, reason }) => {
+                        field_changed = true;
+                        status.note = format!("the server refused op {op_id}: {reason}");
+                    }
+                    Ok(ClientEvent::CaughtUp { bricks, .. }) => {
+                        field_changed = true;
+                        status.note = format!("caught up: {bricks} bricks");
+                    }
+                    Ok(ClientEvent::Lost { op_ids }) => {
+                        field_changed = true;
+                        status.note = format!("{} ops were lost when the server restarted", op_ids.len());
+                    }
+                    Ok(_) => field_changed = true,
+                    Err(e) => status.note = format!("disconnected: {e}"),
+                },
+            }
+        } else {
+            tokio::time::sleep(RECONNECT_AFTER).await;
+            // Ops made while offline are dropped with a note (the client predicts only
+            // what it can send).
+            while let Ok(c) = commands.try_recv() {
+                if matches!(c, RemoteCommand::Op { .. }) {
+                    status.note = "offline: the op was not sent".into();
+                }
+            }
+            match client.reconnect().await {
+                Ok(resumed) => {
+                    field_changed = true;
+                    status.note = if resumed {
+                        "reconnected (resumed)".into()
+                    } else {
+                        "reconnected (fresh snapshot)".into()
+                    };
+                }
+                Err(e) => status.note = format!("reconnecting: {e}"),
+            }
+        }
+        status.connected = client.is_connected();
+        status.seq = client.last_seq();
+        status.pending = client.pending_ops();
+        let field = field_changed.then(|| client.field().clone());
+        if updates
+            .send(RemoteUpdate {
+                field,
+                status: status.clone(),
+            })
+            .is_err()
+        {
+            break;
+        }
+    }
+    client.close().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loam_field::{CsgMode, EditOp};
+    use std::path::Path;
+    use std::time::Instant;
+
+    /// Waits for the client thread's reports until `done` holds for one; returns the newest
+    /// field seen with it.
+    fn wait_for(
+        link: &RemoteLink,
+        mut field: Option<Field>,
+        done: impl Fn(&RemoteStatus, Option<&Field>) -> bool,
+    ) -> (RemoteStatus, Option<Field>) {
+        let start = Instant::now();
+        let rx = link.updates.lock().unwrap();
+        loop {
+            let u = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a report from the client thread");
+            if u.field.is_some() {
+                field = u.field;
+            }
+            if done(&u.status, field.as_ref()) {
+                return (u.status, field);
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "{:?}", u.status);
+        }
+    }
+
+    #[test]
+    fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let loaded = crate::session::load(&root.join("examples/generated.json")).unwrap();
+        drop(crate::world::create(&path, &loaded.session, None).unwrap());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut config = loam_net::ServerConfig::new(&path, crate::serve::factory());
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        let server = rt.block_on(loam_net::serve(config)).unwrap();
+        let url = server.url();
+
+        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let h = a.field.generator().surface_height(0.0, 0.0);
+        let before = a.field.hash();
+        (a.link.send)(RemoteCommand::Op {
+            stroke: 1,
+            op: EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [0.0, h, 0.0],
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            },
+        });
+        // The op shows at once (predicted), then comes back in the server's order.
+        let (status, field) = wait_for(&a.link, None, |s, f| {
+            s.rtt_ms.is_some() && s.pending == 0 && f.is_some()
+        });
+        assert!(status.connected);
+        assert_eq!(status.seq, 1);
+        assert_eq!(status.others_ops, 0);
+        let after = field.unwrap().hash();
+        assert_ne!(after, before, "the dig changed the field");
+
+        // A second editor joining later gets the dug field in its snapshot.
+        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        assert_eq!(b.field.hash(), after);
+        // And sees A's next op as another player's.
+        (a.link.send)(RemoteCommand::Op {
+            stroke: 2,
+            op: EditOp::Sphere {
+                mode: CsgMode::Union,
+                center: [6.0, h + 1.0, 0.0],
+                radius: 2.0,
+                material: 0,
+                blend: 0.0,
+            },
+        });
+        let (sa, fa) = wait_for(&a.link, None, |s, f| {
+            s.seq == 2 && s.pending == 0 && f.is_some()
+        });
+        let (sb, fb) = wait_for(&b.link, None, |s, f| s.seq == 2 && f.is_some());
+        assert_eq!(sb.others_ops, 1);
+        assert_eq!(sa.others_ops, 0);
+        assert_eq!(fa.unwrap().hash(), fb.unwrap().hash());
+        drop((a, b));
+        rt.block_on(server.shutdown()).unwrap();
+    }
+}
