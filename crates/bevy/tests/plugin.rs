@@ -159,3 +159,44 @@ fn chunks_that_leave_the_view_are_despawned() {
     let mut q = app.world_mut().query::<&ChunkEntity>();
     assert_eq!(q.iter(app.world()).count(), keys.len());
 }
+
+#[test]
+fn a_replaced_field_swaps_its_chunks_like_an_edit() {
+    // What the editor does with a network client's field (`loam edit --connect`).
+    let (mut app, h) = app(2);
+    settle(&mut app);
+    let before = versions(&mut app);
+    let mut replica = app.world().resource::<LoamWorld>().world.field().clone();
+    replica
+        .apply(&EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [0.0, h, 0.0],
+            radius: 4.0,
+            material: 0,
+            blend: 0.0,
+        })
+        .unwrap();
+    {
+        let mut w = app.world_mut().resource_mut::<LoamWorld>();
+        assert!(w.world.replace_bricks(&replica).unwrap() > 0);
+        w.mark_edit();
+    }
+    settle(&mut app);
+    let after = versions(&mut app);
+    let changed = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a.0 == b.0 && a.1 != b.1)
+        .count();
+    assert!(changed >= 1, "chunks swapped: {changed}");
+    assert_eq!(
+        app.world().resource::<LoamWorld>().world.field().hash(),
+        replica.hash()
+    );
+    assert!(
+        app.world()
+            .resource::<ChunkStats>()
+            .last_edit_to_visible_ms
+            .is_some()
+    );
+}

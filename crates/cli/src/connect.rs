@@ -241,8 +241,20 @@ mod tests {
         assert!(status.connected);
         assert_eq!(status.seq, 1);
         assert_eq!(status.others_ops, 0);
-        let after = field.unwrap().hash();
+        let field = field.unwrap();
+        let after = field.hash();
         assert_ne!(after, before, "the dig changed the field");
+        // The editor's world, made from the joined field, takes the client's bricks.
+        let mut world = loam_world::World::new(
+            a.field.clone(),
+            loam_world::WorldSettings {
+                threads: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(world.replace_bricks(&field).unwrap() > 0);
+        assert_eq!(world.field().hash(), after);
 
         // A second editor joining later gets the dug field in its snapshot.
         let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();

@@ -287,7 +287,8 @@ pub(crate) fn apply_tool(
     mut remote: Option<ResMut<Remote>>,
 ) {
     let now = Instant::now();
-    let held = |b| buttons.pressed(b);
+    // A click shorter than a frame (slow frames) counts: pressed, or pressed and released.
+    let held = |b| buttons.pressed(b) || buttons.just_pressed(b);
     if !captured(&cursor) || editor.kind != ToolKind::Terrain {
         editor.stroke = None;
         if editor.kind != ToolKind::Terrain && editor.capture_click {

@@ -149,7 +149,10 @@ pub(crate) fn sync(
     if let Some(field) = newest {
         match world.world.replace_bricks(&field) {
             Ok(0) => {}
-            Ok(_) => world.mark_edit(),
+            Ok(n) => {
+                debug!("{n} bricks from the server's field");
+                world.mark_edit();
+            }
             Err(e) => editor.status = format!("the server's field cannot be shown: {e}"),
         }
     }

@@ -87,10 +87,13 @@ pub(crate) fn panels(
                 if let Some(r) = &remote {
                     let s = &r.status;
                     ui.label(format!(
-                        "server {} {}   you #{}   seq {}   pending {}   rtt {}   others' ops {}",
+                        "server {} {}   you #{}",
                         s.url,
                         if s.connected { "connected" } else { "OFFLINE" },
                         s.client_id,
+                    ));
+                    ui.label(format!(
+                        "seq {}   pending {}   rtt {}   others' ops {}",
                         s.seq,
                         s.pending,
                         s.rtt_ms.map_or("-".into(), |ms| format!("{ms:.1} ms")),
