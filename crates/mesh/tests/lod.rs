@@ -1,0 +1,434 @@
+//! Transvoxel (issue 11): a coarse chunk (32³ cells of 2 m) with every combination of
+//! transition faces, and its fine neighbours (32³ cells of 1 m, four per face) meshed with
+//! regular cells, weld with no open edge except on the outer box; a closed sphere across the
+//! boundary is watertight; the meshes match the `transvoxel` crate's on the same blocks.
+
+use std::collections::BTreeMap;
+use std::f64::consts::PI;
+
+use crate::util::*;
+use loam_mesh::transvoxel::{
+    Face, FineFace, Transitions, fine_face_dims, fine_face_sample, transvoxel,
+};
+use loam_mesh::{Grid, MeshBuffer, WeldPart, marching_cubes, mesh_stats, weld};
+
+/// Coarse voxel size (m); the fine neighbours have half of it.
+const VS: f32 = 2.0;
+
+/// A field on the fine lattice (1 m): `f(x, y, z)` at integer metres.
+type Field<'a> = &'a dyn Fn(i64, i64, i64) -> f32;
+
+/// Hills (a plane with sines) with a floating ball across the top face and a cave across the
+/// bottom face: crosses all six faces of the coarse chunk `[0, 64]³`.
+fn terrain(x: i64, y: i64, z: i64) -> f32 {
+    let (x, y, z) = (x as f64, y as f64, z as f64);
+    let hills = y - 30.0 - 5.0 * (0.13 * x + 0.4).sin() * (0.11 * z).cos();
+    let ball = sphere([40.3, 61.7, 22.2], 9.0)(x, y, z);
+    let cave = sphere([22.4, 2.3, 41.1], 11.0)(x, y, z);
+    hills.min(ball).max(-cave) as f32
+}
+
+/// A coarse chunk grid (halo 1) of `f`, local origin at world 0.
+fn coarse_values(f: Field) -> Vec<f32> {
+    let n = 35u32;
+    let mut v = Vec::with_capacity((n * n * n) as usize);
+    for z in 0..n {
+        for y in 0..n {
+            for x in 0..n {
+                let c = [x, y, z].map(|i| 2 * (i as i64 - 1));
+                v.push(f(c[0], c[1], c[2]));
+            }
+        }
+    }
+    v
+}
+
+/// The fine samples of `face` of the coarse chunk.
+fn slab(grid: &Grid, face: Face, f: Field) -> Vec<f32> {
+    let d = fine_face_dims(grid, face);
+    let mut v = Vec::new();
+    for c in 0..d[2] {
+        for b in 0..d[1] {
+            for a in 0..d[0] {
+                let p = fine_face_sample(grid, face, [a, b, c]);
+                v.push(f(p[0] as i64, p[1] as i64, p[2] as i64));
+            }
+        }
+    }
+    v
+}
+
+/// The four fine chunks (origins in metres) across `face` of the coarse chunk `[0, 64]³`.
+fn fine_chunks(face: Face) -> Vec<[i64; 3]> {
+    let n = face.axis();
+    let [u, v] = face.lateral();
+    (0..4)
+        .map(|k| {
+            let mut o = [0i64; 3];
+            o[n] = if face.is_high() { 64 } else { -32 };
+            o[u] = 32 * (k & 1);
+            o[v] = 32 * (k >> 1);
+            o
+        })
+        .collect()
+}
+
+/// A fine chunk at world origin `o` (metres), meshed with regular cells.
+fn fine_mesh(o: [i64; 3], f: Field) -> MeshBuffer {
+    let v = sample([35; 3], |x, y, z| {
+        f64::from(f(
+            o[0] + x as i64 - 1,
+            o[1] + y as i64 - 1,
+            o[2] + z as i64 - 1,
+        ))
+    });
+    let mut out = MeshBuffer::default();
+    transvoxel(
+        &Grid::chunk(&v, &[], 1, 1.0),
+        &Transitions::default(),
+        &mut out,
+    );
+    out
+}
+
+/// The coarse chunk meshed with transition faces `mask`.
+fn coarse_mesh(f: Field, mask: u8, width: f32) -> MeshBuffer {
+    let values = coarse_values(f);
+    let grid = Grid::chunk(&values, &[], 1, VS);
+    let slabs: Vec<Vec<f32>> = Face::ALL.iter().map(|&fc| slab(&grid, fc, f)).collect();
+    let mut t = Transitions {
+        width,
+        ..Transitions::default()
+    };
+    for fc in Face::ALL {
+        if mask & fc.bit() != 0 {
+            t = t.with(
+                fc,
+                FineFace {
+                    values: &slabs[fc as usize],
+                    materials: &[],
+                },
+            );
+        }
+    }
+    let mut out = MeshBuffer::default();
+    transvoxel(&grid, &t, &mut out);
+    out
+}
+
+/// The coarse chunk with `mask` and its fine neighbours, welded with tolerance 0 (bitwise equal
+/// positions only). Returns positions, indices and the boxes (min, max in metres).
+struct Scene {
+    positions: Vec<[f64; 3]>,
+    indices: Vec<u32>,
+    boxes: Vec<([f64; 3], [f64; 3])>,
+}
+
+fn scene(
+    coarse: &MeshBuffer,
+    fine: &BTreeMap<[i64; 3], MeshBuffer>,
+    mask: u8,
+    loam_weld: bool,
+) -> Scene {
+    let mut parts: Vec<WeldPart> = vec![([0.0; 3], &coarse.positions, &coarse.indices)];
+    let mut boxes = vec![([0.0; 3], [64.0; 3])];
+    for fc in Face::ALL {
+        if mask & fc.bit() != 0 {
+            for o in fine_chunks(fc) {
+                let m = &fine[&o];
+                let of = o.map(|c| c as f64);
+                parts.push((of, &m.positions, &m.indices));
+                boxes.push((of, of.map(|c| c + 32.0)));
+            }
+        }
+    }
+    let (positions, indices) = if loam_weld {
+        weld(&parts, 0.0)
+    } else {
+        weld_exact(&parts)
+    };
+    Scene {
+        positions,
+        indices,
+        boxes,
+    }
+}
+
+/// [`loam_mesh::weld`] with tolerance 0, by bit pattern (`weld` scans runs of equal x, which
+/// is quadratic for the thousands of vertices on one lattice plane).
+fn weld_exact(parts: &[WeldPart]) -> (Vec<[f64; 3]>, Vec<u32>) {
+    let mut all: Vec<[f64; 3]> = Vec::new();
+    for (off, pos, _) in parts {
+        all.extend(
+            pos.iter()
+                .map(|p| [0, 1, 2].map(|a| off[a] + f64::from(p[a]) + 0.0)),
+        );
+    }
+    let key = |p: &[f64; 3]| p.map(f64::to_bits);
+    let mut order: Vec<u32> = (0..all.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (key(&all[i as usize]), i));
+    let (mut positions, mut remap) = (Vec::new(), vec![0u32; all.len()]);
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || key(&all[order[k - 1] as usize]) != key(&all[i as usize]) {
+            positions.push(all[i as usize]);
+        }
+        remap[i as usize] = positions.len() as u32 - 1;
+    }
+    let mut indices = Vec::new();
+    let mut base = 0u32;
+    for (_, pos, idx) in parts {
+        indices.extend(idx.iter().map(|&i| remap[(base + i) as usize]));
+        base += pos.len() as u32;
+    }
+    (positions, indices)
+}
+
+/// Edges used by one triangle that are not on the outer boundary of the union of the boxes.
+fn inner_open_edges(s: &Scene) -> Vec<([f64; 3], [f64; 3])> {
+    let mut edges: Vec<(u32, u32)> = s
+        .indices
+        .chunks_exact(3)
+        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
+        .collect();
+    edges.sort_unstable();
+    let mut count: Vec<((u32, u32), usize)> = Vec::new();
+    for e in edges {
+        match count.last_mut() {
+            Some((last, c)) if *last == e => *c += 1,
+            _ => count.push((e, 1)),
+        }
+    }
+    let inside = |p: [f64; 3]| {
+        s.boxes
+            .iter()
+            .any(|(lo, hi)| (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a]))
+    };
+    // On the outer boundary: a small step in some direction leaves every box.
+    let outer = |p: [f64; 3]| {
+        (0..27).any(|k| {
+            let d = [k % 3, k / 3 % 3, k / 9].map(|c| (c as f64 - 1.0) * 1e-3);
+            !inside([p[0] + d[0], p[1] + d[1], p[2] + d[2]])
+        })
+    };
+    count
+        .into_iter()
+        .filter(|&(_, c)| c == 1)
+        .map(|((a, b), _)| (s.positions[a as usize], s.positions[b as usize]))
+        .filter(|&(a, b)| {
+            let m = [0, 1, 2].map(|k| 0.5 * (a[k] + b[k]));
+            !(outer(a) && outer(b) && outer(m))
+        })
+        .collect()
+}
+
+fn all_fine(f: Field) -> BTreeMap<[i64; 3], MeshBuffer> {
+    Face::ALL
+        .iter()
+        .flat_map(|&fc| fine_chunks(fc))
+        .map(|o| (o, fine_mesh(o, f)))
+        .collect()
+}
+
+/// Every combination of transition faces welds to the fine neighbours with no open edge
+/// inside the box, no non-manifold or misoriented edge and no degenerate triangle.
+fn check_all_masks(f: Field, width: f32, what: &str) {
+    let fine = all_fine(f);
+    let regular = coarse_mesh(f, 0, width);
+    for mask in 0..64u8 {
+        let coarse = coarse_mesh(f, mask, width);
+        assert_unit_normals(&coarse, what);
+        let s = scene(&coarse, &fine, mask, false);
+        let st = mesh_stats(&s.positions, &s.indices);
+        let open = inner_open_edges(&s);
+        assert!(
+            open.is_empty(),
+            "{what}, mask {mask:06b}: {} open edges inside, first {:?}",
+            open.len(),
+            &open[..open.len().min(4)]
+        );
+        assert_eq!(
+            (
+                st.nonmanifold_edges,
+                st.misoriented_edges,
+                st.degenerate_triangles
+            ),
+            (0, 0, 0),
+            "{what}, mask {mask:06b}: {st:?}"
+        );
+        let sc = mesh_stats(&coarse.positions, &coarse.indices);
+        assert_eq!(sc.degenerate_triangles, 0, "{what}, mask {mask:06b}");
+        if mask != 0 {
+            assert!(coarse.triangle_count() > regular.triangle_count(), "{what}");
+        }
+    }
+}
+
+#[test]
+fn terrain_welds_for_every_transition_mask() {
+    check_all_masks(&terrain, 0.5, "terrain");
+}
+
+#[test]
+fn terrain_welds_with_a_narrow_transition() {
+    check_all_masks(&terrain, 0.15, "terrain w=0.15");
+}
+
+/// Random samples on the fine lattice, some exactly 0: every ambiguous face, on the coarse
+/// grid and on the fine faces, must be cut the same way by both sides.
+#[test]
+fn random_field_welds_for_every_transition_mask() {
+    fn random(x: i64, y: i64, z: i64) -> f32 {
+        // Random within 2 m of the coarse chunk's faces, air elsewhere (keeps meshes small).
+        let near = |c: i64| c.abs() <= 2 || (c - 64).abs() <= 2;
+        let within = |c: i64| (-2..=66).contains(&c);
+        if !((near(x) || near(y) || near(z)) && within(x) && within(y) && within(z)) {
+            return 1.0;
+        }
+        let mut h = (x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (y as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ (z as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 32;
+        match h % 16 {
+            0 => 0.0,
+            k => (k as f32 - 8.0) / 8.0 + (h >> 40) as f32 * 1e-9,
+        }
+    }
+    check_all_masks(&random, 0.5, "random");
+}
+
+/// On the shared face, the coarse chunk's transition vertices are the fine chunk's border
+/// vertices, positions and normals bit for bit.
+#[test]
+fn transition_vertices_equal_fine_border_vertices_bitwise() {
+    let f: Field = &terrain;
+    let fine = all_fine(f);
+    let coarse = coarse_mesh(f, 0b11_1111, 0.5);
+    let key = |p: [f64; 3]| p.map(f64::to_bits);
+    let mut fine_vertices = BTreeMap::new();
+    for (o, m) in &fine {
+        for (p, n) in m.positions.iter().zip(&m.normals) {
+            let w = [0, 1, 2].map(|a| o[a] as f64 + f64::from(p[a]));
+            fine_vertices.insert(key(w), *n);
+        }
+    }
+    let mut matched = 0;
+    for (p, n) in coarse.positions.iter().zip(&coarse.normals) {
+        let on_face = p.iter().any(|&c| c == 0.0 || c == 64.0);
+        if !on_face {
+            continue;
+        }
+        let w = p.map(f64::from);
+        if let Some(fnorm) = fine_vertices.get(&key(w)) {
+            assert_eq!(
+                n.map(f32::to_bits),
+                fnorm.map(f32::to_bits),
+                "normal at {p:?}"
+            );
+            matched += 1;
+        }
+    }
+    // Every face is crossed; hundreds of vertices lie on them.
+    assert!(matched > 300, "{matched} shared vertices");
+}
+
+/// A sphere centred on each face of the coarse chunk, half in the fine neighbours: watertight,
+/// with the analytic area and volume.
+#[test]
+fn sphere_across_a_level_boundary_is_watertight() {
+    let r = 20.0;
+    for face in Face::ALL {
+        let mut c = [32.0f64; 3];
+        c[face.axis()] = if face.is_high() { 64.0 } else { 0.0 };
+        // Off the lattice so no sample is exactly on the surface.
+        let c = [c[0] + 0.31, c[1] - 0.27, c[2] + 0.13];
+        let f = move |x: i64, y: i64, z: i64| sphere(c, r)(x as f64, y as f64, z as f64) as f32;
+        let fine: BTreeMap<[i64; 3], MeshBuffer> = fine_chunks(face)
+            .into_iter()
+            .map(|o| (o, fine_mesh(o, &f)))
+            .collect();
+        let coarse = coarse_mesh(&f, face.bit(), 0.5);
+        let s = scene(&coarse, &fine, face.bit(), true);
+        let st = mesh_stats(&s.positions, &s.indices);
+        assert_eq!(
+            (
+                st.boundary_edges,
+                st.nonmanifold_edges,
+                st.misoriented_edges
+            ),
+            (0, 0, 0),
+            "{face:?}: {st:?}"
+        );
+        assert_eq!((st.components, st.euler), (1, 2), "{face:?}");
+        let v = st.volume.expect("closed");
+        let (va, aa) = (4.0 / 3.0 * PI * r * r * r, 4.0 * PI * r * r);
+        assert!((v / va - 1.0).abs() < 0.03, "{face:?}: volume {v} vs {va}");
+        assert!(
+            (st.area / aa - 1.0).abs() < 0.03,
+            "{face:?}: area {} vs {aa}",
+            st.area
+        );
+    }
+}
+
+/// Transition faces that the surface does not reach change nothing, and the regular mesh is
+/// Marching Cubes up to the tables' triangulation and the cut rounding.
+#[test]
+fn no_transition_faces_is_a_regular_mesh() {
+    // A ball inside the chunk, clear of its border cells.
+    let f = |x: i64, y: i64, z: i64| {
+        sphere([30.3, 33.1, 31.7], 20.0)(x as f64, y as f64, z as f64) as f32
+    };
+    let regular = coarse_mesh(&f, 0, 0.5);
+    let all_faces = coarse_mesh(&f, 0b11_1111, 0.5);
+    assert_eq!(regular.positions, all_faces.positions);
+    assert_eq!(regular.indices, all_faces.indices);
+    assert_eq!(regular.normals, all_faces.normals);
+    let values = coarse_values(&f);
+    let mut mc = MeshBuffer::default();
+    marching_cubes(&Grid::chunk(&values, &[], 1, VS), &mut mc);
+    assert_eq!(regular.positions.len(), mc.positions.len());
+    let (sr, sm) = (stats(&regular), stats(&mc));
+    assert_eq!((sr.boundary_edges, sr.components, sr.euler), (0, 1, 2));
+    assert!(
+        (sr.area / sm.area - 1.0).abs() < 1e-3,
+        "{} vs {}",
+        sr.area,
+        sm.area
+    );
+    // Same vertices, each within the cut rounding (1/65536 of a 2 m edge).
+    let sorted = |b: &MeshBuffer| {
+        let mut p = b.positions.clone();
+        p.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        p
+    };
+    for (a, b) in sorted(&regular).iter().zip(&sorted(&mc)) {
+        for k in 0..3 {
+            assert!(
+                (a[k] - b[k]).abs() <= 2.0 / 65536.0 + 1e-5,
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "disagree in sign")]
+fn fine_samples_that_contradict_the_coarse_grid_panic() {
+    let f: Field = &terrain;
+    let values = coarse_values(f);
+    let grid = Grid::chunk(&values, &[], 1, VS);
+    let mut s = slab(&grid, Face::NegX, f);
+    for v in &mut s {
+        *v = -*v - 1.0;
+    }
+    let t = Transitions::default().with(
+        Face::NegX,
+        FineFace {
+            values: &s,
+            materials: &[],
+        },
+    );
+    transvoxel(&grid, &t, &mut MeshBuffer::default());
+}
