@@ -186,6 +186,12 @@ impl<'a> Slab<'a> {
             .sum()
     }
 
+    /// Index offsets of one fine step along each axis.
+    #[inline]
+    pub(crate) fn strides(&self) -> [usize; 3] {
+        self.stride
+    }
+
     /// The sample at fine point `p` on the face plane.
     #[inline]
     pub(crate) fn value(&self, p: [u32; 3]) -> f32 {

@@ -31,8 +31,16 @@ pub(crate) fn transition_cells(ctx: &Ctx, face: Face, out: &mut MeshBuffer) {
     // when the class's high bit is clear; the other faces' frames are mirrored.
     let right_handed = matches!(face, Face::NegX | Face::PosY | Face::NegZ);
     let coarse_plane = g.cells_min[n] + if face.is_high() { ctx.cells[n] } else { 0 };
+    let stride = slab.strides();
+    // Offsets of the nine full-resolution samples from the cell's first one.
+    let offsets: [usize; 9] = std::array::from_fn(|k| (k % 3) * stride[u] + (k / 3) * stride[v]);
     for cv in 0..ctx.cells[v] {
+        let mut p0 = [0u32; 3];
+        p0[n] = slab.plane;
+        p0[v] = 2 * cv;
+        let row = slab.index(p0, 0);
         for cu in 0..ctx.cells[u] {
+            let first = row + 2 * cu as usize * stride[u];
             let fine = |k: u8| {
                 let k = u32::from(k);
                 let mut p = [0u32; 3];
@@ -42,8 +50,8 @@ pub(crate) fn transition_cells(ctx: &Ctx, face: Face, out: &mut MeshBuffer) {
                 p
             };
             let mut case = 0usize;
-            for (k, &bit) in TRANSITION_CASE_BIT.iter().enumerate() {
-                if slab.value(fine(k as u8)) < 0.0 {
+            for (&off, &bit) in offsets.iter().zip(&TRANSITION_CASE_BIT) {
+                if slab.values[first + off] < 0.0 {
                     case |= usize::from(bit);
                 }
             }
