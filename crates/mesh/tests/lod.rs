@@ -541,3 +541,76 @@ fn matches_the_transvoxel_crate() {
         );
     }
 }
+
+/// A coarse chunk with its lowest corner at `o` (metres) meshed with transition faces `mask`.
+fn coarse_mesh_at(f: Field, o: [i64; 3], mask: u8) -> MeshBuffer {
+    let g = move |x: i64, y: i64, z: i64| f(x + o[0], y + o[1], z + o[2]);
+    coarse_mesh(&g, mask, 0.5)
+}
+
+/// The 2:1 configuration around a chunk edge where a transition face meets a face that is
+/// not one: fine chunks (1 m) fill `[−64, 0] × [0, 64]`; coarse chunks (2 m) C = `[0, 64] ×
+/// [0, 64]` (−X transition), D = `[−64, 0] × [−64, 0]` (+Y transition) and E = `[0, 64] ×
+/// [−64, 0]` (none), all `z ∈ [0, 64]`. The four meet on the line x = y = 0, where C's and D's
+/// grid points stay put; a closed surface around that line must come out watertight.
+#[test]
+fn chunks_around_a_transition_edge_weld() {
+    let ball = |x: i64, y: i64, z: i64| {
+        sphere([0.3, -0.4, 32.2], 21.0)(x as f64, y as f64, z as f64) as f32
+    };
+    let hills = |x: i64, y: i64, z: i64| terrain(x, y + 30, z);
+    for (f, what, closed) in [
+        (&ball as Field, "ball", true),
+        (&hills as Field, "hills", false),
+    ] {
+        let mut meshes: Vec<([f64; 3], MeshBuffer)> = Vec::new();
+        let mut boxes = Vec::new();
+        for (o, mask) in [
+            ([0, 0, 0], Face::NegX.bit()),
+            ([-64, -64, 0], Face::PosY.bit()),
+            ([0, -64, 0], 0),
+        ] {
+            meshes.push((o.map(|c| c as f64), coarse_mesh_at(f, o, mask)));
+            boxes.push((o.map(|c| c as f64), o.map(|c| c as f64 + 64.0)));
+        }
+        for k in 0..8 {
+            let o = [-64 + 32 * (k & 1), 32 * (k >> 1 & 1), 32 * (k >> 2)];
+            meshes.push((o.map(|c| c as f64), fine_mesh(o, f)));
+            boxes.push((o.map(|c| c as f64), o.map(|c| c as f64 + 32.0)));
+        }
+        let parts: Vec<WeldPart> = meshes
+            .iter()
+            .map(|(o, m)| (*o, &m.positions[..], &m.indices[..]))
+            .collect();
+        let (positions, indices) = weld_exact(&parts);
+        let s = Scene {
+            positions,
+            indices,
+            boxes,
+        };
+        let st = mesh_stats(&s.positions, &s.indices);
+        let open = inner_open_edges(&s);
+        assert!(
+            open.is_empty(),
+            "{what}: {} open edges inside, first {:?}",
+            open.len(),
+            &open[..open.len().min(4)]
+        );
+        assert_eq!(
+            (
+                st.nonmanifold_edges,
+                st.misoriented_edges,
+                st.degenerate_triangles
+            ),
+            (0, 0, 0),
+            "{what}: {st:?}"
+        );
+        if closed {
+            assert_eq!(
+                (st.boundary_edges, st.components, st.euler),
+                (0, 1, 2),
+                "{what}"
+            );
+        }
+    }
+}
