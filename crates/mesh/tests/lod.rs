@@ -225,7 +225,11 @@ fn all_fine(f: Field) -> BTreeMap<[i64; 3], MeshBuffer> {
     Face::ALL
         .iter()
         .flat_map(|&fc| fine_chunks(fc))
-        .map(|o| (o, fine_mesh(o, f)))
+        .map(|o| {
+            let m = fine_mesh(o, f);
+            assert_unit_normals(&m, "fine chunk");
+            (o, m)
+        })
         .collect()
 }
 
@@ -613,4 +617,49 @@ fn chunks_around_a_transition_edge_weld() {
             );
         }
     }
+}
+
+/// Materials: transition-face vertices take the material of the fine slab's inside sample,
+/// the others the coarse grid's.
+#[test]
+fn transition_vertices_carry_the_fine_materials() {
+    let f: Field = &terrain;
+    let values = coarse_values(f);
+    let coarse_materials = vec![1u8; values.len()];
+    let grid = Grid::chunk(&values, &coarse_materials, 1, VS);
+    let s = slab(&grid, Face::NegX, f);
+    let m = vec![2u8; s.len()];
+    let t = Transitions::default().with(
+        Face::NegX,
+        FineFace {
+            values: &s,
+            materials: &m,
+        },
+    );
+    let mut out = MeshBuffer::default();
+    transvoxel(&grid, &t, &mut out);
+    let mut seen = [0usize; 3];
+    for (p, &mat) in out.positions.iter().zip(&out.materials) {
+        // On the face's rim, where it meets faces that are not transition faces, coarse
+        // vertices stay on the plane too: skip it.
+        let rim = p[0] == 0.0 && [p[1], p[2]].iter().any(|&c| c == 0.0 || c == 64.0);
+        if !rim {
+            assert_eq!(mat, if p[0] == 0.0 { 2 } else { 1 }, "at {p:?}");
+            seen[mat as usize] += 1;
+        }
+    }
+    assert!(seen[1] > 100 && seen[2] > 20, "{seen:?}");
+}
+
+/// The width must be in (0, 1).
+#[test]
+#[should_panic(expected = "transition width")]
+fn a_width_of_a_whole_cell_panics() {
+    let values = coarse_values(&terrain);
+    let grid = Grid::chunk(&values, &[], 1, VS);
+    let t = Transitions {
+        width: 1.0,
+        ..Transitions::default()
+    };
+    transvoxel(&grid, &t, &mut MeshBuffer::default());
 }
