@@ -84,8 +84,8 @@ impl Face {
 /// cell count on that axis (65 + 2 = 67 for a 32-cell chunk). Slab index `[a, b, c]` lies at
 /// fine lattice offset [`fine_face_sample`]`(grid, face, [a, b, c])` from the grid's local
 /// origin, in fine voxels (half the grid's voxel size): sample it from the same field as the
-/// coarse grid. The samples at even fine offsets on the face plane are the coarse grid's
-/// samples there and must have the same sign (they are equal when both come from one field).
+/// coarse grid. The samples at even fine offsets on the face plane are at the coarse grid's
+/// points and should equal the coarse samples there (see [`super::transvoxel`]).
 #[derive(Clone, Copy, Debug)]
 pub struct FineFace<'a> {
     /// SDF samples in metres, negative inside.

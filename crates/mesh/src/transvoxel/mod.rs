@@ -127,10 +127,15 @@ impl<'a> Transitions<'a> {
 /// air, triangles counter-clockwise seen from the air; no triangle has zero area and no value
 /// is NaN (for finite samples).
 ///
+/// A fine sample on a coarse grid point should equal the coarse sample there (one field, one
+/// position). Where the two disagree in sign (two levels quantising a value near 0
+/// differently, say), this chunk uses the fine sample instead, on a private copy of the grid,
+/// so the transition still closes; a same-level neighbour sharing that point does not see the
+/// change, so the world should make them agree.
+///
 /// # Panics
 /// If the grid breaks [`Grid::check`]'s contract; if a slab's length is not
-/// [`fine_face_dims`]'s product (or its materials are neither empty nor as long); if a fine
-/// sample on a coarse grid point has a different sign from the coarse sample there; if the
+/// [`fine_face_dims`]'s product (or its materials are neither empty nor as long); if the
 /// width is not in `(0, 1)`.
 pub fn transvoxel(grid: &Grid, transitions: &Transitions, out: &mut MeshBuffer) {
     grid.check();
@@ -146,9 +151,22 @@ pub fn transvoxel(grid: &Grid, transitions: &Transitions, out: &mut MeshBuffer) 
             .as_ref()
             .map(|fine| Slab::new(grid, f, fine))
     });
+    // The transition table takes the half-resolution corners' states from the fine samples:
+    // where a coarse sample disagrees in sign, this chunk uses the fine one (on a copy).
+    let mut patched: Option<Vec<f32>> = None;
     for slab in slabs.iter().flatten() {
-        check_corners(grid, slab);
+        for_each_face_point(grid, slab, |i, fine| {
+            if (fine < 0.0) != (grid.values[i] < 0.0) {
+                patched.get_or_insert_with(|| grid.values.to_vec())[i] = fine;
+            }
+        });
     }
+    let patched_grid = patched.as_ref().map(|values| Grid {
+        values,
+        range: None,
+        ..*grid
+    });
+    let grid = patched_grid.as_ref().unwrap_or(grid);
     if mask == 0 && grid.is_uniform() {
         return;
     }
@@ -164,9 +182,9 @@ pub fn transvoxel(grid: &Grid, transitions: &Transitions, out: &mut MeshBuffer) 
     finish(out);
 }
 
-/// Asserts that the fine samples on coarse grid points of a transition face have the coarse
-/// samples' signs (the transition table takes the half-resolution face's states from them).
-fn check_corners(grid: &Grid, slab: &Slab) {
+/// Calls `f(index in grid.values, fine sample)` for each coarse grid point of a transition
+/// face, with the fine sample at the same point.
+fn for_each_face_point(grid: &Grid, slab: &Slab, mut f: impl FnMut(usize, f32)) {
     let face = slab.face;
     let n = face.axis();
     let [u, v] = face.lateral();
@@ -181,12 +199,7 @@ fn check_corners(grid: &Grid, slab: &Slab) {
             g[n] += p[n] / 2;
             g[u] += i;
             g[v] += j;
-            let (fine, coarse) = (slab.value(p), grid.values[grid.index(g[0], g[1], g[2])]);
-            assert!(
-                (fine < 0.0) == (coarse < 0.0),
-                "face {face:?}: fine sample {fine} and coarse sample {coarse} at coarse point \
-                 {g:?} disagree in sign; sample both from one field"
-            );
+            f(grid.index(g[0], g[1], g[2]), slab.value(p));
         }
     }
 }
