@@ -2,7 +2,8 @@
 //!
 //! Meshers that turn a grid of SDF samples into triangles: Marching Cubes (Lorensen & Cline
 //! 1987), the topology-correct MC33 (Chernyaev 1995, with Lewiner et al. 2003's tables),
-//! Surface Nets (Gibson 1998) and Dual Contouring (Ju et al. 2002). Negative is inside;
+//! Surface Nets (Gibson 1998), Dual Contouring (Ju et al. 2002) and, for levels of detail,
+//! Transvoxel (Lengyel 2010, in [`transvoxel`]). Negative is inside;
 //! `value < 0.0` is the one inside predicate, so a sample exactly 0 is air.
 //!
 //! Speed on a 32³ terrain chunk (2-core x86_64, `cargo bench -p loam-bench --bench mesh`):
@@ -46,6 +47,7 @@ mod normals;
 mod stats;
 mod surface_nets;
 pub mod tables;
+pub mod transvoxel;
 
 pub use buffer::MeshBuffer;
 pub use dual_contouring::dual_contouring;
