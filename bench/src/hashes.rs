@@ -257,6 +257,39 @@ pub fn suite() -> Vec<SuiteGrid> {
         }
         out.push(SuiteGrid::volume("planes", v, dims, 1.0));
     }
+    // Grids wider than one 63-cell segment of the surface-cell search: a terrain chunk with
+    // a halo of 20 and a long box of noisy waves.
+    {
+        let key = ChunkKey::new(c0.x, c0.y, c0.z);
+        let halo = 20;
+        let n = (33 + 2 * halo) as usize;
+        let (mut v, mut m) = (vec![0.0; n * n * n], vec![0; n * n * n]);
+        field.fill_chunk(key, halo, &mut v, &mut m);
+        out.push(SuiteGrid {
+            family: "wide",
+            values: v,
+            materials: m,
+            dims: [n as u32; 3],
+            voxel_size: 1.0,
+            origin: [3; 3],
+            cells: ([2, 5, 7], [n as u32 - 1, n as u32 - 4, n as u32 - 2]),
+            with_range: false,
+        });
+        let dims = [150u32, 19, 23];
+        let mut v = Vec::new();
+        for z in 0..dims[2] {
+            for y in 0..dims[1] {
+                for x in 0..dims[0] {
+                    let (x, y, z) = (x as f32, y as f32, z as f32);
+                    v.push(
+                        (x * 0.37).sin() * 3.0 + (z * 0.51).cos() * 2.5 + (x * z * 0.05).sin() - y
+                            + 9.0,
+                    );
+                }
+            }
+        }
+        out.push(SuiteGrid::volume("wide", v, dims, 0.5));
+    }
     // Random grids of small integers with many zeros.
     let mut rng = Rng(0x5eed);
     for i in 0..400 {
