@@ -45,7 +45,7 @@ fn sign_mask(row: &[f32]) -> u64 {
 }
 
 /// Cells per segment of a row: a segment's samples (cells + 1) fit one `u64` of sign bits.
-const SEGMENT: u32 = 63;
+pub(crate) const SEGMENT: u32 = 63;
 
 /// Calls `f(cell, index, case)` for every cell of the grid's cell range whose corners are not
 /// all on one side (`value < 0.0` is inside), in z, y, x order; `index` is the cell's lowest

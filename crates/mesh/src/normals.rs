@@ -45,6 +45,19 @@ pub(crate) fn push_triangle(out: &mut MeshBuffer, a: u32, b: u32, c: u32) {
     out.indices.extend_from_slice(&[a, b, c]);
 }
 
+/// Flags the mesh for [`remove_degenerate`] when a triangle from the `from`-th on has zero
+/// area: what [`push_triangle`] checks, for meshers that push proper triangles in bulk.
+pub(crate) fn flag_zero_area(out: &mut MeshBuffer, from: usize) {
+    if out.scratch.has_degenerate {
+        return;
+    }
+    let p = &out.positions;
+    out.scratch.has_degenerate = out.indices[3 * from..].chunks_exact(3).any(|t| {
+        let a = p[t[0] as usize];
+        len2(cross(sub(p[t[1] as usize], a), sub(p[t[2] as usize], a))) == 0.0
+    });
+}
+
 /// Removes zero-area triangles without opening holes: vertices at exactly the same position
 /// (two dual vertices clamped onto one point, or crossings on exact zeros) are merged first,
 /// which turns the triangles between them into index-degenerate ones whose edges close up;
