@@ -49,13 +49,14 @@ fn main() {
             mesh_scaled(&field, dims, spacing, m, &mut out);
             let cold = t.elapsed().as_secs_f64();
             drop(out);
-            let (mut fresh, mut tris) = (f64::INFINITY, 0);
+            let (mut fresh, mut tris, mut verts) = (f64::INFINITY, 0, 0);
             for _ in 0..runs {
                 let mut out = MeshBuffer::default();
                 let t = Instant::now();
                 mesh_scaled(&field, dims, spacing, m, &mut out);
                 fresh = fresh.min(t.elapsed().as_secs_f64());
                 tris = out.triangle_count();
+                verts = out.positions.len();
             }
             let mut out = MeshBuffer::default();
             mesh_scaled(&field, dims, spacing, m, &mut out);
@@ -66,7 +67,7 @@ fn main() {
                 reused = reused.min(t.elapsed().as_secs_f64());
             }
             println!(
-                "{{\"scan\": \"{name}\", \"mesher\": \"{}\", \"triangles\": {tris}, \"cold\": {cold:.6}, \"seconds\": {fresh:.6}, \"seconds_reused_buffer\": {reused:.6}}}",
+                "{{\"scan\": \"{name}\", \"mesher\": \"{}\", \"vertices\": {verts}, \"triangles\": {tris}, \"cold\": {cold:.6}, \"seconds\": {fresh:.6}, \"seconds_reused_buffer\": {reused:.6}}}",
                 m.name()
             );
         }

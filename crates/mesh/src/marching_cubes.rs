@@ -6,7 +6,7 @@
 //! crossing lands exactly on a sample whose value is 0.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::{SEGMENT, for_each_surface_cell};
+use crate::cells::{SEGMENT, SegmentMasks, for_each_surface_cell, surface_cells_by_segment};
 use crate::grid::Grid;
 use crate::normals::{finish, flag_zero_area, push_triangle};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
@@ -135,6 +135,40 @@ const fn edge_axis_lo() -> [(u8, u8); 12] {
     out
 }
 
+/// The edges whose vertex a cell makes (uses first), by whether the cell is the first of the
+/// cell range along x (bit 0), y (bit 1), z (bit 2). Every cell around a crossed edge is a
+/// surface cell that uses the edge's vertex, and cells are visited in z, y, x order (by
+/// segments of x first), so the first user is the cell around the edge with the lowest
+/// coordinates in the range: the edge lies on that cell's upper side along both axes across
+/// it, unless the cell is the range's first along one of them.
+static CREATES: [u16; 8] = creates_table();
+
+const fn creates_table() -> [u16; 8] {
+    let mut out = [0u16; 8];
+    let mut first = 0;
+    while first < 8 {
+        let mut e = 0;
+        while e < 12 {
+            let (axis, lo) = EDGE_AXIS_LO[e];
+            let c = CORNERS[lo as usize];
+            let mut creates = true;
+            let mut a = 0;
+            while a < 3 {
+                if a != axis as usize && c[a] == 0 && first >> a & 1 == 0 {
+                    creates = false;
+                }
+                a += 1;
+            }
+            if creates {
+                out[first] |= 1 << e;
+            }
+            e += 1;
+        }
+        first += 1;
+    }
+    out
+}
+
 /// Kinds of vertex kept per sample of a layer: the crossings of the edges leaving it along x,
 /// y and z, and the sample itself (a crossing exactly on a sample worth 0).
 const KINDS: usize = 4;
@@ -182,92 +216,134 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
     let mut masks = std::mem::take(&mut out.scratch.masks);
     let mut cur_z = u32::MAX;
     let mut has_degenerate = false;
-    for_each_surface_cell(grid, &mut masks, |[x, y, z], base, case| {
-        if z != cur_z {
-            // Layer z + 1 takes the slot of layer z − 1.
-            if cur_z != u32::MAX && z == cur_z + 1 {
-                let s = (z as usize + 1) % 2 * layer;
-                ids[s..s + layer].fill(u32::MAX);
-            } else {
-                ids.fill(u32::MAX);
+    let [cx0, cy0, cz0] = grid.cells_min;
+    let reserve = |out: &mut MeshBuffer, s: &SegmentMasks| {
+        // A vertex per crossed edge at most, about two triangles per vertex: room for the
+        // mesh up front saves growing (and copying) the buffers of a fresh mesh.
+        let v = s.crossed_edges();
+        out.positions.reserve(v);
+        out.normals.reserve(v);
+        out.materials.reserve(v);
+        out.indices.reserve(3 * (2 * v + 16));
+    };
+    surface_cells_by_segment(
+        grid,
+        &mut masks,
+        out,
+        reserve,
+        |out, [x, y, z], base, case| {
+            if z != cur_z {
+                // Sample vertices of layer z + 1 take the slot of layer z − 1. (Edge ids need no
+                // clearing: an edge's id is always written by its creating cell before it is read.)
+                let s = (z as usize + 1) % 2 * layer + 3 * plane;
+                ids[s..s + plane].fill(u32::MAX);
+                if cur_z == u32::MAX || z != cur_z + 1 {
+                    let s = z as usize % 2 * layer + 3 * plane;
+                    ids[s..s + plane].fill(u32::MAX);
+                }
+                cur_z = z;
             }
-            cur_z = z;
-        }
-        let local = base - z as usize * plane;
-        let slot = [
-            z as usize % 2 * layer + local,
-            (z as usize + 1) % 2 * layer + local,
-        ];
-        let c = &CASES[case];
-        let mut vid = [0u32; 12];
-        let mut on_sample = false;
-        for k in 0..c.edge_count as usize {
-            let g = &edge[c.edges[k] as usize];
-            let (ia, ib) = (base + g.lo_off, base + g.hi_off);
-            let (va, vb) = (v[ia], v[ib]);
-            let ga = [x + g.lo[0], y + g.lo[1], z + g.lo[2]];
-            vid[k] = if va == 0.0 || vb == 0.0 {
-                // A crossing exactly on a sample (value 0, which is air) is that sample's
-                // vertex.
-                on_sample = true;
-                let (key, gs) = if va == 0.0 {
-                    (slot[g.lo_sample[0]] + g.lo_sample[1], ga)
+            let local = base - z as usize * plane;
+            let slot = [
+                z as usize % 2 * layer + local,
+                (z as usize + 1) % 2 * layer + local,
+            ];
+            let c = &CASES[case];
+            // Every corner's central differences lie inside the grid: no border cases.
+            let interior = x >= 1
+                && y >= 1
+                && z >= 1
+                && x + 2 < grid.dims[0]
+                && y + 2 < grid.dims[1]
+                && z + 2 < grid.dims[2];
+            let creates = CREATES
+                [usize::from(x == cx0) | usize::from(y == cy0) << 1 | usize::from(z == cz0) << 2];
+            let mut vid = [0u32; 12];
+            let mut on_sample = false;
+            for k in 0..c.edge_count as usize {
+                let e = c.edges[k] as usize;
+                let g = &edge[e];
+                let (ia, ib) = (base + g.lo_off, base + g.hi_off);
+                let (va, vb) = (v[ia], v[ib]);
+                let ga = [x + g.lo[0], y + g.lo[1], z + g.lo[2]];
+                vid[k] = if va == 0.0 || vb == 0.0 {
+                    // A crossing exactly on a sample (value 0, which is air) is that sample's
+                    // vertex.
+                    on_sample = true;
+                    let (key, gs) = if va == 0.0 {
+                        (slot[g.lo_sample[0]] + g.lo_sample[1], ga)
+                    } else {
+                        let mut gb = ga;
+                        gb[g.axis] += 1;
+                        (slot[g.hi_sample[0]] + g.hi_sample[1], gb)
+                    };
+                    let id = ids[key];
+                    if id != u32::MAX {
+                        id
+                    } else {
+                        let id = out.positions.len() as u32;
+                        out.positions.push(grid.position(gs.map(|c| c as f32)));
+                        out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
+                        out.materials.push(inside_material(grid, ia, ib, va));
+                        ids[key] = id;
+                        id
+                    }
                 } else {
-                    let mut gb = ga;
-                    gb[g.axis] += 1;
-                    (slot[g.hi_sample[0]] + g.hi_sample[1], gb)
+                    let key = slot[g.key[0]] + g.key[1];
+                    if creates >> e & 1 == 0 {
+                        ids[key]
+                    } else {
+                        let t = va / (va - vb);
+                        let mut p = ga.map(|c| c as f32);
+                        p[g.axis] += t;
+                        let (na, nb) = if interior {
+                            (central(v, ia, sy, plane), central(v, ib, sy, plane))
+                        } else {
+                            let mut gb = ga;
+                            gb[g.axis] += 1;
+                            (
+                                grid.gradient(ga[0], ga[1], ga[2]),
+                                grid.gradient(gb[0], gb[1], gb[2]),
+                            )
+                        };
+                        let id = out.positions.len() as u32;
+                        out.positions.push(grid.position(p));
+                        out.normals.push([
+                            na[0] + t * (nb[0] - na[0]),
+                            na[1] + t * (nb[1] - na[1]),
+                            na[2] + t * (nb[2] - na[2]),
+                        ]);
+                        out.materials.push(inside_material(grid, ia, ib, va));
+                        ids[key] = id;
+                        id
+                    }
                 };
-                let id = ids[key];
-                if id != u32::MAX {
-                    id
-                } else {
-                    let id = out.positions.len() as u32;
-                    out.positions.push(grid.position(gs.map(|c| c as f32)));
-                    out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
-                    out.materials.push(inside_material(grid, ia, ib, va));
-                    ids[key] = id;
-                    id
-                }
-            } else {
-                let key = slot[g.key[0]] + g.key[1];
-                let id = ids[key];
-                if id != u32::MAX {
-                    id
-                } else {
-                    let t = va / (va - vb);
-                    let mut p = ga.map(|c| c as f32);
-                    p[g.axis] += t;
-                    let na = grid.gradient(ga[0], ga[1], ga[2]);
-                    let mut gb = ga;
-                    gb[g.axis] += 1;
-                    let nb = grid.gradient(gb[0], gb[1], gb[2]);
-                    let id = out.positions.len() as u32;
-                    out.positions.push(grid.position(p));
-                    out.normals.push([
-                        na[0] + t * (nb[0] - na[0]),
-                        na[1] + t * (nb[1] - na[1]),
-                        na[2] + t * (nb[2] - na[2]),
-                    ]);
-                    out.materials.push(inside_material(grid, ia, ib, va));
-                    ids[key] = id;
-                    id
-                }
-            };
-        }
-        for t in &c.tris[..c.tri_count as usize] {
-            let [a, b, d] = t.map(|k| vid[k as usize]);
-            if on_sample && (a == b || b == d || a == d) {
-                // Its vertices may now be unused: let the clean-up compact them.
-                has_degenerate = true;
-                continue;
             }
-            out.indices.extend_from_slice(&[a, b, d]);
-        }
-    });
+            for t in &c.tris[..c.tri_count as usize] {
+                let [a, b, d] = t.map(|k| vid[k as usize]);
+                if on_sample && (a == b || b == d || a == d) {
+                    // Its vertices may now be unused: let the clean-up compact them.
+                    has_degenerate = true;
+                    continue;
+                }
+                out.indices.extend_from_slice(&[a, b, d]);
+            }
+        },
+    );
     out.scratch.masks = masks;
     out.scratch.layers = ids;
     out.scratch.has_degenerate |= has_degenerate;
     flag_zero_area(out, 0);
+}
+
+/// [`Grid::gradient`] at sample index `i` away from the grid's border.
+#[inline(always)]
+fn central(v: &[f32], i: usize, sy: usize, sz: usize) -> [f32; 3] {
+    [
+        v[i + 1] - v[i - 1],
+        v[i + sy] - v[i - sy],
+        v[i + sz] - v[i - sz],
+    ]
 }
 
 /// Where an edge of a cell lies, for [`layered`].
