@@ -68,14 +68,30 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         return;
     }
     let n = out.positions.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
+    // Each vertex maps to the first vertex at exactly its position (−0 and +0 alike), found
+    // with an open-addressing table of vertex ids keyed by position.
     let key = |i: u32| out.positions[i as usize].map(|c| (c + 0.0).to_bits());
-    order.sort_unstable_by_key(|&i| (key(i), i));
-    let mut remap: Vec<u32> = (0..n as u32).collect();
-    for w in 1..n {
-        let (prev, cur) = (order[w - 1], order[w]);
-        if key(prev) == key(cur) {
-            remap[cur as usize] = remap[prev as usize];
+    let slots = (2 * n).next_power_of_two().max(16);
+    let mut table = vec![u32::MAX; slots];
+    let mut remap: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n as u32 {
+        let k = key(i);
+        let h =
+            (u64::from(k[0]) ^ u64::from(k[1]).rotate_left(21) ^ u64::from(k[2]).rotate_left(42))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut s = (h >> 32) as usize & (slots - 1);
+        loop {
+            let j = table[s];
+            if j == u32::MAX {
+                table[s] = i;
+                remap.push(i);
+                break;
+            }
+            if key(j) == k {
+                remap.push(j);
+                break;
+            }
+            s = (s + 1) & (slots - 1);
         }
     }
     let mut tris: Vec<[u32; 3]> = out
