@@ -2,7 +2,8 @@
 //! every mesher and of fast-surface-nets, measured in interleaved rounds so that load on a
 //! shared machine hits all alike. The criterion benchmark remains the reference.
 //!
-//! Run: `cargo run --release -p loam-bench --example chunk_times [ROUNDS]`.
+//! Run: `cargo run --release -p loam-bench --example chunk_times [ROUNDS [MESHER]]` (with a
+//! mesher, only that one and fast-surface-nets run: for profiling).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -16,6 +17,11 @@ fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
         .map_or(15, |a| a.parse().expect("ROUNDS is a number"));
+    let only = std::env::args().nth(2);
+    let meshers: Vec<Mesher> = Mesher::ALL
+        .into_iter()
+        .filter(|m| only.as_deref().is_none_or(|o| o == m.name()))
+        .collect();
     let field = terrain_field();
     let chunk = surface_chunk(field.generator());
     let values = chunk_samples(&field, chunk, CHUNK_HALO);
@@ -38,12 +44,12 @@ fn main() {
             }
         }
     }
-    let mut bufs: Vec<MeshBuffer> = Mesher::ALL.iter().map(|_| MeshBuffer::default()).collect();
+    let mut bufs: Vec<MeshBuffer> = meshers.iter().map(|_| MeshBuffer::default()).collect();
     let mut fsn = SurfaceNetsBuffer::default();
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); Mesher::ALL.len() + 1];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); meshers.len() + 1];
     const CALLS: usize = 20;
     for _ in 0..rounds {
-        for (k, m) in Mesher::ALL.iter().enumerate() {
+        for (k, m) in meshers.iter().enumerate() {
             m.mesh(&grid, &mut bufs[k]);
             let t = Instant::now();
             for _ in 0..CALLS {
@@ -55,14 +61,14 @@ fn main() {
         for _ in 0..CALLS {
             surface_nets(black_box(&sdf), &Shape {}, [0; 3], [33; 3], &mut fsn);
         }
-        samples[Mesher::ALL.len()].push(t.elapsed().as_secs_f64() / CALLS as f64);
+        samples[meshers.len()].push(t.elapsed().as_secs_f64() / CALLS as f64);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let fsn_t = median(&mut samples[Mesher::ALL.len()]);
-    for (k, m) in Mesher::ALL.iter().enumerate() {
+    let fsn_t = median(&mut samples[meshers.len()]);
+    for (k, m) in meshers.iter().enumerate() {
         let t = median(&mut samples[k]);
         println!(
             "loam_{:5} {:6} tris {:8.1} us  fsn/this {:.2}",

@@ -38,6 +38,10 @@ pub(crate) struct Scratch {
     pub(crate) case_written: Vec<usize>,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
     pub(crate) layers: Vec<u32>,
+    /// Patches whose vertices the dual meshers place, in vertex order.
+    pub(crate) patches: Vec<crate::dual::Patch>,
+    /// Quads of the dual meshers, in order, before they are split.
+    pub(crate) quads: Vec<[u32; 4]>,
     /// Sign masks of sample rows for finding surface cells.
     pub(crate) masks: Vec<u64>,
     /// Whether a zero-area triangle was pushed this call.

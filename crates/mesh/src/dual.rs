@@ -27,12 +27,25 @@ pub(crate) struct Crossings {
     pub corners: [f32; 8],
 }
 
-/// Runs the dual mesher: `place` turns a cell's crossings into its vertex (cell-local grid
-/// units, inside `[0, 1]³`) and the vertex normal (not normalised).
+/// A surface patch of one cell whose vertex is to be placed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Patch {
+    /// The cell (grid index of its lowest corner).
+    pub cell: [u32; 3],
+    /// Index of the cell's lowest corner in `values`.
+    pub base: usize,
+    /// The cell edges whose crossings belong to the patch (bit per edge).
+    pub edges: u16,
+}
+
+/// Runs the dual mesher in three passes: the surface cells give the quads and number the
+/// patch vertices in order of first use; `place` then pushes every patch's vertex, in that
+/// order, onto `out` (position, unnormalised normal, material; see [`place_each`]); last the
+/// quads are split into triangles.
 pub(crate) fn dual_mesh(
     grid: &Grid,
     out: &mut MeshBuffer,
-    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
+    place: impl Fn(&Grid, &[Patch], &mut MeshBuffer),
 ) {
     grid.check();
     out.clear();
@@ -53,8 +66,11 @@ pub(crate) fn dual_mesh(
     let ctx = Ctx {
         grid,
         corner_offset,
-        place: &place,
     };
+    let mut patches = std::mem::take(&mut out.scratch.patches);
+    let mut quads = std::mem::take(&mut out.scratch.quads);
+    patches.clear();
+    quads.clear();
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
     // so it is an edge of cell p at its corner 0: only surface cells need looking at.
     let stride = [1usize, sy, sz];
@@ -80,13 +96,14 @@ pub(crate) fn dual_mesh(
             let ids = [
                 ctx.vertex(
                     out,
+                    &mut patches,
                     sub3(p, add3(eb, ec)),
                     base - stride[b] - stride[c],
                     e[0],
                 ),
-                ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
-                ctx.vertex(out, p, base, e[2]),
-                ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
+                ctx.vertex(out, &mut patches, sub3(p, ec), base - stride[c], e[1]),
+                ctx.vertex(out, &mut patches, p, base, e[2]),
+                ctx.vertex(out, &mut patches, sub3(p, eb), base - stride[b], e[3]),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -94,11 +111,21 @@ pub(crate) fn dual_mesh(
             } else {
                 [ids[3], ids[2], ids[1], ids[0]]
             };
-            push_quad(out, q);
+            quads.push(q);
         }
     });
     out.scratch.masks = masks;
     out.scratch.reset();
+    out.positions.reserve(patches.len());
+    out.normals.reserve(patches.len());
+    out.materials.reserve(patches.len());
+    out.indices.reserve(6 * quads.len());
+    place(grid, &patches, out);
+    for &q in &quads {
+        push_quad(out, q);
+    }
+    out.scratch.patches = patches;
+    out.scratch.quads = quads;
     finish(out);
 }
 
@@ -147,16 +174,22 @@ fn unit(a: usize) -> [u32; 3] {
     e
 }
 
-struct Ctx<'g, 'a, F> {
+struct Ctx<'g, 'a> {
     grid: &'g Grid<'a>,
     corner_offset: [usize; 8],
-    place: &'g F,
 }
 
-impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
-    /// The vertex of the surface patch through local edge `edge` of cell `cell` (grid sample
-    /// index `base`), made on first use.
-    fn vertex(&self, out: &mut MeshBuffer, cell: [u32; 3], base: usize, edge: u8) -> u32 {
+impl Ctx<'_, '_> {
+    /// The vertex id of the surface patch through local edge `edge` of cell `cell` (grid
+    /// sample index `base`), numbered (and queued in `patches`) on first use.
+    fn vertex(
+        &self,
+        out: &mut MeshBuffer,
+        patches: &mut Vec<Patch>,
+        cell: [u32; 3],
+        base: usize,
+        edge: u8,
+    ) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
         // The cell's case is cached: a cell is asked for by up to 12 quads.
         let mut inside = out.scratch.cases[base] as usize;
@@ -187,6 +220,34 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         if id != u32::MAX {
             return id;
         }
+        let id = patches.len() as u32;
+        patches.push(Patch {
+            cell,
+            base,
+            edges: PATCH_EDGES[inside][component as usize],
+        });
+        if component == 0 {
+            out.scratch.ids[key] = id;
+            out.scratch.written.push(key);
+        } else {
+            out.scratch.extra_patches.push(((base, component), id));
+        }
+        id
+    }
+}
+
+/// Places every patch's vertex one by one: `place` turns the patch's crossings into its vertex
+/// (cell-local grid units, inside `[0, 1]³`) and the vertex normal (not normalised). The
+/// material is the deepest inside corner's (first in corner order on ties).
+pub(crate) fn place_each(
+    grid: &Grid,
+    patches: &[Patch],
+    out: &mut MeshBuffer,
+    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
+) {
+    let corner_offset = grid.corner_offsets();
+    for patch in patches {
+        let base = patch.base;
         let mut cr = Crossings {
             points: [[0.0; 3]; 12],
             len: 0,
@@ -195,15 +256,14 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         for (m, off) in corner_offset.iter().enumerate() {
             cr.corners[m] = grid.values[base + off];
         }
-        let [x, y, z] = cell;
-        // The material of the deepest inside corner (first in corner order on ties).
+        let [x, y, z] = patch.cell;
         let mut deepest = (f32::INFINITY, 0);
         for (m, &v) in cr.corners.iter().enumerate() {
             if v < deepest.0 {
                 deepest = (v, m);
             }
         }
-        let mut edges = PATCH_EDGES[inside][component as usize];
+        let mut edges = patch.edges;
         while edges != 0 {
             let e = edges.trailing_zeros() as usize;
             edges &= edges - 1;
@@ -223,8 +283,7 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             }
             cr.len += 1;
         }
-        let (local, normal) = (self.place)(&cr);
-        let id = out.positions.len() as u32;
+        let (local, normal) = place(&cr);
         out.positions.push(grid.position([
             x as f32 + local[0],
             y as f32 + local[1],
@@ -233,18 +292,11 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         out.normals.push(normal);
         out.materials
             .push(grid.material(base + corner_offset[deepest.1]));
-        if component == 0 {
-            out.scratch.ids[key] = id;
-            out.scratch.written.push(key);
-        } else {
-            out.scratch.extra_patches.push(((base, component), id));
-        }
-        id
     }
 }
 
 /// [`CORNERS`] as f32 offsets.
-const CORNERS_F32: [[f32; 3]; 8] = {
+pub(crate) const CORNERS_F32: [[f32; 3]; 8] = {
     let mut out = [[0.0f32; 3]; 8];
     let mut i = 0;
     while i < 8 {
@@ -314,7 +366,7 @@ const fn patch_table() -> [[u8; 12]; 256] {
 }
 
 /// For each case and patch, the bit set of the cell edges whose crossings belong to it.
-static PATCH_EDGES: [[u16; 4]; 256] = patch_edges_table();
+pub(crate) static PATCH_EDGES: [[u16; 4]; 256] = patch_edges_table();
 
 const fn patch_edges_table() -> [[u16; 4]; 256] {
     let mut out = [[0u16; 4]; 256];
