@@ -32,10 +32,9 @@ pub(crate) struct Scratch {
     pub(crate) flat: Vec<[u32; 3]>,
     /// Vertex ids of a dual cell's second to fourth patch: ((cell index, patch), id).
     pub(crate) extra_patches: Vec<((usize, u8), u32)>,
-    /// Marching Cubes case per cell for the dual meshers, `u16::MAX` when not computed.
+    /// Marching Cubes case per cell for the dual meshers (valid for the surface cells visited
+    /// this call).
     pub(crate) cases: Vec<u16>,
-    /// Entries of `cases` written this call.
-    pub(crate) case_written: Vec<usize>,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
     pub(crate) layers: Vec<u32>,
     /// Patches whose vertices the dual meshers place, in vertex order.
@@ -67,12 +66,8 @@ impl Scratch {
         for &i in &self.sample_written {
             self.sample_ids[i] = u32::MAX;
         }
-        for &i in &self.case_written {
-            self.cases[i] = u16::MAX;
-        }
         self.written.clear();
         self.sample_written.clear();
-        self.case_written.clear();
     }
 }
 

@@ -56,7 +56,7 @@ pub(crate) fn dual_mesh(
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
     if out.scratch.cases.len() < n {
-        out.scratch.cases.resize(n, NO_CASE);
+        out.scratch.cases.resize(n, 0);
     }
     let (sy, sz) = (
         grid.dims[0] as usize,
@@ -78,10 +78,7 @@ pub(crate) fn dual_mesh(
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
-        if out.scratch.cases[base] == NO_CASE {
-            out.scratch.cases[base] = case as u16;
-            out.scratch.case_written.push(base);
-        }
+        out.scratch.cases[base] = case as u16;
         let inside0 = case & 1;
         for a in 0..3 {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
@@ -191,18 +188,21 @@ impl Ctx<'_, '_> {
         edge: u8,
     ) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        // The cell's case is cached: a cell is asked for by up to 12 quads.
-        let mut inside = out.scratch.cases[base] as usize;
-        if inside == NO_CASE as usize {
-            inside = 0;
+        // A cell of the range around a crossed edge is a surface cell visited before the
+        // edge's quad, so its case is cached (a cell is asked for by up to 12 quads); the cells
+        // below the range are read here.
+        let [x0, y0, z0] = grid.cells_min;
+        let inside = if cell[0] >= x0 && cell[1] >= y0 && cell[2] >= z0 {
+            out.scratch.cases[base] as usize
+        } else {
+            let mut inside = 0;
             for (m, off) in corner_offset.iter().enumerate() {
                 if grid.values[base + off] < 0.0 {
                     inside |= 1 << m;
                 }
             }
-            out.scratch.cases[base] = inside as u16;
-            out.scratch.case_written.push(base);
-        }
+            inside
+        };
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
         // Patch 0 of a cell keeps its vertex id in `ids`; the rare further patches of an
@@ -309,9 +309,6 @@ pub(crate) const CORNERS_F32: [[f32; 3]; 8] = {
     }
     out
 };
-
-/// Marks a cell whose case is not cached yet.
-pub(crate) const NO_CASE: u16 = u16::MAX;
 
 /// Marks an edge no patch crosses.
 const NO_PATCH: u8 = u8::MAX;
