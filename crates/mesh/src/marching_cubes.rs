@@ -210,9 +210,13 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
             ],
         };
     }
+    // Old contents need no clearing: edge ids are written before they are read, and the sample
+    // planes are cleared layer by layer below. A new cache is zeroed memory, which the system
+    // hands out without writing it.
     let mut ids = std::mem::take(&mut out.scratch.layers);
-    ids.clear();
-    ids.resize(2 * layer, u32::MAX);
+    if ids.len() < 2 * layer {
+        ids = vec![0; 2 * layer];
+    }
     let mut masks = std::mem::take(&mut out.scratch.masks);
     let mut cur_z = u32::MAX;
     let mut has_degenerate = false;
