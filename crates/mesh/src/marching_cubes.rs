@@ -264,13 +264,14 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
                 [usize::from(x == cx0) | usize::from(y == cy0) << 1 | usize::from(z == cz0) << 2];
             let mut vid = [0u32; 12];
             let mut on_sample = false;
-            for k in 0..c.edge_count as usize {
-                let e = c.edges[k] as usize;
+            let n = c.edge_count as usize;
+            for (vertex, &e) in vid.iter_mut().zip(&c.edges[..n]) {
+                let e = e as usize;
                 let g = &edge[e];
                 let (ia, ib) = (base + g.lo_off, base + g.hi_off);
                 let (va, vb) = (v[ia], v[ib]);
                 let ga = [x + g.lo[0], y + g.lo[1], z + g.lo[2]];
-                vid[k] = if va == 0.0 || vb == 0.0 {
+                *vertex = if va == 0.0 || vb == 0.0 {
                     // A crossing exactly on a sample (value 0, which is air) is that sample's
                     // vertex.
                     on_sample = true;
