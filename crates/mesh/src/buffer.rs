@@ -32,15 +32,12 @@ pub(crate) struct Scratch {
     pub(crate) flat: Vec<[u32; 3]>,
     /// Vertex ids of a dual cell's second to fourth patch: ((cell index, patch), id).
     pub(crate) extra_patches: Vec<((usize, u8), u32)>,
-    /// Marching Cubes case per cell for the dual meshers (valid for the surface cells visited
-    /// this call).
+    /// Marching Cubes case per cell for the dual meshers, `u16::MAX` when not computed.
     pub(crate) cases: Vec<u16>,
+    /// Entries of `cases` written this call.
+    pub(crate) case_written: Vec<usize>,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
     pub(crate) layers: Vec<u32>,
-    /// Patches whose vertices the dual meshers place, in vertex order.
-    pub(crate) patches: Vec<crate::dual::Patch>,
-    /// Quads of the dual meshers, in order, before they are split.
-    pub(crate) quads: Vec<[u32; 4]>,
     /// Sign masks of sample rows for finding surface cells.
     pub(crate) masks: Vec<u64>,
     /// Whether a zero-area triangle was pushed this call.
@@ -66,8 +63,12 @@ impl Scratch {
         for &i in &self.sample_written {
             self.sample_ids[i] = u32::MAX;
         }
+        for &i in &self.case_written {
+            self.cases[i] = u16::MAX;
+        }
         self.written.clear();
         self.sample_written.clear();
+        self.case_written.clear();
     }
 }
 

@@ -39,22 +39,9 @@ const fn case_table() -> [[u8; 16]; 16] {
 /// Sign bits of one row of samples: bit `i` set when sample `start + i` is inside.
 #[inline]
 fn sign_mask(row: &[f32]) -> u64 {
-    // Eight samples at a time, which compilers turn into a vector compare and a bit mask.
-    let chunks = row.chunks_exact(8);
-    let rest = chunks.remainder();
-    let mut m = 0u64;
-    for (k, c) in chunks.enumerate() {
-        let mut b = 0u8;
-        for (i, &v) in c.iter().enumerate() {
-            b |= u8::from(v < 0.0) << i;
-        }
-        m |= u64::from(b) << (8 * k);
-    }
-    let done = row.len() - rest.len();
-    for (i, &v) in rest.iter().enumerate() {
-        m |= u64::from(v < 0.0) << (done + i);
-    }
-    m
+    row.iter()
+        .enumerate()
+        .fold(0u64, |m, (i, &v)| m | (u64::from(v < 0.0) << i))
 }
 
 /// Cells per segment of a row: a segment's samples (cells + 1) fit one `u64` of sign bits.

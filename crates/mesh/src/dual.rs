@@ -27,25 +27,12 @@ pub(crate) struct Crossings {
     pub corners: [f32; 8],
 }
 
-/// A surface patch of one cell whose vertex is to be placed.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Patch {
-    /// The cell (grid index of its lowest corner).
-    pub cell: [u32; 3],
-    /// Index of the cell's lowest corner in `values`.
-    pub base: usize,
-    /// The cell edges whose crossings belong to the patch (bit per edge).
-    pub edges: u16,
-}
-
-/// Runs the dual mesher in three passes: the surface cells give the quads and number the
-/// patch vertices in order of first use; `place` then pushes every patch's vertex, in that
-/// order, onto `out` (position, unnormalised normal, material; see [`place_each`]); last the
-/// quads are split into triangles.
+/// Runs the dual mesher: `place` turns a cell's crossings into its vertex (cell-local grid
+/// units, inside `[0, 1]³`) and the vertex normal (not normalised).
 pub(crate) fn dual_mesh(
     grid: &Grid,
     out: &mut MeshBuffer,
-    place: impl Fn(&Grid, &[Patch], &mut MeshBuffer),
+    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
 ) {
     grid.check();
     out.clear();
@@ -56,7 +43,7 @@ pub(crate) fn dual_mesh(
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
     if out.scratch.cases.len() < n {
-        out.scratch.cases.resize(n, 0);
+        out.scratch.cases.resize(n, NO_CASE);
     }
     let (sy, sz) = (
         grid.dims[0] as usize,
@@ -66,11 +53,8 @@ pub(crate) fn dual_mesh(
     let ctx = Ctx {
         grid,
         corner_offset,
+        place: &place,
     };
-    let mut patches = std::mem::take(&mut out.scratch.patches);
-    let mut quads = std::mem::take(&mut out.scratch.quads);
-    patches.clear();
-    quads.clear();
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
     // so it is an edge of cell p at its corner 0: only surface cells need looking at.
     let stride = [1usize, sy, sz];
@@ -78,7 +62,10 @@ pub(crate) fn dual_mesh(
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
-        out.scratch.cases[base] = case as u16;
+        if out.scratch.cases[base] == NO_CASE {
+            out.scratch.cases[base] = case as u16;
+            out.scratch.case_written.push(base);
+        }
         let inside0 = case & 1;
         for a in 0..3 {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
@@ -93,14 +80,13 @@ pub(crate) fn dual_mesh(
             let ids = [
                 ctx.vertex(
                     out,
-                    &mut patches,
                     sub3(p, add3(eb, ec)),
                     base - stride[b] - stride[c],
                     e[0],
                 ),
-                ctx.vertex(out, &mut patches, sub3(p, ec), base - stride[c], e[1]),
-                ctx.vertex(out, &mut patches, p, base, e[2]),
-                ctx.vertex(out, &mut patches, sub3(p, eb), base - stride[b], e[3]),
+                ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
+                ctx.vertex(out, p, base, e[2]),
+                ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -108,21 +94,11 @@ pub(crate) fn dual_mesh(
             } else {
                 [ids[3], ids[2], ids[1], ids[0]]
             };
-            quads.push(q);
+            push_quad(out, q);
         }
     });
     out.scratch.masks = masks;
     out.scratch.reset();
-    out.positions.reserve(patches.len());
-    out.normals.reserve(patches.len());
-    out.materials.reserve(patches.len());
-    out.indices.reserve(6 * quads.len());
-    place(grid, &patches, out);
-    for &q in &quads {
-        push_quad(out, q);
-    }
-    out.scratch.patches = patches;
-    out.scratch.quads = quads;
     finish(out);
 }
 
@@ -171,38 +147,29 @@ fn unit(a: usize) -> [u32; 3] {
     e
 }
 
-struct Ctx<'g, 'a> {
+struct Ctx<'g, 'a, F> {
     grid: &'g Grid<'a>,
     corner_offset: [usize; 8],
+    place: &'g F,
 }
 
-impl Ctx<'_, '_> {
-    /// The vertex id of the surface patch through local edge `edge` of cell `cell` (grid
-    /// sample index `base`), numbered (and queued in `patches`) on first use.
-    fn vertex(
-        &self,
-        out: &mut MeshBuffer,
-        patches: &mut Vec<Patch>,
-        cell: [u32; 3],
-        base: usize,
-        edge: u8,
-    ) -> u32 {
+impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
+    /// The vertex of the surface patch through local edge `edge` of cell `cell` (grid sample
+    /// index `base`), made on first use.
+    fn vertex(&self, out: &mut MeshBuffer, cell: [u32; 3], base: usize, edge: u8) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        // A cell of the range around a crossed edge is a surface cell visited before the
-        // edge's quad, so its case is cached (a cell is asked for by up to 12 quads); the cells
-        // below the range are read here.
-        let [x0, y0, z0] = grid.cells_min;
-        let inside = if cell[0] >= x0 && cell[1] >= y0 && cell[2] >= z0 {
-            out.scratch.cases[base] as usize
-        } else {
-            let mut inside = 0;
+        // The cell's case is cached: a cell is asked for by up to 12 quads.
+        let mut inside = out.scratch.cases[base] as usize;
+        if inside == NO_CASE as usize {
+            inside = 0;
             for (m, off) in corner_offset.iter().enumerate() {
                 if grid.values[base + off] < 0.0 {
                     inside |= 1 << m;
                 }
             }
-            inside
-        };
+            out.scratch.cases[base] = inside as u16;
+            out.scratch.case_written.push(base);
+        }
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
         // Patch 0 of a cell keeps its vertex id in `ids`; the rare further patches of an
@@ -220,34 +187,6 @@ impl Ctx<'_, '_> {
         if id != u32::MAX {
             return id;
         }
-        let id = patches.len() as u32;
-        patches.push(Patch {
-            cell,
-            base,
-            edges: PATCH_EDGES[inside][component as usize],
-        });
-        if component == 0 {
-            out.scratch.ids[key] = id;
-            out.scratch.written.push(key);
-        } else {
-            out.scratch.extra_patches.push(((base, component), id));
-        }
-        id
-    }
-}
-
-/// Places every patch's vertex one by one: `place` turns the patch's crossings into its vertex
-/// (cell-local grid units, inside `[0, 1]³`) and the vertex normal (not normalised). The
-/// material is the deepest inside corner's (first in corner order on ties).
-pub(crate) fn place_each(
-    grid: &Grid,
-    patches: &[Patch],
-    out: &mut MeshBuffer,
-    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
-) {
-    let corner_offset = grid.corner_offsets();
-    for patch in patches {
-        let base = patch.base;
         let mut cr = Crossings {
             points: [[0.0; 3]; 12],
             len: 0,
@@ -256,14 +195,15 @@ pub(crate) fn place_each(
         for (m, off) in corner_offset.iter().enumerate() {
             cr.corners[m] = grid.values[base + off];
         }
-        let [x, y, z] = patch.cell;
+        let [x, y, z] = cell;
+        // The material of the deepest inside corner (first in corner order on ties).
         let mut deepest = (f32::INFINITY, 0);
         for (m, &v) in cr.corners.iter().enumerate() {
             if v < deepest.0 {
                 deepest = (v, m);
             }
         }
-        let mut edges = patch.edges;
+        let mut edges = PATCH_EDGES[inside][component as usize];
         while edges != 0 {
             let e = edges.trailing_zeros() as usize;
             edges &= edges - 1;
@@ -283,7 +223,8 @@ pub(crate) fn place_each(
             }
             cr.len += 1;
         }
-        let (local, normal) = place(&cr);
+        let (local, normal) = (self.place)(&cr);
+        let id = out.positions.len() as u32;
         out.positions.push(grid.position([
             x as f32 + local[0],
             y as f32 + local[1],
@@ -292,11 +233,18 @@ pub(crate) fn place_each(
         out.normals.push(normal);
         out.materials
             .push(grid.material(base + corner_offset[deepest.1]));
+        if component == 0 {
+            out.scratch.ids[key] = id;
+            out.scratch.written.push(key);
+        } else {
+            out.scratch.extra_patches.push(((base, component), id));
+        }
+        id
     }
 }
 
 /// [`CORNERS`] as f32 offsets.
-pub(crate) const CORNERS_F32: [[f32; 3]; 8] = {
+const CORNERS_F32: [[f32; 3]; 8] = {
     let mut out = [[0.0f32; 3]; 8];
     let mut i = 0;
     while i < 8 {
@@ -309,6 +257,9 @@ pub(crate) const CORNERS_F32: [[f32; 3]; 8] = {
     }
     out
 };
+
+/// Marks a cell whose case is not cached yet.
+pub(crate) const NO_CASE: u16 = u16::MAX;
 
 /// Marks an edge no patch crosses.
 const NO_PATCH: u8 = u8::MAX;
@@ -363,7 +314,7 @@ const fn patch_table() -> [[u8; 12]; 256] {
 }
 
 /// For each case and patch, the bit set of the cell edges whose crossings belong to it.
-pub(crate) static PATCH_EDGES: [[u16; 4]; 256] = patch_edges_table();
+static PATCH_EDGES: [[u16; 4]; 256] = patch_edges_table();
 
 const fn patch_edges_table() -> [[u16; 4]; 256] {
     let mut out = [[0u16; 4]; 256];

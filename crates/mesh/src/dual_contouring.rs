@@ -2,7 +2,7 @@
 //! the quadratic error function (QEF) of the tangent planes at its edge crossings.
 
 use crate::buffer::MeshBuffer;
-use crate::dual::{Crossings, dual_mesh, place_each, trilinear};
+use crate::dual::{Crossings, dual_mesh, trilinear};
 use crate::grid::Grid;
 use crate::surface_nets::mean_point;
 
@@ -22,7 +22,7 @@ const EIGEN_CUTOFF: f64 = 0.05;
 /// # Panics
 /// If the grid breaks [`Grid::check`]'s contract.
 pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
-    dual_mesh(grid, out, |g, p, o| place_each(g, p, o, qef_vertex));
+    dual_mesh(grid, out, qef_vertex);
 }
 
 fn qef_vertex(c: &Crossings) -> ([f32; 3], [f32; 3]) {

@@ -8,11 +8,13 @@ use crate::buffer::MeshBuffer;
 /// Squared length below which a gradient counts as vanished.
 const MIN_LEN2: f32 = 1e-20;
 
+#[inline(always)]
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
 /// Cross product.
+#[inline(always)]
 pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [
         a[1] * b[2] - a[2] * b[1],
@@ -21,6 +23,7 @@ pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     ]
 }
 
+#[inline(always)]
 fn len2(a: [f32; 3]) -> f32 {
     a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
 }
