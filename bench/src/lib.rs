@@ -38,3 +38,5 @@ pub fn chunk_samples(field: &Field, c: ChunkKey, halo: u32) -> Vec<f32> {
 pub fn terrain_field() -> Field {
     Field::new(FieldSettings::default(), terrain()).expect("valid settings")
 }
+
+pub mod hashes;

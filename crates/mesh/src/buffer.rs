@@ -36,6 +36,8 @@ pub(crate) struct Scratch {
     pub(crate) cases: Vec<u16>,
     /// Entries of `cases` written this call.
     pub(crate) case_written: Vec<usize>,
+    /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
+    pub(crate) layers: Vec<u32>,
     /// Sign masks of sample rows for finding surface cells.
     pub(crate) masks: Vec<u64>,
     /// Whether a zero-area triangle was pushed this call.

@@ -45,7 +45,7 @@ fn sign_mask(row: &[f32]) -> u64 {
 }
 
 /// Cells per segment of a row: a segment's samples (cells + 1) fit one `u64` of sign bits.
-const SEGMENT: u32 = 63;
+pub(crate) const SEGMENT: u32 = 63;
 
 /// Calls `f(cell, index, case)` for every cell of the grid's cell range whose corners are not
 /// all on one side (`value < 0.0` is inside), in z, y, x order; `index` is the cell's lowest
@@ -59,6 +59,49 @@ pub(crate) fn for_each_surface_cell(
     grid: &Grid,
     masks: &mut Vec<u64>,
     mut f: impl FnMut([u32; 3], usize, usize),
+) {
+    surface_cells_by_segment(grid, masks, &mut (), |_, _| {}, |_, p, i, c| f(p, i, c));
+}
+
+/// The sign masks of one segment of the cell range: `masks[j + rows_y · k]` holds the inside
+/// bits of samples `x .. x + cells + 1` of sample row `(cells_min[1] + j, cells_min[2] + k)`.
+pub(crate) struct SegmentMasks<'a> {
+    pub(crate) masks: &'a [u64],
+    pub(crate) rows_y: usize,
+    pub(crate) cells: u32,
+}
+
+impl SegmentMasks<'_> {
+    /// The number of crossed grid edges between the segment's samples: an upper bound on the
+    /// vertices Marching Cubes makes for them.
+    pub(crate) fn crossed_edges(&self) -> usize {
+        let m = self.masks;
+        let ny = self.rows_y;
+        let cell_bits = (1u64 << self.cells) - 1;
+        let sample_bits = u64::MAX >> (63 - self.cells);
+        let mut n = 0;
+        for (r, &row) in m.iter().enumerate() {
+            n += ((row ^ (row >> 1)) & cell_bits).count_ones();
+            if (r + 1) % ny != 0 {
+                n += ((row ^ m[r + 1]) & sample_bits).count_ones();
+            }
+            if let Some(&up) = m.get(r + ny) {
+                n += ((row ^ up) & sample_bits).count_ones();
+            }
+        }
+        n as usize
+    }
+}
+
+/// [`for_each_surface_cell`], calling `segment` with each segment's sign masks before its
+/// cells; both callbacks share `state`.
+#[inline]
+pub(crate) fn surface_cells_by_segment<S>(
+    grid: &Grid,
+    masks: &mut Vec<u64>,
+    state: &mut S,
+    mut segment: impl FnMut(&mut S, &SegmentMasks),
+    mut f: impl FnMut(&mut S, [u32; 3], usize, usize),
 ) {
     let v = grid.values;
     let [cx0, cy0, cz0] = grid.cells_min;
@@ -76,6 +119,14 @@ pub(crate) fn for_each_surface_cell(
                 masks.push(sign_mask(&v[r..r + len]));
             }
         }
+        segment(
+            state,
+            &SegmentMasks {
+                masks,
+                rows_y: ny,
+                cells,
+            },
+        );
         let cell_bits = (1u64 << cells) - 1;
         for (k, z) in (cz0..cz1).enumerate() {
             for (j, y) in (cy0..cy1).enumerate() {
@@ -102,7 +153,7 @@ pub(crate) fn for_each_surface_cell(
                             | ((m[3] >> b) & 1) << 3) as usize
                     };
                     let case = CASE_OF_COLUMNS[col(i)][col(i + 1)] as usize;
-                    f([x + i, y, z], r + i as usize, case);
+                    f(state, [x + i, y, z], r + i as usize, case);
                 }
             }
         }

@@ -6,9 +6,10 @@
 //! Transvoxel (Lengyel 2010, in [`transvoxel`]). Negative is inside;
 //! `value < 0.0` is the one inside predicate, so a sample exactly 0 is air.
 //!
-//! Speed on a 32³ terrain chunk (2-core x86_64, `cargo bench -p loam-bench --bench mesh`):
-//! Marching Cubes 221 µs, MC33 266 µs, Surface Nets 222 µs, Dual Contouring 1.03 ms
-//! (fast-surface-nets: 209 µs on the same samples). Figures and peers: BENCHMARKS.md.
+//! Speed on a 32³ terrain chunk of the quantised field (2-core x86_64 under load,
+//! `cargo bench -p loam-bench --bench mesh`): Marching Cubes 345 µs, MC33 427 µs, Surface Nets
+//! 254 µs, Dual Contouring 1.08 ms (fast-surface-nets: 245 µs on the same samples, same run).
+//! Figures and peers: BENCHMARKS.md.
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring

@@ -6,9 +6,9 @@
 //! crossing lands exactly on a sample whose value is 0.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::for_each_surface_cell;
+use crate::cells::{SEGMENT, SegmentMasks, for_each_surface_cell, surface_cells_by_segment};
 use crate::grid::Grid;
-use crate::normals::{finish, push_triangle};
+use crate::normals::{finish, flag_zero_area, push_triangle};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
 /// Meshes the grid's cell range with Marching Cubes into `out` (cleared first).
@@ -25,6 +25,16 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     if grid.is_uniform() {
         return;
     }
+    if grid.cells_max[0] - grid.cells_min[0] <= SEGMENT {
+        layered(grid, out);
+    } else {
+        by_volume_ids(grid, out);
+    }
+    finish(out);
+}
+
+/// Marching Cubes over any cell range, with vertex ids kept per grid edge of the whole grid.
+fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer) {
     let n = grid.len();
     out.scratch.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
@@ -52,7 +62,310 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     });
     out.scratch.masks = masks;
     out.scratch.reset();
-    finish(out);
+}
+
+/// A case's crossed edges in the order its triangles first use them, and its triangles as
+/// indices into that order, counter-clockwise seen from the air.
+#[derive(Clone, Copy)]
+struct Case {
+    edges: [u8; 12],
+    edge_count: u8,
+    tris: [[u8; 3]; 5],
+    tri_count: u8,
+}
+
+/// [`Case`] of every case index, from [`TRI_TABLE`].
+static CASES: [Case; 256] = case_table();
+
+const fn case_table() -> [Case; 256] {
+    let mut out = [Case {
+        edges: [0; 12],
+        edge_count: 0,
+        tris: [[0; 3]; 5],
+        tri_count: 0,
+    }; 256];
+    let mut case = 0;
+    while case < 256 {
+        let t = &TRI_TABLE[case];
+        let c = &mut out[case];
+        let mut slot = [u8::MAX; 12];
+        let mut i = 0;
+        while i < 15 && t[i] >= 0 {
+            let mut k = 0;
+            while k < 3 {
+                let e = t[i + k] as usize;
+                if slot[e] == u8::MAX {
+                    slot[e] = c.edge_count;
+                    c.edges[c.edge_count as usize] = e as u8;
+                    c.edge_count += 1;
+                }
+                k += 1;
+            }
+            // Reversed: the tables wind clockwise seen from the air.
+            let n = c.tri_count as usize;
+            c.tris[n] = [
+                slot[t[i] as usize],
+                slot[t[i + 2] as usize],
+                slot[t[i + 1] as usize],
+            ];
+            c.tri_count += 1;
+            i += 3;
+        }
+        case += 1;
+    }
+    out
+}
+
+/// Per cell edge: its axis and its lower corner (the corner with 0 on that axis).
+static EDGE_AXIS_LO: [(u8, u8); 12] = edge_axis_lo();
+
+const fn edge_axis_lo() -> [(u8, u8); 12] {
+    let mut out = [(0u8, 0u8); 12];
+    let mut e = 0;
+    while e < 12 {
+        let [c0, c1] = EDGES[e];
+        let (a, b) = (CORNERS[c0 as usize], CORNERS[c1 as usize]);
+        let mut axis = 0;
+        while a[axis] == b[axis] {
+            axis += 1;
+        }
+        out[e] = (axis as u8, if a[axis] == 0 { c0 } else { c1 });
+        e += 1;
+    }
+    out
+}
+
+/// The edges whose vertex a cell makes (uses first), by whether the cell is the first of the
+/// cell range along x (bit 0), y (bit 1), z (bit 2). Every cell around a crossed edge is a
+/// surface cell that uses the edge's vertex, and cells are visited in z, y, x order (by
+/// segments of x first), so the first user is the cell around the edge with the lowest
+/// coordinates in the range: the edge lies on that cell's upper side along both axes across
+/// it, unless the cell is the range's first along one of them.
+static CREATES: [u16; 8] = creates_table();
+
+const fn creates_table() -> [u16; 8] {
+    let mut out = [0u16; 8];
+    let mut first = 0;
+    while first < 8 {
+        let mut e = 0;
+        while e < 12 {
+            let (axis, lo) = EDGE_AXIS_LO[e];
+            let c = CORNERS[lo as usize];
+            let mut creates = true;
+            let mut a = 0;
+            while a < 3 {
+                if a != axis as usize && c[a] == 0 && first >> a & 1 == 0 {
+                    creates = false;
+                }
+                a += 1;
+            }
+            if creates {
+                out[first] |= 1 << e;
+            }
+            e += 1;
+        }
+        first += 1;
+    }
+    out
+}
+
+/// Kinds of vertex kept per sample of a layer: the crossings of the edges leaving it along x,
+/// y and z, and the sample itself (a crossing exactly on a sample worth 0).
+const KINDS: usize = 4;
+
+/// Marching Cubes over a cell range at most [`SEGMENT`] cells wide, which
+/// [`for_each_surface_cell`] visits in z, y, x order: vertex ids are kept for two layers of
+/// samples only (the cells of one z layer read no others), so the cache stays small and warm.
+/// Vertices are made in the same order, with the same arithmetic, as [`by_volume_ids`].
+fn layered(grid: &Grid, out: &mut MeshBuffer) {
+    let v = grid.values;
+    let sy = grid.dims[0] as usize;
+    let plane = sy * grid.dims[1] as usize;
+    let layer = KINDS * plane;
+    let corner_offset = grid.corner_offsets();
+    // Per edge: offsets of its ends in `values`, its z step, and its id's offset in a layer.
+    let mut edge = [EdgeGeom::default(); 12];
+    for (e, g) in edge.iter_mut().enumerate() {
+        let (axis, lo) = EDGE_AXIS_LO[e];
+        let c = CORNERS[lo as usize];
+        let mut step = [0u32; 3];
+        step[axis as usize] = 1;
+        let hi_off = corner_offset[lo as usize] + [1, sy, plane][axis as usize];
+        let xy = c[0] as usize + c[1] as usize * sy;
+        let hi_c = [
+            c[0] as u32 + step[0],
+            c[1] as u32 + step[1],
+            c[2] as u32 + step[2],
+        ];
+        *g = EdgeGeom {
+            axis: axis as usize,
+            lo: [c[0] as u32, c[1] as u32, c[2] as u32],
+            lo_off: corner_offset[lo as usize],
+            hi_off,
+            key: [c[2] as usize, axis as usize * plane + xy],
+            lo_sample: [c[2] as usize, 3 * plane + xy],
+            hi_sample: [
+                hi_c[2] as usize,
+                3 * plane + hi_c[0] as usize + hi_c[1] as usize * sy,
+            ],
+        };
+    }
+    // Old contents need no clearing: edge ids are written before they are read, and the sample
+    // planes are cleared layer by layer below. A new cache is zeroed memory, which the system
+    // hands out without writing it.
+    let mut ids = std::mem::take(&mut out.scratch.layers);
+    if ids.len() < 2 * layer {
+        ids = vec![0; 2 * layer];
+    }
+    let mut masks = std::mem::take(&mut out.scratch.masks);
+    let mut cur_z = u32::MAX;
+    let mut has_degenerate = false;
+    let [cx0, cy0, cz0] = grid.cells_min;
+    let reserve = |out: &mut MeshBuffer, s: &SegmentMasks| {
+        // A vertex per crossed edge at most, about two triangles per vertex: room for the
+        // mesh up front saves growing (and copying) the buffers of a fresh mesh.
+        let v = s.crossed_edges();
+        out.positions.reserve(v);
+        out.normals.reserve(v);
+        out.materials.reserve(v);
+        out.indices.reserve(3 * (2 * v + 16));
+    };
+    surface_cells_by_segment(
+        grid,
+        &mut masks,
+        out,
+        reserve,
+        |out, [x, y, z], base, case| {
+            if z != cur_z {
+                // Sample vertices of layer z + 1 take the slot of layer z − 1. (Edge ids need no
+                // clearing: an edge's id is always written by its creating cell before it is read.)
+                let s = (z as usize + 1) % 2 * layer + 3 * plane;
+                ids[s..s + plane].fill(u32::MAX);
+                if cur_z == u32::MAX || z != cur_z + 1 {
+                    let s = z as usize % 2 * layer + 3 * plane;
+                    ids[s..s + plane].fill(u32::MAX);
+                }
+                cur_z = z;
+            }
+            let local = base - z as usize * plane;
+            let slot = [
+                z as usize % 2 * layer + local,
+                (z as usize + 1) % 2 * layer + local,
+            ];
+            let c = &CASES[case];
+            // Every corner's central differences lie inside the grid: no border cases.
+            let interior = x >= 1
+                && y >= 1
+                && z >= 1
+                && x + 2 < grid.dims[0]
+                && y + 2 < grid.dims[1]
+                && z + 2 < grid.dims[2];
+            let creates = CREATES
+                [usize::from(x == cx0) | usize::from(y == cy0) << 1 | usize::from(z == cz0) << 2];
+            let mut vid = [0u32; 12];
+            let mut on_sample = false;
+            let n = c.edge_count as usize;
+            for (vertex, &e) in vid.iter_mut().zip(&c.edges[..n]) {
+                let e = e as usize;
+                let g = &edge[e];
+                let (ia, ib) = (base + g.lo_off, base + g.hi_off);
+                let (va, vb) = (v[ia], v[ib]);
+                let ga = [x + g.lo[0], y + g.lo[1], z + g.lo[2]];
+                *vertex = if va == 0.0 || vb == 0.0 {
+                    // A crossing exactly on a sample (value 0, which is air) is that sample's
+                    // vertex.
+                    on_sample = true;
+                    let (key, gs) = if va == 0.0 {
+                        (slot[g.lo_sample[0]] + g.lo_sample[1], ga)
+                    } else {
+                        let mut gb = ga;
+                        gb[g.axis] += 1;
+                        (slot[g.hi_sample[0]] + g.hi_sample[1], gb)
+                    };
+                    let id = ids[key];
+                    if id != u32::MAX {
+                        id
+                    } else {
+                        let id = out.positions.len() as u32;
+                        out.positions.push(grid.position(gs.map(|c| c as f32)));
+                        out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
+                        out.materials.push(inside_material(grid, ia, ib, va));
+                        ids[key] = id;
+                        id
+                    }
+                } else {
+                    let key = slot[g.key[0]] + g.key[1];
+                    if creates >> e & 1 == 0 {
+                        ids[key]
+                    } else {
+                        let t = va / (va - vb);
+                        let mut p = ga.map(|c| c as f32);
+                        p[g.axis] += t;
+                        let (na, nb) = if interior {
+                            (central(v, ia, sy, plane), central(v, ib, sy, plane))
+                        } else {
+                            let mut gb = ga;
+                            gb[g.axis] += 1;
+                            (
+                                grid.gradient(ga[0], ga[1], ga[2]),
+                                grid.gradient(gb[0], gb[1], gb[2]),
+                            )
+                        };
+                        let id = out.positions.len() as u32;
+                        out.positions.push(grid.position(p));
+                        out.normals.push([
+                            na[0] + t * (nb[0] - na[0]),
+                            na[1] + t * (nb[1] - na[1]),
+                            na[2] + t * (nb[2] - na[2]),
+                        ]);
+                        out.materials.push(inside_material(grid, ia, ib, va));
+                        ids[key] = id;
+                        id
+                    }
+                };
+            }
+            for t in &c.tris[..c.tri_count as usize] {
+                let [a, b, d] = t.map(|k| vid[k as usize]);
+                if on_sample && (a == b || b == d || a == d) {
+                    // Its vertices may now be unused: let the clean-up compact them.
+                    has_degenerate = true;
+                    continue;
+                }
+                out.indices.extend_from_slice(&[a, b, d]);
+            }
+        },
+    );
+    out.scratch.masks = masks;
+    out.scratch.layers = ids;
+    out.scratch.has_degenerate |= has_degenerate;
+    flag_zero_area(out, 0);
+}
+
+/// [`Grid::gradient`] at sample index `i` away from the grid's border.
+#[inline(always)]
+fn central(v: &[f32], i: usize, sy: usize, sz: usize) -> [f32; 3] {
+    [
+        v[i + 1] - v[i - 1],
+        v[i + sy] - v[i - sy],
+        v[i + sz] - v[i - sz],
+    ]
+}
+
+/// Where an edge of a cell lies, for [`layered`].
+#[derive(Clone, Copy, Default)]
+struct EdgeGeom {
+    /// Its axis.
+    axis: usize,
+    /// Its lower end, relative to the cell's lowest corner.
+    lo: [u32; 3],
+    /// Offsets of its lower and upper ends in `values` from the cell's lowest corner.
+    lo_off: usize,
+    hi_off: usize,
+    /// Its vertex id's place: (z step of the layer, offset in the layer).
+    key: [usize; 2],
+    /// The places of its ends' sample vertices.
+    lo_sample: [usize; 2],
+    hi_sample: [usize; 2],
 }
 
 /// The vertex on edge `e` of the cell at `cell` (grid index `base`), made on first use.

@@ -8,11 +8,13 @@ use crate::buffer::MeshBuffer;
 /// Squared length below which a gradient counts as vanished.
 const MIN_LEN2: f32 = 1e-20;
 
+#[inline(always)]
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
 /// Cross product.
+#[inline(always)]
 pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [
         a[1] * b[2] - a[2] * b[1],
@@ -21,6 +23,7 @@ pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     ]
 }
 
+#[inline(always)]
 fn len2(a: [f32; 3]) -> f32 {
     a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
 }
@@ -45,6 +48,19 @@ pub(crate) fn push_triangle(out: &mut MeshBuffer, a: u32, b: u32, c: u32) {
     out.indices.extend_from_slice(&[a, b, c]);
 }
 
+/// Flags the mesh for [`remove_degenerate`] when a triangle from the `from`-th on has zero
+/// area: what [`push_triangle`] checks, for meshers that push proper triangles in bulk.
+pub(crate) fn flag_zero_area(out: &mut MeshBuffer, from: usize) {
+    if out.scratch.has_degenerate {
+        return;
+    }
+    let p = &out.positions;
+    out.scratch.has_degenerate = out.indices[3 * from..].chunks_exact(3).any(|t| {
+        let a = p[t[0] as usize];
+        len2(cross(sub(p[t[1] as usize], a), sub(p[t[2] as usize], a))) == 0.0
+    });
+}
+
 /// Removes zero-area triangles without opening holes: vertices at exactly the same position
 /// (two dual vertices clamped onto one point, or crossings on exact zeros) are merged first,
 /// which turns the triangles between them into index-degenerate ones whose edges close up;
@@ -55,14 +71,30 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         return;
     }
     let n = out.positions.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
+    // Each vertex maps to the first vertex at exactly its position (−0 and +0 alike), found
+    // with an open-addressing table of vertex ids keyed by position.
     let key = |i: u32| out.positions[i as usize].map(|c| (c + 0.0).to_bits());
-    order.sort_unstable_by_key(|&i| (key(i), i));
-    let mut remap: Vec<u32> = (0..n as u32).collect();
-    for w in 1..n {
-        let (prev, cur) = (order[w - 1], order[w]);
-        if key(prev) == key(cur) {
-            remap[cur as usize] = remap[prev as usize];
+    let slots = (2 * n).next_power_of_two().max(16);
+    let mut table = vec![u32::MAX; slots];
+    let mut remap: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n as u32 {
+        let k = key(i);
+        let h =
+            (u64::from(k[0]) ^ u64::from(k[1]).rotate_left(21) ^ u64::from(k[2]).rotate_left(42))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut s = (h >> 32) as usize & (slots - 1);
+        loop {
+            let j = table[s];
+            if j == u32::MAX {
+                table[s] = i;
+                remap.push(i);
+                break;
+            }
+            if key(j) == k {
+                remap.push(j);
+                break;
+            }
+            s = (s + 1) & (slots - 1);
         }
     }
     let mut tris: Vec<[u32; 3]> = out
