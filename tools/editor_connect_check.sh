@@ -29,7 +29,7 @@ chord() {
 }
 
 editor() { # $1: name; $2: what to do
-  "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" --size 800x450 \
+  RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" --size 800x450 \
     >"$out/$1.log" 2>&1 &
   local pid=$!
   local wid=""

@@ -253,8 +253,25 @@ mod tests {
             },
         )
         .unwrap();
+        let viewers = [loam_world::Viewer::at([0.0, h + 14.0, 24.0])];
+        world.update(&viewers);
+        assert!(world.wait_idle(Duration::from_secs(120)));
+        let first = world.pull(loam_world::PullBudget::ALL);
+        assert!(!first.is_empty());
         assert!(world.replace_bricks(&field).unwrap() > 0);
         assert_eq!(world.field().hash(), after);
+        world.update(&viewers);
+        assert!(world.wait_idle(Duration::from_secs(120)));
+        let edit: Vec<_> = world
+            .pull(loam_world::PullBudget::ALL)
+            .into_iter()
+            .filter_map(|u| match u {
+                loam_world::Update::Group(g) if g.kind == loam_world::BatchKind::Edit => Some(g),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(edit.len(), 1, "the replaced bricks' chunks, in one batch");
+        assert!(!edit[0].meshes.is_empty());
 
         // A second editor joining later gets the dug field in its snapshot.
         let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();
