@@ -1,5 +1,6 @@
-//! Blocks over the network (issue 10): block ops in the server's order, collapses decided
-//! by the server and mirrored by every client bit for bit, refusals, resume.
+//! Blocks over the network (issue 10): block ops in the server's order and its regions of
+//! interest, collapses decided by the server and mirrored by every client bit for bit,
+//! refusals, resume.
 
 use std::time::Duration;
 
@@ -144,6 +145,29 @@ async fn a_block_placed_by_one_client_appears_at_another() {
     assert_eq!(b.block_hash(None), hash);
     assert_eq!(a.block_hash(None), hash);
     assert!(b.sync(false).await.unwrap().matches());
+
+    // Interest: a client 500 m away is not sent the op; moving there, it catches up.
+    let mut far = client(&server, 500.0).await;
+    drain(&mut far).await;
+    let id = a.send_block_op(&place(full(2, 0, -2))).await.unwrap();
+    confirmed(&mut a, id).await.unwrap();
+    assert!(far.sync(false).await.unwrap().matches());
+    let seen = drain(&mut far).await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, ClientEvent::BlockOp { .. })),
+        "{seen:?}"
+    );
+    assert!(far.blocks().store().is_empty());
+    far.set_viewer(viewer(1.0, 4.0, 0.0, 24.0)).await.unwrap();
+    assert!(far.sync(false).await.unwrap().matches());
+    assert_eq!(
+        far.blocks().store().len(),
+        2,
+        "the catch-up brought both blocks"
+    );
+    assert_eq!(far.block_hash(None), server.blocks(None).await.unwrap().1);
     server.shutdown().await.unwrap();
 }
 
