@@ -114,10 +114,13 @@ pub(crate) fn chunk_of(p: [f64; 3], voxel_size: f64) -> [i32; 3] {
 const NEAR_M: f64 = 8.0;
 
 /// Terrain colliders of the server's physics world: the chunks around blocks and pieces,
-/// meshed with Surface Nets from the field, rebuilt when a terrain op changes them.
+/// meshed with Surface Nets from the field. A terrain op only marks the chunks it changed;
+/// they are rebuilt before the next physics step ([`Colliders::refresh`]), so a burst of
+/// digs near blocks costs one rebuild per chunk and tick, not one per op.
 #[derive(Debug, Default)]
 pub(crate) struct Colliders {
     loaded: BTreeSet<[i32; 3]>,
+    dirty: BTreeSet<[i32; 3]>,
 }
 
 impl Colliders {
@@ -155,22 +158,28 @@ impl Colliders {
         }
     }
 
-    /// Rebuilds the loaded chunks whose samples (halo included) meet the changed samples
-    /// `lo..=hi`.
-    pub fn changed(
-        &mut self,
-        physics: &mut PhysicsWorld,
-        field: &Field,
-        lo: [i32; 3],
-        hi: [i32; 3],
-    ) {
+    /// Whether a changed chunk waits for its rebuild.
+    pub fn stale(&self) -> bool {
+        !self.dirty.is_empty()
+    }
+
+    /// Rebuilds the changed chunks (the bodies touching them wake).
+    pub fn refresh(&mut self, physics: &mut PhysicsWorld, field: &Field) {
+        for k in std::mem::take(&mut self.dirty) {
+            physics.set_chunk(k, chunk_shape(field, k));
+        }
+    }
+
+    /// Marks the loaded chunks whose samples (halo included) meet the changed samples
+    /// `lo..=hi` for a rebuild.
+    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3]) {
         let cells = CHUNK_CELLS as i32;
         let halo = CHUNK_HALO as i32;
         let from = lo.map(|v| (v - cells - halo - 1).div_euclid(cells) + 1);
         let to = hi.map(|v| (v + halo).div_euclid(cells));
         for &k in &self.loaded {
             if (0..3).all(|i| from[i] <= k[i] && k[i] <= to[i]) {
-                physics.set_chunk(k, chunk_shape(field, k));
+                self.dirty.insert(k);
             }
         }
     }

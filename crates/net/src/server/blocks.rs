@@ -75,6 +75,7 @@ fn step_once(
         .filter(|p| matches!(p.state, PieceState::Falling))
         .map(|p| p.pose.position.map(f64::from))
         .collect();
+    colliders.refresh(physics, field);
     for p in falling {
         colliders.ensure(physics, field, p);
     }
@@ -89,12 +90,7 @@ fn terrain_changed(
     field: &Field,
     changed: SampleBox,
 ) {
-    colliders.changed(
-        physics,
-        field,
-        changed.min.to_array(),
-        changed.max.to_array(),
-    );
+    colliders.changed(changed.min.to_array(), changed.max.to_array());
     let region = WorldBox::from_samples(changed, field.settings().voxel_size);
     // Only a non-finite region fails, and samples are finite.
     let _ = world.terrain_changed(physics, &FieldGround(field), region);
@@ -310,14 +306,11 @@ impl Order {
             }
             // A client's next op starts a stroke of its own.
             self.open = None;
+            // The lump starts where the terrain was: the colliders must follow first.
             for &c in &removed {
-                self.colliders.changed(
-                    &mut self.physics,
-                    &self.field,
-                    c.min.to_array(),
-                    c.max.to_array(),
-                );
+                self.colliders.changed(c.min.to_array(), c.max.to_array());
             }
+            self.colliders.refresh(&mut self.physics, &self.field);
             if self
                 .blocks
                 .apply(&mut self.physics, &FieldGround(&self.field), &lump)
@@ -354,6 +347,10 @@ impl Order {
     /// and sends what happened.
     pub(super) fn step_blocks(&mut self) {
         let now = Instant::now();
+        if self.colliders.stale() {
+            // Rubble on changed terrain wakes (and falls, if the ground went).
+            self.colliders.refresh(&mut self.physics, &self.field);
+        }
         if !self.blocks_awake() {
             self.stepped_at = now;
             return;
