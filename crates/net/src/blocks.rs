@@ -114,19 +114,23 @@ pub(crate) fn chunk_of(p: [f64; 3], voxel_size: f64) -> [i32; 3] {
 const NEAR_M: f64 = 8.0;
 
 /// Terrain colliders of the server's physics world: the chunks around blocks and pieces,
-/// meshed with Surface Nets from the field. A terrain op only marks the chunks it changed;
-/// they are rebuilt before the next physics step ([`Colliders::refresh`]), so a burst of
-/// digs near blocks costs one rebuild per chunk and tick, not one per op.
+/// meshed with Surface Nets from the field (a few milliseconds a chunk). Nothing is built
+/// where it is asked for: a chunk wanted near a block or piece is `missing`, a loaded chunk
+/// a terrain op changed is `dirty`, and the server builds them between physics steps within
+/// a time budget ([`Colliders::refresh_until`]), missing ones first; it steps only once no
+/// chunk a piece needs is missing. So a burst of digs near blocks costs one rebuild per chunk
+/// and tick at most, and never more than the budget of the ordering thread's time.
 #[derive(Debug, Default)]
 pub(crate) struct Colliders {
     loaded: BTreeSet<[i32; 3]>,
+    missing: BTreeSet<[i32; 3]>,
     dirty: BTreeSet<[i32; 3]>,
 }
 
 impl Colliders {
-    /// Puts in the colliders of the chunks within [`NEAR_M`] of `point` (its own and the
+    /// Asks for the colliders of the chunks within [`NEAR_M`] of `point` (its own and the
     /// neighbours across faces, edges and corners that near) that are not there yet.
-    pub fn ensure(&mut self, physics: &mut PhysicsWorld, field: &Field, point: [f64; 3]) {
+    pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
         let vs = field.settings().voxel_size;
         let chunk_m = f64::from(CHUNK_CELLS) * vs;
         let c = chunk_of(point, vs);
@@ -141,46 +145,94 @@ impl Colliders {
                 for dx in span(0) {
                     let k = [c[0] + dx, c[1] + dy, c[2] + dz];
                     if self.loaded.insert(k) {
-                        physics.set_chunk(k, chunk_shape(field, k));
+                        self.missing.insert(k);
                     }
                 }
             }
         }
     }
 
-    /// Puts in the colliders around every held block and piece a delta names.
-    pub fn ensure_delta(&mut self, physics: &mut PhysicsWorld, field: &Field, d: &BlockDelta) {
+    /// Asks for the colliders around every held block and piece a delta names.
+    pub fn ensure_delta(&mut self, field: &Field, d: &BlockDelta) {
         for h in &d.held {
-            self.ensure(physics, field, h.pos.min_corner());
+            self.ensure(field, h.pos.min_corner());
         }
         for p in &d.pieces {
-            self.ensure(physics, field, p.pose.position.map(f64::from));
+            self.ensure(field, p.pose.position.map(f64::from));
         }
     }
 
-    /// Whether a changed chunk waits for its rebuild.
+    /// Whether a chunk waits to be built or rebuilt.
     pub fn stale(&self) -> bool {
-        !self.dirty.is_empty()
+        !self.dirty.is_empty() || !self.missing.is_empty()
     }
 
-    /// Rebuilds the changed chunks (the bodies touching them wake).
+    /// Whether a wanted chunk has no collider yet (pieces must not step then).
+    pub fn ready(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// Builds every missing and changed chunk (the bodies touching them wake).
     pub fn refresh(&mut self, physics: &mut PhysicsWorld, field: &Field) {
+        for k in std::mem::take(&mut self.missing) {
+            physics.set_chunk(k, chunk_shape(field, k));
+        }
         for k in std::mem::take(&mut self.dirty) {
             physics.set_chunk(k, chunk_shape(field, k));
         }
     }
 
-    /// Marks the loaded chunks whose samples (halo included) meet the changed samples
-    /// `lo..=hi` for a rebuild.
-    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3]) {
+    /// Builds missing, then changed chunks until `deadline`; returns [`Self::ready`].
+    pub fn refresh_until(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        field: &Field,
+        deadline: std::time::Instant,
+    ) -> bool {
+        while std::time::Instant::now() < deadline {
+            let Some(k) = self.missing.pop_first().or_else(|| self.dirty.pop_first()) else {
+                break;
+            };
+            physics.set_chunk(k, chunk_shape(field, k));
+        }
+        self.ready()
+    }
+
+    /// The loaded chunks whose samples (halo included) meet the samples `lo..=hi`.
+    fn meeting(&self, lo: [i32; 3], hi: [i32; 3]) -> Vec<[i32; 3]> {
         let cells = CHUNK_CELLS as i32;
         let halo = CHUNK_HALO as i32;
         let from = lo.map(|v| (v - cells - halo - 1).div_euclid(cells) + 1);
         let to = hi.map(|v| (v + halo).div_euclid(cells));
-        for &k in &self.loaded {
-            if (0..3).all(|i| from[i] <= k[i] && k[i] <= to[i]) {
+        self.loaded
+            .iter()
+            .filter(|k| (0..3).all(|i| from[i] <= k[i] && k[i] <= to[i]))
+            .copied()
+            .collect()
+    }
+
+    /// Marks the loaded chunks that the changed samples `lo..=hi` meet for a rebuild.
+    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3]) {
+        for k in self.meeting(lo, hi) {
+            if !self.missing.contains(&k) {
                 self.dirty.insert(k);
             }
+        }
+    }
+
+    /// Rebuilds now the loaded chunks that the changed samples `lo..=hi` meet (a lump is
+    /// about to fall from where the terrain was).
+    pub fn rebuild(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        field: &Field,
+        lo: [i32; 3],
+        hi: [i32; 3],
+    ) {
+        for k in self.meeting(lo, hi) {
+            self.dirty.remove(&k);
+            self.missing.remove(&k);
+            physics.set_chunk(k, chunk_shape(field, k));
         }
     }
 }

@@ -34,8 +34,44 @@ use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, Server
 
 /// Most physics steps one tick runs; a server further behind drops the rest (slows down).
 const MAX_STEPS_PER_TICK: u64 = 30;
+/// The ordering thread's time one tick may spend on colliders and physics steps (of 50 ms).
+const BLOCK_BUDGET: Duration = Duration::from_millis(8);
 /// Records (held blocks count one, pieces their blocks) per block catch-up message.
 const CATCH_UP_RECORDS: usize = 4096;
+
+/// Splits a delta into parts of at most [`CATCH_UP_RECORDS`] records (a piece counts its
+/// blocks) that, applied one after the other, do what the whole does: the records keep their
+/// order of application (gone, unheld, pieces, held).
+fn split_delta(d: BlockDelta) -> Vec<BlockDelta> {
+    let mut out = Vec::new();
+    let mut part = BlockDelta::default();
+    let mut size = 0;
+    let mut room = |w: usize, part: &mut BlockDelta, out: &mut Vec<BlockDelta>| {
+        if size > 0 && size + w > CATCH_UP_RECORDS {
+            out.push(std::mem::take(part));
+            size = 0;
+        }
+        size += w;
+    };
+    for g in d.gone {
+        room(1, &mut part, &mut out);
+        part.gone.push(g);
+    }
+    for u in d.unheld {
+        room(1, &mut part, &mut out);
+        part.unheld.push(u);
+    }
+    for p in d.pieces {
+        room(p.blocks.len(), &mut part, &mut out);
+        part.pieces.push(p);
+    }
+    for h in d.held {
+        room(1, &mut part, &mut out);
+        part.held.push(h);
+    }
+    out.push(part);
+    out
+}
 
 /// The block side of a loaded world.
 pub(super) struct LoadedBlocks {
@@ -75,10 +111,10 @@ fn step_once(
         .filter(|p| matches!(p.state, PieceState::Falling))
         .map(|p| p.pose.position.map(f64::from))
         .collect();
-    colliders.refresh(physics, field);
     for p in falling {
-        colliders.ensure(physics, field, p);
+        colliders.ensure(field, p);
     }
+    colliders.refresh(physics, field);
     let dt = physics.settings().timestep;
     world.step(physics, dt).map(|_| ())
 }
@@ -120,10 +156,10 @@ pub(super) fn load(
                     None => BlockWorld::new(MaterialTable::standard(), BlockSettings::default())?,
                 };
                 for (pos, _) in w.store().iter() {
-                    colliders.ensure(&mut physics, field, pos.min_corner());
+                    colliders.ensure(field, pos.min_corner());
                 }
                 for p in w.pieces() {
-                    colliders.ensure(&mut physics, field, p.pose.position.map(f64::from));
+                    colliders.ensure(field, p.pose.position.map(f64::from));
                 }
                 world = Some(w);
             }
@@ -143,11 +179,11 @@ pub(super) fn load(
                 | BlockOp::Break { at }
                 | BlockOp::Chisel { at, .. } = &op
                 {
-                    colliders.ensure(&mut physics, field, at.min_corner());
+                    colliders.ensure(field, at.min_corner());
                 }
                 if w.apply(&mut physics, &FieldGround(field), &op).is_ok() {
                     for p in w.pieces() {
-                        colliders.ensure(&mut physics, field, p.pose.position.map(f64::from));
+                        colliders.ensure(field, p.pose.position.map(f64::from));
                     }
                 }
             }
@@ -203,7 +239,7 @@ impl Order {
             BlockOp::Lump { .. } => None,
         };
         if let Some(at) = at.filter(|p| p.iter().all(|c| c.is_finite())) {
-            self.colliders.ensure(&mut self.physics, &self.field, at);
+            self.colliders.ensure(&self.field, at);
         }
         if let Err(e) = self
             .blocks
@@ -219,18 +255,18 @@ impl Order {
         self.seq += 1;
         let step = self.log_step();
         let delta = self.blocks.take_delta();
-        self.colliders
-            .ensure_delta(&mut self.physics, &self.field, &delta);
-        let vs = self.field.settings().voxel_size;
-        let (blocks, to_all) = (delta_box(&delta, vs), !delta.gone.is_empty());
+        self.colliders.ensure_delta(&self.field, &delta);
+        let mut parts = split_delta(delta).into_iter();
+        let first = parts.next().unwrap_or_default();
         let bytes = op.encode();
+        let (blocks, to_all) = self.reach_of(&first);
         let frame = ServerMessage::BlockOp(BlockOpRecord {
             seq: self.seq,
             author: client,
             op_id,
             step,
             op: bytes.clone(),
-            delta,
+            delta: first,
         });
         self.unsent.push(LogRecord::Block(BlockLogEntry {
             seq: self.seq,
@@ -245,19 +281,20 @@ impl Order {
             blocks,
             to_all,
         })));
+        // A collapse too large for one message follows as events.
+        for part in parts {
+            self.push_events(part);
+        }
     }
 
-    /// What changed in the block world since the last op or flush, as events after the
-    /// current op.
-    pub(super) fn flush_block_events(&mut self) {
-        let delta = self.blocks.take_delta();
-        if delta.is_empty() {
-            return;
-        }
-        self.colliders
-            .ensure_delta(&mut self.physics, &self.field, &delta);
+    /// Where a delta's records lie, and whether it removes pieces (everyone is told).
+    fn reach_of(&self, delta: &BlockDelta) -> (Option<BrickBox>, bool) {
         let vs = self.field.settings().voxel_size;
-        let (blocks, to_all) = (delta_box(&delta, vs), !delta.gone.is_empty());
+        (delta_box(delta, vs), !delta.gone.is_empty())
+    }
+
+    fn push_events(&mut self, delta: BlockDelta) {
+        let (blocks, to_all) = self.reach_of(&delta);
         let frame = ServerMessage::Blocks(BlockEvents {
             seq: self.seq,
             step: self.log_step(),
@@ -271,6 +308,19 @@ impl Order {
             blocks,
             to_all,
         })));
+    }
+
+    /// What changed in the block world since the last op or flush, as events after the
+    /// current op.
+    pub(super) fn flush_block_events(&mut self) {
+        let delta = self.blocks.take_delta();
+        if delta.is_empty() {
+            return;
+        }
+        self.colliders.ensure_delta(&self.field, &delta);
+        for part in split_delta(delta) {
+            self.push_events(part);
+        }
     }
 
     /// After a terrain op changed `changed`: colliders, blocks that lost their ground, and
@@ -308,9 +358,13 @@ impl Order {
             self.open = None;
             // The lump starts where the terrain was: the colliders must follow first.
             for &c in &removed {
-                self.colliders.changed(c.min.to_array(), c.max.to_array());
+                self.colliders.rebuild(
+                    &mut self.physics,
+                    &self.field,
+                    c.min.to_array(),
+                    c.max.to_array(),
+                );
             }
-            self.colliders.refresh(&mut self.physics, &self.field);
             if self
                 .blocks
                 .apply(&mut self.physics, &FieldGround(&self.field), &lump)
@@ -343,34 +397,56 @@ impl Order {
         })
     }
 
-    /// Brings the physics world up to the clock (fixed steps, only while a piece is awake)
-    /// and sends what happened.
+    /// Brings the physics world up to the clock (fixed steps, only while a piece is awake
+    /// and every collider a falling piece needs is built) within [`BLOCK_BUDGET`] of the
+    /// ordering thread's time, and sends what happened. Behind the clock, the falls slow
+    /// down rather than the ops.
     pub(super) fn step_blocks(&mut self) {
         let now = Instant::now();
-        if self.colliders.stale() {
-            // Rubble on changed terrain wakes (and falls, if the ground went).
-            self.colliders.refresh(&mut self.physics, &self.field);
+        let deadline = now + BLOCK_BUDGET;
+        let falling: Vec<[f64; 3]> = self
+            .blocks
+            .pieces()
+            .filter(|p| matches!(p.state, PieceState::Falling))
+            .map(|p| p.pose.position.map(f64::from))
+            .collect();
+        for p in falling {
+            self.colliders.ensure(&self.field, p);
         }
-        if !self.blocks_awake() {
+        // Rubble on changed terrain wakes (and falls, if the ground went).
+        let ready = !self.colliders.stale()
+            || self
+                .colliders
+                .refresh_until(&mut self.physics, &self.field, deadline);
+        if !ready || !self.blocks_awake() {
             self.stepped_at = now;
+            self.flush_block_events();
             return;
         }
         let dt = f64::from(self.physics.settings().timestep);
         let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
-        let steps = due.min(MAX_STEPS_PER_TICK);
-        for _ in 0..steps {
-            if step_once(
-                &mut self.blocks,
-                &mut self.physics,
-                &mut self.colliders,
-                &self.field,
-            )
-            .is_err()
-            {
+        let mut steps = 0;
+        while steps < due.min(MAX_STEPS_PER_TICK) {
+            if !self.colliders.ready() || Instant::now() >= deadline {
                 break;
             }
+            if self.blocks.step(&mut self.physics, dt as f32).is_err() {
+                break;
+            }
+            steps += 1;
+            let falling: Vec<[f64; 3]> = self
+                .blocks
+                .pieces()
+                .filter(|p| matches!(p.state, PieceState::Falling))
+                .map(|p| p.pose.position.map(f64::from))
+                .collect();
+            for p in falling {
+                self.colliders.ensure(&self.field, p);
+            }
+            self.colliders
+                .refresh_until(&mut self.physics, &self.field, deadline);
         }
-        self.stepped_at = if due > steps {
+        self.stepped_at = if steps < due {
             now
         } else {
             self.stepped_at + Duration::from_secs_f64(steps as f64 * dt)
@@ -437,5 +513,33 @@ impl Order {
             self.blocks.pieces().count(),
             falling,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use loam_blocks::{BlockPos, BlockSize, PieceId};
+
+    use super::*;
+
+    #[test]
+    fn a_large_delta_splits_in_order_of_application() {
+        let d = BlockDelta {
+            gone: (0..10).map(PieceId).collect(),
+            unheld: (0..9000)
+                .map(|i| BlockPos::new(BlockSize::Quarter, [i, 0, 0]).unwrap())
+                .collect(),
+            ..Default::default()
+        };
+        let parts = split_delta(d.clone());
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| p.len() <= CATCH_UP_RECORDS));
+        assert_eq!(parts[0].gone, d.gone, "removals go first");
+        let unheld: Vec<_> = parts.iter().flat_map(|p| p.unheld.clone()).collect();
+        assert_eq!(unheld, d.unheld);
+        assert_eq!(
+            split_delta(BlockDelta::default()),
+            vec![BlockDelta::default()]
+        );
     }
 }
