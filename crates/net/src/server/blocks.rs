@@ -6,7 +6,8 @@
 //!  BlockOp ──▶ decode, check op id ──▶ BlockWorld::apply (refused: unchanged) ──▶ numbered,
 //!              logged (append_records), delta ──▶ BlockOp {seq, author, op id, step, op, delta}
 //!  terrain op ──▶ colliders rebuilt ──▶ terrain_changed ──▶ Blocks {seq, delta}
-//!              └─ a dig: find_islands ──▶ removal ops (terrain, author 0) + Lump (author 0)
+//!              └─ a dig: its box queued (merged with digs near it)
+//!  tick ──▶ find_islands over the queued boxes ──▶ removal ops (terrain, author 0) + Lump
 //!  tick ──▶ physics steps at the fixed timestep while a piece is awake ──▶ Blocks {seq, delta}
 //! ```
 //!
@@ -23,7 +24,7 @@ use loam_blocks::{
     BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
     MaterialTable, PieceState, WorldBox, find_islands,
 };
-use loam_field::{CsgMode, EditOp, Field, SampleBox};
+use loam_field::{CsgMode, EditOp, Field, SampleBox, SamplePos};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
 
@@ -34,6 +35,10 @@ use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, Server
 
 /// Most physics steps one tick runs; a server further behind drops the rest (slows down).
 const MAX_STEPS_PER_TICK: u64 = 30;
+/// Queued digs closer than this (samples) search for lumps together…
+const MERGE_GAP: i32 = 8;
+/// …while their box stays this narrow (samples per axis).
+const MERGE_SPAN: i32 = 64;
 /// The ordering thread's time one tick may spend on colliders and physics steps (of 50 ms).
 const BLOCK_BUDGET: Duration = Duration::from_millis(8);
 /// Records (held blocks count one, pieces their blocks) per block catch-up message.
@@ -335,7 +340,42 @@ impl Order {
             changed,
         );
         self.flush_block_events();
-        let Some(settings) = self.islands.filter(|_| may_cut) else {
+        if may_cut && self.islands.is_some() {
+            self.queue_cut(changed);
+        }
+    }
+
+    /// Notes a dig's changed box for the next tick's lump search, merged with a queued box
+    /// near it (digs in one place search once per tick, not once per op).
+    fn queue_cut(&mut self, b: SampleBox) {
+        let near = |a: &SampleBox| {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            (0..3).all(|i| {
+                let (l, h) = (lo[i].min(blo[i]), hi[i].max(bhi[i]));
+                blo[i] <= hi[i] + MERGE_GAP && lo[i] <= bhi[i] + MERGE_GAP && h - l <= MERGE_SPAN
+            })
+        };
+        if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            a.min = SamplePos::new(lo[0].min(blo[0]), lo[1].min(blo[1]), lo[2].min(blo[2]));
+            a.max = SamplePos::new(hi[0].max(bhi[0]), hi[1].max(bhi[1]), hi[2].max(bhi[2]));
+        } else {
+            self.pending_cuts.push(b);
+        }
+    }
+
+    /// The tick's lump search over the queued digs.
+    pub(super) fn cut_loose(&mut self) {
+        for b in std::mem::take(&mut self.pending_cuts) {
+            self.drop_islands(b);
+        }
+    }
+
+    /// Lumps of terrain cut loose around `changed` leave the field and fall.
+    fn drop_islands(&mut self, changed: SampleBox) {
+        let Some(settings) = self.islands else {
             return;
         };
         let Ok(found) = find_islands(&self.field, changed, &settings) else {

@@ -112,8 +112,9 @@ pub struct ServerConfig {
     /// Bricks the server's field keeps decoded (96 KiB each). Default 512.
     pub hot_bricks: usize,
     /// How a dig's cut-loose lumps of terrain are found (they fall as pieces of blocks);
-    /// `None` leaves them hanging. Default `Some(IslandSettings::default())`: a search of
-    /// tens of microseconds after each op that can dig.
+    /// `None` leaves them hanging. Default `Some(IslandSettings::default())`: the digs of
+    /// each 50 ms tick are searched at its end, those near each other together (tens of
+    /// microseconds a search).
     pub islands: Option<IslandSettings>,
 }
 

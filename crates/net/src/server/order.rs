@@ -164,6 +164,8 @@ pub(crate) struct Order {
     /// When the physics world was last brought up to date with the clock.
     pub(super) stepped_at: Instant,
     pub(super) islands: Option<IslandSettings>,
+    /// Digs' changed boxes waiting for the next tick's lump search.
+    pub(super) pending_cuts: Vec<loam_field::SampleBox>,
     pub(super) seq: u64,
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
@@ -321,6 +323,7 @@ impl Order {
             step_base: blocks.step_base,
             stepped_at: Instant::now(),
             islands: cfg.islands,
+            pending_cuts: Vec::new(),
             seq: loaded.last_seq,
             meta: WorldMeta {
                 generator_json: json,

@@ -244,6 +244,7 @@ impl Order {
     }
 
     pub(super) fn tick(&mut self) {
+        self.cut_loose();
         self.step_blocks();
         let now = Instant::now();
         let mut dead = Vec::new();
