@@ -176,6 +176,7 @@ impl BlockWorld {
         self.bodies.insert(id, body);
         self.by_body.insert(body, id);
         self.pieces.insert(id, piece);
+        self.touch_piece(id);
         Ok(id)
     }
 
@@ -192,6 +193,7 @@ impl BlockWorld {
             self.by_body.remove(&body);
         }
         if let Some(piece) = self.pieces.remove(&id) {
+            self.touch_piece(id);
             changes.removed_pieces.push(id);
             let (lo, hi) = piece.world_bounds();
             self.wake_around(physics, lo, hi);
@@ -208,6 +210,7 @@ impl BlockWorld {
                 continue;
             };
             set.remove(&id);
+            self.store.touch(pos);
             if set.is_empty() {
                 self.rests_on.remove(&pos);
                 self.store.update(pos, |b| {
@@ -289,6 +292,7 @@ impl BlockWorld {
                 self.holds.entry(p).or_default().insert(pos);
             }
             self.rests_on.insert(pos, under);
+            self.store.touch(pos);
         }
         self.collapse(physics, seeds, &mut changes)?;
         Ok(changes)

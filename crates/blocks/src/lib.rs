@@ -17,6 +17,10 @@
 //!   out of the field ([`Island::removal_ops`]) and dropped as pieces ([`Island::lump`],
 //!   [`BlockOp::Lump`]).
 //! - [`import_vox`]: MagicaVoxel models as blocks.
+//! - Replicas: an authority tracks what changes ([`BlockWorld::set_tracking`]) and hands
+//!   out records ([`BlockWorld::take_delta`], a [`BlockDelta`]); a replica applies them
+//!   ([`BlockWorld::apply_delta`]) and plays falls back ([`BlockWorld::follow`]) without
+//!   deciding anything itself: a network client mirrors a server bit for bit.
 //! - [`BlocksFile`]: the world as serde data, restored exactly ([`BlockWorld::load`]);
 //!   [`BlocksFile::encode`] and [`BlockOp::encode`] give the bytes loam-store keeps (the
 //!   blocks snapshot at a bake, block ops in the op log with their physics step), and
@@ -68,6 +72,7 @@ mod material;
 mod ops;
 mod pieces;
 mod raycast;
+mod replica;
 mod save;
 mod store;
 mod support;
@@ -85,6 +90,7 @@ pub use material::{Material, MaterialId, MaterialTable};
 pub use ops::{BlockOp, LumpBlock};
 pub use pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};
 pub use raycast::{BlockHit, MAX_RAY_DISTANCE};
+pub use replica::BlockDelta;
 pub use save::{BLOCKS_FILE_VERSION, BlocksFile, HeldBlock};
 pub use store::BlockStore;
 pub use update::{ImpactTarget, PieceImpact, StepReport};

@@ -1,7 +1,7 @@
 //! The block store: the held blocks on the grid, a revision counter, placement checks
 //! and face contacts. Pure data: no physics (that is [`crate::BlockWorld`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::block::{Block, BlockId, BlockPos, BlockSpec, WorldBox};
 use crate::chisel::ChiselShape;
@@ -24,6 +24,19 @@ pub struct BlockStore {
     ids: BTreeMap<BlockId, BlockPos>,
     pub(crate) next_id: u64,
     revision: u64,
+    /// Positions changed since the last [`crate::BlockWorld::take_delta`], while tracking.
+    pub(crate) touched: Touched,
+}
+
+/// Positions whose block changed, kept only while a [`crate::BlockWorld`] tracks its changes
+/// for replicas. Bookkeeping, not state: two stores compare equal whatever they hold.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Touched(pub(crate) Option<BTreeSet<BlockPos>>);
+
+impl PartialEq for Touched {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl BlockStore {
@@ -36,6 +49,13 @@ impl BlockStore {
     /// rubble contact changes).
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// Notes that the block at `pos` (or its absence) changed, while tracking.
+    pub(crate) fn touch(&mut self, pos: BlockPos) {
+        if let Some(t) = &mut self.touched.0 {
+            t.insert(pos);
+        }
     }
 
     /// Restores a saved revision.
@@ -162,6 +182,7 @@ impl BlockStore {
         }
         self.blocks.insert(pos, block);
         self.revision += 1;
+        self.touch(pos);
     }
 
     /// Removes the block at `pos` and returns it (`None` if there is none; the revision
@@ -177,6 +198,7 @@ impl BlockStore {
             }
         }
         self.revision += 1;
+        self.touch(pos);
         Some(block)
     }
 
@@ -193,6 +215,7 @@ impl BlockStore {
         }
         b.shape = shape;
         self.revision += 1;
+        self.touch(pos);
         Ok(true)
     }
 
@@ -205,6 +228,7 @@ impl BlockStore {
         let changed = f(b);
         if changed {
             self.revision += 1;
+            self.touch(pos);
         }
         changed
     }

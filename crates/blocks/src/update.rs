@@ -15,7 +15,7 @@ use loam_physics::{FixedId, HitTarget, PhysicsWorld};
 use crate::block::{BlockId, BlockPos};
 use crate::damage::{break_energy, impact_energy};
 use crate::error::BlockError;
-use crate::pieces::{PieceId, PieceState};
+use crate::pieces::{PieceId, PieceState, SavedPose};
 use crate::world::{BlockWorld, Changes};
 
 /// What a piece hit.
@@ -140,6 +140,10 @@ impl BlockWorld {
             let Some(piece) = self.pieces.get_mut(&id) else {
                 continue;
             };
+            // Rubble nudged in place is a real change for a replica; a falling piece's
+            // pose is not tracked (a replica plays the fall back itself).
+            let nudged = matches!(piece.state, PieceState::Rubble { .. })
+                && piece.pose != SavedPose::from(pose);
             piece.pose = pose.into();
             piece.velocity = state.linear_velocity;
             piece.spin = state.angular_velocity;
@@ -151,6 +155,7 @@ impl BlockWorld {
                 PieceState::Falling if state.sleeping => {
                     piece.state = PieceState::Rubble { rest: piece.pose };
                     report.came_to_rest.push(id);
+                    self.touch_piece(id);
                 }
                 PieceState::Rubble { rest }
                     if piece.moved_from(
@@ -161,8 +166,10 @@ impl BlockWorld {
                 {
                     piece.state = PieceState::Falling;
                     report.moved.push(id);
+                    self.touch_piece(id);
                     seeds.extend(self.release(id));
                 }
+                _ if nudged => self.touch_piece(id),
                 _ => {}
             }
         }

@@ -77,6 +77,9 @@ pub struct BlockWorld {
     pub(crate) holds: BTreeMap<PieceId, BTreeSet<BlockPos>>,
     pub(crate) bodies: BTreeMap<PieceId, BodyId>,
     pub(crate) by_body: BTreeMap<BodyId, PieceId>,
+    /// Pieces made, changed or removed since the last [`BlockWorld::take_delta`], while
+    /// tracking ([`BlockWorld::set_tracking`]).
+    pub(crate) touched_pieces: Option<BTreeSet<PieceId>>,
 }
 
 impl BlockWorld {
@@ -96,6 +99,7 @@ impl BlockWorld {
             holds: BTreeMap::new(),
             bodies: BTreeMap::new(),
             by_body: BTreeMap::new(),
+            touched_pieces: None,
         })
     }
 

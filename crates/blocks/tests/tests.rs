@@ -5,6 +5,7 @@ mod determinism;
 mod islands;
 mod ops;
 mod persist;
+mod replica;
 mod rubble;
 mod support;
 mod util;

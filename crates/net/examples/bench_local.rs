@@ -5,13 +5,14 @@
 //! benchmark's JSON line.
 //!
 //! ```text
-//! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS] [SPACING]
+//! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS] [SPACING] [ISLANDS]
 //! ```
 //!
 //! `RATE` is ops per second per client. `SPACING` is the distance between clients in metres
 //! (default 128: their regions do not overlap; 48: each client also receives its
 //! neighbours' ops near the shared edges, and patches where it cannot reproduce them).
-//! Defaults: 64 clients, 313 ops/s each (20 000 in all), 10 s.
+//! `ISLANDS` 0 turns off the server's search for lumps of terrain a dig cuts loose (default
+//! 1: on, as a server runs). Defaults: 64 clients, 313 ops/s each (20 000 in all), 10 s.
 
 use std::sync::Arc;
 
@@ -53,6 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rate: f64 = arg(2, 313.0);
     let seconds: f64 = arg(3, 10.0);
     let spacing: f64 = arg(4, 128.0);
+    let islands: u8 = arg(5, 1);
     let dir = tempfile::tempdir()?;
     let world = dir.path().join("bench.loam");
     drop(Store::create(
@@ -66,6 +68,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.limits.max_clients = clients + 8;
     config.limits.ops_per_second = (2.0 * rate).max(1000.0);
     config.limits.op_burst = config.limits.ops_per_second;
+    if islands == 0 {
+        config.islands = None;
+    }
     let server = serve(config).await?;
     let mut bench = BenchConfig::new(server.url(), clients, rate, seconds, factory());
     bench.spacing_m = spacing;
@@ -73,8 +78,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", report.json());
     let status = server.status().await?;
     eprintln!(
-        "server: {} ops in the log, {} refused",
-        status.seq, status.refused
+        "server: {} ops in the log ({} made by the server), {} refused, {} pieces",
+        status.seq, status.made, status.refused, status.pieces
     );
     server.shutdown().await?;
     Ok(())

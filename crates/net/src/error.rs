@@ -15,6 +15,9 @@ pub enum NetError {
     /// Binding or accepting a socket failed.
     #[error("socket")]
     Io(#[from] std::io::Error),
+    /// A block op or block record failed (decoding, restoring or replaying the blocks).
+    #[error("blocks")]
+    Blocks(#[from] loam_blocks::BlockError),
     /// The WebSocket layer failed (connect, send, receive).
     #[error("WebSocket: {0}")]
     WebSocket(String),

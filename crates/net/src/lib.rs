@@ -12,6 +12,11 @@
 //!   last sequence number.
 //! - [`bench_net`]: N real clients against a server, one JSON line of figures.
 //! - [`interest`]: regions (bricks) around viewers; which bricks an op may read.
+//! - Blocks: block ops go through the same order and log as terrain ops; the server steps
+//!   one loam-physics world and decides what falls, breaks and where rubble rests, and
+//!   sends the resulting records; a client mirrors them ([`Client::blocks`],
+//!   [`Client::send_block_op`]) and its block world hashes like the server's
+//!   ([`block_hash`]) over its region.
 //!
 //! Determinism: every map that reaches the field or the wire is a `BTreeMap`; the field
 //! computes the same bits on every machine (DESIGN.md), so a client that applies the same
@@ -37,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod bench;
+mod blocks;
 mod client;
 mod error;
 pub mod interest;
@@ -44,6 +50,7 @@ pub mod protocol;
 mod server;
 
 pub use bench::{BenchConfig, BenchReport, bench_net};
+pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
 pub use error::NetError;
 pub use interest::generator_fingerprint;

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use loam_blocks::{BlockDelta, BlockOp, BlockSettings, BlockWorld, MaterialTable};
 use loam_field::{
     BrickKey, CsgMode, EditOp, Falloff, Field, FieldSettings, LogEntry, NoiseTerrainSettings,
 };
 use loam_net::protocol::{
-    BrickBox, CatchUp, ClientMessage, DecodeError, Hello, OpRecord, Refusal, RefusalCode, Resume,
-    ServerMessage, Welcome, WireBrick, WorldMeta, decode_brick, encode_brick, probe_hello_version,
+    BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, CatchUp, ClientMessage, DecodeError, Hello,
+    OpRecord, Refusal, RefusalCode, Resume, ServerMessage, Welcome, WireBrick, WorldMeta,
+    decode_brick, encode_brick, probe_hello_version,
 };
 use loam_net::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, generator_fingerprint};
 use proptest::prelude::*;
@@ -57,6 +59,40 @@ fn meta() -> WorldMeta {
     }
 }
 
+/// A real delta: a pillar and beam placed, then the pillar's foot broken (four blocks
+/// fall as one piece).
+fn block_delta() -> BlockDelta {
+    let ground = |p: [f64; 3]| p[1] as f32;
+    let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
+    let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+    w.set_tracking(true);
+    for c in [
+        [0, 0, 0],
+        [0, 1, 0],
+        [0, 2, 0],
+        [1, 2, 0],
+        [2, 2, 0],
+        [5, 0, 5],
+    ] {
+        w.apply(
+            &mut physics,
+            &ground,
+            &crate::blocks::place(crate::blocks::full(c[0], c[1], c[2])),
+        )
+        .unwrap();
+    }
+    let _ = w.take_delta();
+    let foot = BlockOp::Break {
+        at: crate::blocks::full(0, 0, 0),
+    };
+    w.apply(&mut physics, &ground, &foot).unwrap();
+    let mut d = w.take_delta();
+    assert_eq!(d.unheld.len(), 5);
+    assert_eq!(d.pieces.len(), 1);
+    d.held = w.save().blocks;
+    d
+}
+
 fn client_messages() -> Vec<ClientMessage> {
     let region = BrickBox {
         min: [-1, -2, -3],
@@ -84,6 +120,10 @@ fn client_messages() -> Vec<ClientMessage> {
         ClientMessage::Op {
             op_id: 9,
             entry: LogEntry::new(0, 4, sphere()).encode(),
+        },
+        ClientMessage::BlockOp {
+            op_id: 10,
+            op: crate::blocks::place(crate::blocks::full(1, 2, 3)).encode(),
         },
         ClientMessage::Viewer(viewer(-10.0, 5.0, 1e6, 12.5)),
         ClientMessage::Hash {
@@ -151,7 +191,31 @@ fn server_messages() -> Vec<ServerMessage> {
             seq: 7,
             region: None,
             hash: [7; 32],
+            blocks: [8; 32],
         },
+        ServerMessage::BlockOp(BlockOpRecord {
+            seq: 8,
+            author: 3,
+            op_id: 11,
+            step: 120,
+            op: BlockOp::Break {
+                at: crate::blocks::full(0, 0, 0),
+            }
+            .encode(),
+            delta: block_delta(),
+        }),
+        ServerMessage::Blocks(BlockEvents {
+            seq: 8,
+            step: 300,
+            delta: block_delta(),
+        }),
+        ServerMessage::BlockCatchUp(BlockCatchUp {
+            seq: 9,
+            region,
+            keep: None,
+            delta: block_delta(),
+            done: true,
+        }),
         ServerMessage::Disconnect {
             reason: "rate limit".into(),
         },

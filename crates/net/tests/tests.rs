@@ -1,6 +1,8 @@
 //! loam-net's integration tests, one binary: protocol round trips and the decoders fuzzed,
-//! the server's limits, eight clients converging through disconnects, and a killed server.
+//! the server's limits, eight clients converging through disconnects, a killed server, and
+//! blocks and collapses ordered by the server.
 
+mod blocks;
 mod converge;
 mod crash;
 mod limits;

@@ -46,6 +46,32 @@ pub fn gen_json() -> String {
     .unwrap()
 }
 
+/// Flat ground: solid below y = 0, no detail, no caves (blocks stand on it exactly).
+pub fn flat_json() -> String {
+    serde_json::to_string(&Spec {
+        kind: "noise".into(),
+        terrain: NoiseTerrainSettings {
+            base_height: 0.0,
+            hills: OFF,
+            ridges: OFF,
+            detail: OFF,
+            ..Default::default()
+        },
+        caves: CaveSettings {
+            enabled: false,
+            ..Default::default()
+        },
+    })
+    .unwrap()
+}
+
+/// A new world file of flat ground ([`flat_json`]) in `dir`.
+pub fn new_flat_world(dir: &Path) -> PathBuf {
+    let path = dir.join("flat.loam");
+    drop(Store::create(&path, &flat_json(), &FieldSettings::default(), None).unwrap());
+    path
+}
+
 /// Builds the generator from a [`gen_json`]-shaped spec.
 pub fn factory() -> GeneratorFactory {
     Arc::new(|json: &str| {

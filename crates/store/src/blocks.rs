@@ -132,6 +132,66 @@ impl Store {
         Ok(())
     }
 
+    /// Appends terrain and block records (consecutive sequence numbers following the log)
+    /// in one transaction: all or none, durable when this returns `Ok`, at the cost of one
+    /// sync ([`Store::append_batch`] for a log of both kinds; a server commits the ops that
+    /// arrived together as a group). An empty slice writes nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; [`StoreError::OutOfOrder`] for the first record that does
+    /// not follow the one before (nothing is appended then); SQLite failures (nothing is
+    /// appended).
+    pub fn append_records(&mut self, records: &[LogRecord]) -> Result<(), StoreError> {
+        self.writable()?;
+        let mut last = self.last_seq;
+        // (table, seq, stroke or step, sealed bytes)
+        let mut rows = Vec::with_capacity(records.len());
+        for r in records {
+            if r.seq() != last + 1 {
+                return Err(StoreError::OutOfOrder { last, got: r.seq() });
+            }
+            rows.push(match r {
+                LogRecord::Terrain(e) => {
+                    let ctx = crate::tag::key(&[e.seq as i64, e.stroke as i64]);
+                    (
+                        false,
+                        e.seq as i64,
+                        e.stroke as i64,
+                        crate::tag::seal(&ctx, e.encode()),
+                    )
+                }
+                LogRecord::Block(e) => {
+                    // A writable store has the block tables (older formats are migrated).
+                    let blob = crate::tag::seal(&op_context(e.seq, e.step), e.op.clone());
+                    (true, e.seq as i64, e.step as i64, blob)
+                }
+            });
+            last = r.seq();
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            {
+                let mut ops =
+                    tx.prepare_cached("INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)")?;
+                let mut blocks =
+                    tx.prepare_cached("INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)")?;
+                for (block, seq, n, bytes) in &rows {
+                    if *block {
+                        blocks.execute(params![seq, n, bytes])?;
+                    } else {
+                        ops.execute(params![seq, n, bytes])?;
+                    }
+                }
+            }
+            tx.commit()
+        })?;
+        self.last_seq = last;
+        Ok(())
+    }
+
     /// The logged block ops with a sequence number above `seq`, in order (none for a file
     /// older than format 3).
     ///
@@ -249,5 +309,58 @@ impl Store {
             |r| r.get(0),
         )?;
         Ok(first.map(|s| s as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use loam_field::{
+        CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, LogEntry,
+        NoiseTerrainSettings,
+    };
+
+    use super::*;
+
+    #[test]
+    fn records_of_both_kinds_append_in_one_group_and_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let g =
+            Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default()).unwrap();
+        let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+        let mut store = Store::create(&path, "flat", field.settings(), None).unwrap();
+        let dig = EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [0.0; 3],
+            radius: 2.0,
+            material: 0,
+            blend: 0.0,
+        };
+        let records = vec![
+            LogRecord::Terrain(LogEntry::new(1, 1, dig.clone())),
+            LogRecord::Block(BlockLogEntry {
+                seq: 2,
+                step: 7,
+                op: vec![1, 2, 3],
+            }),
+            LogRecord::Terrain(LogEntry::new(3, 2, dig)),
+        ];
+        store.append_records(&records).unwrap();
+        assert_eq!(store.last_seq(), 3);
+        // A gap is refused and writes nothing.
+        let gap = [LogRecord::Block(BlockLogEntry {
+            seq: 5,
+            step: 0,
+            op: vec![],
+        })];
+        assert!(matches!(
+            store.append_records(&gap),
+            Err(StoreError::OutOfOrder { last: 3, got: 5 })
+        ));
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.log_after(0).unwrap(), records);
     }
 }

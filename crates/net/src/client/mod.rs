@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use loam_blocks::{BlockOp, BlockWorld};
 use loam_field::{EditOp, Field, Generator};
+use loam_physics::PhysicsWorld;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -235,6 +237,61 @@ impl Client {
             return Err(e);
         }
         Ok(op_id)
+    }
+
+    /// Sends a block op (not predicted: the server decides what it makes fall, and its
+    /// records come back in its order as [`ClientEvent::BlockOp`], or a
+    /// [`ClientEvent::Refused`] naming the op id). Returns the op's id (one sequence with
+    /// terrain ops). A lump op is the server's to make and is refused.
+    ///
+    /// # Errors
+    /// [`NetError::NotConnected`] and transport errors (the op is then forgotten).
+    pub async fn send_block_op(&mut self, op: &BlockOp) -> Result<u64, NetError> {
+        if self.ws.is_none() {
+            return Err(NetError::NotConnected);
+        }
+        let (op_id, message) = self.state.block_op(op);
+        if let Err(e) = self.send(message).await {
+            self.state.pending_blocks.remove(&op_id);
+            return Err(e);
+        }
+        Ok(op_id)
+    }
+
+    /// The server's blocks in this client's region, as of [`Client::last_seq`]: held blocks
+    /// and resting rubble equal the server's bit for bit; falling pieces are where the
+    /// server made them or where [`Client::follow_blocks`] has played them to.
+    pub fn blocks(&self) -> &BlockWorld {
+        &self.state.blocks
+    }
+
+    /// The physics world of [`Client::blocks`]: the pieces' bodies and the held blocks'
+    /// colliders. It has no terrain colliders: add them ([`PhysicsWorld::set_chunk`]) for
+    /// falls that land where the server's do.
+    pub fn block_physics(&mut self) -> &mut PhysicsWorld {
+        &mut self.state.physics
+    }
+
+    /// Plays the falls back for `dt_seconds` ([`BlockWorld::follow`]): moves the falling
+    /// pieces in the client's physics world, decides nothing.
+    ///
+    /// # Errors
+    /// [`NetError::Blocks`] for a bad `dt_seconds`.
+    pub fn follow_blocks(&mut self, dt_seconds: f32) -> Result<(), NetError> {
+        let s = &mut self.state;
+        s.blocks.follow(&mut s.physics, dt_seconds)?;
+        Ok(())
+    }
+
+    /// The client's block hash over `region` (every block it holds when `None`), as
+    /// [`crate::block_hash`].
+    pub fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
+        self.state.block_hash(region)
+    }
+
+    /// Own block ops sent and not yet confirmed or refused.
+    pub fn pending_block_ops(&self) -> usize {
+        self.state.pending_blocks.len()
     }
 
     /// Moves the viewer; the server sends the bricks of regions the client moves into.

@@ -16,10 +16,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use loam_blocks::{
+    BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
+};
 use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
+use loam_physics::{PhysicsSettings, PhysicsWorld};
 
+use crate::blocks::{block_hash, brick_of_block, brick_of_piece};
 use crate::error::NetError;
-use crate::protocol::{BrickBox, CatchUp, ServerMessage, Welcome, WorldMeta, decode_brick};
+use crate::protocol::{
+    BlockCatchUp, BrickBox, CatchUp, ServerMessage, Welcome, WorldMeta, decode_brick,
+};
 
 /// Something the client learnt from the server ([`crate::Client::next_event`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +63,31 @@ pub enum ClientEvent {
         /// Bricks received.
         bricks: usize,
     },
+    /// A block op in the server's order was applied to the block world (its records).
+    BlockOp {
+        /// Its sequence number.
+        seq: u64,
+        /// The author's client id (0: the server).
+        author: u64,
+        /// The author's op id.
+        op_id: u64,
+        /// The op.
+        op: BlockOp,
+        /// Whether it is one of this client's ops.
+        own: bool,
+        /// For an own op: the time from sending it to this.
+        latency: Option<Duration>,
+        /// Records it changed (held blocks and pieces, made, changed or gone).
+        changed: usize,
+    },
+    /// The server's block world changed by itself after op `seq` (blocks that lost their
+    /// support, pieces that came to rest, breaks), and the records were applied.
+    Blocks {
+        /// The op they follow.
+        seq: u64,
+        /// Records changed.
+        changed: usize,
+    },
     /// Ops sent before a reconnect whose fate the server could not tell (it restarted):
     /// dropped from the prediction. They were never acknowledged.
     Lost {
@@ -85,13 +117,33 @@ pub struct SyncReport {
     pub server: FieldHash,
     /// The client's confirmed field hash.
     pub local: FieldHash,
+    /// The server's block hash over the region ([`crate::block_hash`]).
+    pub blocks_server: [u8; 32],
+    /// The client's block hash over the region.
+    pub blocks_local: [u8; 32],
 }
 
 impl SyncReport {
-    /// Whether the client's field equals the server's over the region.
+    /// Whether the client's field and blocks equal the server's over the region (blocks:
+    /// held ones and resting rubble; see [`crate::block_hash`]).
     pub fn matches(&self) -> bool {
-        self.server == self.local
+        self.server == self.local && self.blocks_server == self.blocks_local
     }
+}
+
+/// One own block op not yet confirmed.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingBlock {
+    pub sent_at: Instant,
+    /// The message to send again after a reconnect.
+    pub message: Vec<u8>,
+}
+
+struct BlockCatching {
+    region: BrickBox,
+    keep: Option<BrickBox>,
+    held: BTreeSet<BlockPos>,
+    pieces: BTreeSet<PieceId>,
 }
 
 struct Catching {
@@ -116,6 +168,12 @@ pub(crate) struct State {
     pub next_op_id: u64,
     pub events: VecDeque<ClientEvent>,
     pub hashes: BTreeMap<u64, SyncReport>,
+    /// The server's blocks in the client's region, as records (a replica).
+    pub blocks: BlockWorld,
+    /// The physics world the replica's bodies live in (no terrain colliders).
+    pub physics: PhysicsWorld,
+    pub pending_blocks: BTreeMap<u64, PendingBlock>,
+    block_catching: Option<BlockCatching>,
 }
 
 fn key_in(b: &BrickBox, k: BrickKey) -> bool {
@@ -141,7 +199,47 @@ impl State {
             next_op_id: 1,
             events: VecDeque::new(),
             hashes: BTreeMap::new(),
+            blocks: BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
+                .map_err(NetError::Blocks)?,
+            physics: PhysicsWorld::new(PhysicsSettings::default())
+                .map_err(|e| NetError::Blocks(e.into()))?,
+            pending_blocks: BTreeMap::new(),
+            block_catching: None,
         })
+    }
+
+    fn voxel_size(&self) -> f64 {
+        self.meta.field.voxel_size
+    }
+
+    /// Queues an own block op; returns its id and message.
+    pub fn block_op(&mut self, op: &BlockOp) -> (u64, Vec<u8>) {
+        let op_id = self.next_op_id;
+        self.next_op_id += 1;
+        let message = crate::protocol::ClientMessage::BlockOp {
+            op_id,
+            op: op.encode(),
+        }
+        .encode();
+        self.pending_blocks.insert(
+            op_id,
+            PendingBlock {
+                sent_at: Instant::now(),
+                message: message.clone(),
+            },
+        );
+        (op_id, message)
+    }
+
+    /// The block hash over `region` (every block when `None`).
+    pub fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
+        block_hash(&self.blocks, region, self.voxel_size())
+    }
+
+    fn apply_delta(&mut self, delta: &BlockDelta) -> Result<(), NetError> {
+        self.blocks
+            .apply_delta(&mut self.physics, delta)
+            .map_err(|e| NetError::Protocol(format!("block records: {e}")))
     }
 
     pub fn confirmed(&self) -> &Field {
@@ -205,18 +303,38 @@ impl State {
         self.id = welcome.client_id;
         self.caught_up = false;
         self.catching = None;
+        self.block_catching = None;
         let before = self.pending.len();
         match welcome.last_op_id {
-            Some(last) => self.pending.retain(|p| p.op_id > last),
+            Some(last) => {
+                self.pending.retain(|p| p.op_id > last);
+                self.pending_blocks.retain(|&id, _| id > last);
+            }
             None => {
-                let op_ids = self.pending.drain(..).map(|p| p.op_id).collect();
-                self.events.push_back(ClientEvent::Lost { op_ids });
+                let mut op_ids: Vec<u64> = self.pending.drain(..).map(|p| p.op_id).collect();
+                op_ids.extend(std::mem::take(&mut self.pending_blocks).into_keys());
+                op_ids.sort_unstable();
+                if !op_ids.is_empty() {
+                    self.events.push_back(ClientEvent::Lost { op_ids });
+                }
             }
         }
         if self.pending.len() != before {
             self.stale = true;
         }
-        self.pending.iter().map(|p| p.message.clone()).collect()
+        // Again in op id order (the server takes only increasing ids).
+        let mut again: Vec<(u64, Vec<u8>)> = self
+            .pending
+            .iter()
+            .map(|p| (p.op_id, p.message.clone()))
+            .chain(
+                self.pending_blocks
+                    .iter()
+                    .map(|(&id, p)| (id, p.message.clone())),
+            )
+            .collect();
+        again.sort_by_key(|(id, _)| *id);
+        again.into_iter().map(|(_, m)| m).collect()
     }
 
     /// Takes one message from the server.
@@ -260,7 +378,47 @@ impl State {
                 self.stale = true;
             }
             ServerMessage::CatchUp(c) => self.catch_up(c)?,
+            ServerMessage::BlockOp(rec) => {
+                if rec.seq <= self.last_seq {
+                    return Err(NetError::Protocol(format!(
+                        "block op {} after op {}",
+                        rec.seq, self.last_seq
+                    )));
+                }
+                let op = BlockOp::decode(&rec.op)
+                    .map_err(|e| NetError::Protocol(format!("block op {}: {e}", rec.seq)))?;
+                self.apply_delta(&rec.delta)?;
+                let own = (rec.author == self.id)
+                    .then(|| self.pending_blocks.remove(&rec.op_id))
+                    .flatten();
+                self.last_seq = rec.seq;
+                self.events.push_back(ClientEvent::BlockOp {
+                    seq: rec.seq,
+                    author: rec.author,
+                    op_id: rec.op_id,
+                    op,
+                    own: own.is_some(),
+                    latency: own.map(|p| p.sent_at.elapsed()),
+                    changed: rec.delta.len(),
+                });
+            }
+            ServerMessage::Blocks(ev) => {
+                if ev.seq < self.last_seq {
+                    return Err(NetError::Protocol(format!(
+                        "block events after op {} came after op {}",
+                        ev.seq, self.last_seq
+                    )));
+                }
+                self.apply_delta(&ev.delta)?;
+                self.last_seq = ev.seq;
+                self.events.push_back(ClientEvent::Blocks {
+                    seq: ev.seq,
+                    changed: ev.delta.len(),
+                });
+            }
+            ServerMessage::BlockCatchUp(c) => self.block_catch_up(c)?,
             ServerMessage::OpRefused { op_id, reason } => {
+                self.pending_blocks.remove(&op_id);
                 let before = self.pending.len();
                 self.pending.retain(|p| p.op_id != op_id);
                 if self.pending.len() != before {
@@ -275,6 +433,7 @@ impl State {
                 seq,
                 region,
                 hash,
+                blocks,
             } => {
                 let local = match region {
                     None => self.confirmed.hash(),
@@ -289,6 +448,8 @@ impl State {
                     region,
                     server: FieldHash(hash),
                     local,
+                    blocks_server: blocks,
+                    blocks_local: self.block_hash(region),
                 };
                 self.hashes.insert(request, report);
             }
@@ -352,6 +513,57 @@ impl State {
             latency: sent_at.map(|t| t.elapsed()),
         });
         Ok(())
+    }
+
+    /// Part of a block snapshot: records applied; when done, what the client holds in the
+    /// region (outside `keep`) that the server did not list is gone.
+    fn block_catch_up(&mut self, c: BlockCatchUp) -> Result<(), NetError> {
+        if !c.region.is_valid() || c.seq < self.last_seq {
+            return Err(NetError::Protocol(format!(
+                "block catch-up at op {} after op {}",
+                c.seq, self.last_seq
+            )));
+        }
+        let same = self
+            .block_catching
+            .as_ref()
+            .is_some_and(|k| k.region == c.region && k.keep == c.keep);
+        if !same {
+            self.block_catching = Some(BlockCatching {
+                region: c.region,
+                keep: c.keep,
+                held: BTreeSet::new(),
+                pieces: BTreeSet::new(),
+            });
+        }
+        self.apply_delta(&c.delta)?;
+        let k = self.block_catching.as_mut().expect("set above");
+        k.held.extend(c.delta.held.iter().map(|h| h.pos));
+        k.pieces.extend(c.delta.pieces.iter().map(|p| p.id));
+        if !c.done {
+            return Ok(());
+        }
+        let k = self.block_catching.take().expect("set above");
+        let vs = self.voxel_size();
+        let outside_keep =
+            |b: [i32; 3]| c.region.contains(b) && c.keep.is_none_or(|kb| !kb.contains(b));
+        let stale = BlockDelta {
+            unheld: self
+                .blocks
+                .store()
+                .iter()
+                .map(|(pos, _)| pos)
+                .filter(|pos| outside_keep(brick_of_block(*pos, vs)) && !k.held.contains(pos))
+                .collect(),
+            gone: self
+                .blocks
+                .pieces()
+                .filter(|p| outside_keep(brick_of_piece(p, vs)) && !k.pieces.contains(&p.id))
+                .map(|p| p.id)
+                .collect(),
+            ..Default::default()
+        };
+        self.apply_delta(&stale)
     }
 
     fn catch_up(&mut self, c: CatchUp) -> Result<(), NetError> {

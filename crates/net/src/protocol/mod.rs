@@ -10,6 +10,11 @@
 //!   Op {op id, entry} ──▶                   (ordered, appended durably, applied)
 //!                                          ◀── Op {seq, author, op id, entry} (+ Patch {seq, bricks})
 //!                                          ◀── OpRefused {op id, reason}      (world unchanged)
+//!   BlockOp {op id, op} ──▶                 (same order, same log, applied to the block world)
+//!                                          ◀── BlockOp {seq, author, op id, step, op, delta}
+//!                                          ◀── Blocks {seq, step, delta}  (collapses, falls
+//!                                               coming to rest, breaks: after op seq)
+//!                                          ◀── BlockCatchUp {region, keep?, delta, done} …
 //!   Viewer {position, radius} ──▶           ◀── CatchUp … for the regions it moved into
 //!   Hash {request, region?} ──▶             ◀── Hash {request, seq, region, hash}
 //!                                          ◀── Seq {seq} (the log moved on, nothing for you)
@@ -24,6 +29,13 @@
 //! client sends one with its stroke and sequence number 0; the server's broadcast carries the
 //! record as appended to the world store (its sequence number, the server's stroke id).
 //!
+//! Block ops travel as loam-blocks' versioned records ([`loam_blocks::BlockOp::encode`]).
+//! The server alone decides what they and terrain digs make fall, where pieces come to rest
+//! and what breaks: it sends the resulting records ([`loam_blocks::BlockDelta`]: held blocks
+//! and pieces as they now are, positions and pieces gone), which a client applies without
+//! deciding anything ([`loam_blocks::BlockWorld::apply_delta`]), so its block world equals
+//! the server's bit for bit over its region ([`crate::block_hash`]).
+//!
 //! Every decoder checks the size first ([`DecodeError::TooLarge`]), never allocates more than
 //! the message holds, limits nesting, and refuses trailing bytes.
 
@@ -31,18 +43,21 @@ mod bricks;
 
 pub use bricks::{BrickDecodeError, WireBrick, decode_brick, encode_brick};
 
+use loam_blocks::BlockDelta;
 use loam_field::FieldSettings;
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. A hello with another version is refused with
-/// [`RefusalCode::ProtocolVersion`].
-pub const PROTOCOL_VERSION: u32 = 1;
+/// [`RefusalCode::ProtocolVersion`]. Version 2 added blocks (block ops, block events, block
+/// catch-ups, the block hash).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Default largest message either side accepts, bytes (1 MiB). A catch-up is split into
 /// messages of at most half of the limit.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
 
-/// Deepest MessagePack nesting a decoder follows (the messages need 5).
+/// Deepest MessagePack nesting a decoder follows (the messages need 11: a piece's block's
+/// chisel shape inside a block op's delta).
 const MAX_DEPTH: usize = 32;
 
 /// A viewer: the centre of what a client looks at and how far it sees.
@@ -110,6 +125,15 @@ pub enum ClientMessage {
         /// The record's bytes ([`loam_field::LogEntry::encode`]).
         #[serde(with = "serde_bytes")]
         entry: Vec<u8>,
+    },
+    /// A block op: a [`loam_blocks::BlockOp`] record, in the same order as terrain ops
+    /// (and the same op id sequence).
+    BlockOp {
+        /// The client's id for the op, increasing from one op (of either kind) to the next.
+        op_id: u64,
+        /// The record's bytes ([`loam_blocks::BlockOp::encode`]).
+        #[serde(with = "serde_bytes")]
+        op: Vec<u8>,
     },
     /// The viewer moved.
     Viewer(Viewer),
@@ -221,6 +245,58 @@ pub struct OpRecord {
     pub entry: Vec<u8>,
 }
 
+/// An ordered block op, as broadcast, with what it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockOpRecord {
+    /// Its sequence number (one numbering with terrain ops).
+    pub seq: u64,
+    /// The author's client id (0: the server, e.g. a lump of terrain a dig cut loose).
+    pub author: u64,
+    /// The author's id for the op.
+    pub op_id: u64,
+    /// The physics step it was applied at, in the world file's numbering.
+    pub step: u64,
+    /// The op ([`loam_blocks::BlockOp::encode`]), as appended to the world store.
+    #[serde(with = "serde_bytes")]
+    pub op: Vec<u8>,
+    /// The held blocks and pieces it changed, as they are after it.
+    pub delta: BlockDelta,
+}
+
+/// What the block world did by itself after op `seq`: blocks that lost their support to a
+/// terrain op, pieces that came to rest (with their final poses) or moved away, blocks
+/// broken by impacts, pieces gone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockEvents {
+    /// The last op before them.
+    pub seq: u64,
+    /// The physics step they happened by, in the world file's numbering.
+    pub step: u64,
+    /// The records.
+    pub delta: BlockDelta,
+}
+
+/// Part of a block snapshot of `region`: the held blocks (by their lowest corner) and
+/// pieces (by their pose's position) the server has there, as of `seq`. When `done`, every
+/// held block and piece the client holds in `region` outside `keep` that no part listed is
+/// gone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockCatchUp {
+    /// The sequence number the records are at.
+    pub seq: u64,
+    /// The client's region from now on.
+    pub region: BrickBox,
+    /// The part of `region` the client already holds exactly (none: a full snapshot).
+    pub keep: Option<BrickBox>,
+    /// Held blocks and pieces (only `held` and `pieces` are used).
+    pub delta: BlockDelta,
+    /// The last part.
+    pub done: bool,
+}
+
 /// A message from the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -242,7 +318,13 @@ pub enum ServerMessage {
         /// The bricks.
         bricks: Vec<WireBrick>,
     },
-    /// One of the client's ops was refused; the world is unchanged.
+    /// A block op in the server's order.
+    BlockOp(BlockOpRecord),
+    /// Block events after an op.
+    Blocks(BlockEvents),
+    /// Part of the blocks of a snapshot or a region's catch-up (sent before its bricks).
+    BlockCatchUp(BlockCatchUp),
+    /// One of the client's ops (of either kind) was refused; the world is unchanged.
     OpRefused {
         /// The client's id for the op.
         op_id: u64,
@@ -264,6 +346,8 @@ pub enum ServerMessage {
         region: Option<BrickBox>,
         /// The hash ([`loam_field::FieldHash`]).
         hash: [u8; 32],
+        /// The block world's hash over the same region ([`crate::block_hash`]).
+        blocks: [u8; 32],
     },
     /// The server closes the connection, and why.
     Disconnect {

@@ -313,6 +313,7 @@ async fn read_loop(
                 op_id,
                 entry,
             },
+            Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp { client, op_id, op },
             Ok(ClientMessage::Viewer(viewer)) => {
                 if let Err(e) = check_viewer(&viewer, limits.max_view_radius_m) {
                     return link.kill(e);

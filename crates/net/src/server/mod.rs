@@ -18,6 +18,7 @@
 //! into, nearest first. A client too slow to take its messages, over its op rate, sending
 //! oversized or malformed messages, is disconnected with a reason; the server goes on.
 
+mod blocks;
 mod conn;
 mod order;
 mod regions;
@@ -35,6 +36,7 @@ use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::response::Response;
 use axum::routing::get;
+use loam_blocks::{BlocksFile, IslandSettings};
 use loam_field::{FieldHash, Generator};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -109,6 +111,11 @@ pub struct ServerConfig {
     pub bake_every_ops: u64,
     /// Bricks the server's field keeps decoded (96 KiB each). Default 512.
     pub hot_bricks: usize,
+    /// How a dig's cut-loose lumps of terrain are found (they fall as pieces of blocks);
+    /// `None` leaves them hanging. Default `Some(IslandSettings::default())`: the digs of
+    /// each 50 ms tick are searched at its end, those near each other together (tens of
+    /// microseconds a search).
+    pub islands: Option<IslandSettings>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -135,6 +142,7 @@ impl ServerConfig {
             resume_ops: 1 << 16,
             bake_every_ops: 100_000,
             hot_bricks: 512,
+            islands: Some(IslandSettings::default()),
         }
     }
 
@@ -175,10 +183,22 @@ pub struct ServerStatus {
     pub seq: u64,
     /// Clients connected.
     pub clients: usize,
-    /// Ops accepted since the server started.
+    /// Clients' ops accepted since the server started.
     pub accepted: u64,
+    /// Ops the server made itself since it started (a lump of terrain a dig cut loose: the
+    /// terrain ops that take it out of the field and the block op that drops it). The log
+    /// grows by `accepted + made`.
+    pub made: u64,
     /// Ops refused since the server started.
     pub refused: u64,
+    /// Held blocks.
+    pub blocks: usize,
+    /// Pieces (falling and rubble).
+    pub pieces: usize,
+    /// Pieces falling (not yet at rest).
+    pub falling: usize,
+    /// The physics step, in the world file's numbering.
+    pub step: u64,
 }
 
 /// What the connection tasks share.
@@ -314,7 +334,20 @@ impl ServerHandle {
         self.ask(|reply| Command::HashFor { region, reply }).await
     }
 
-    /// The sequence number, clients and op counts.
+    /// The server's block hash over `region` ([`crate::block_hash`]; every block when
+    /// `None`), its block world as saved, and the sequence number they are at, once every
+    /// op before the call is durable.
+    ///
+    /// # Errors
+    /// [`NetError::ServerStopped`].
+    pub async fn blocks(
+        &self,
+        region: Option<BrickBox>,
+    ) -> Result<(u64, [u8; 32], BlocksFile), NetError> {
+        self.ask(|reply| Command::BlocksFor { region, reply }).await
+    }
+
+    /// The sequence number, clients, op counts and blocks.
     ///
     /// # Errors
     /// [`NetError::ServerStopped`].

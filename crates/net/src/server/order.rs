@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, History, LogEntry};
-use loam_store::Store;
+use loam_blocks::{BlockWorld, BlocksFile, IslandSettings};
+use loam_field::{Brick, BrickKey, EditOp, EditOutcome, Field, FieldHash, History, LogEntry};
+use loam_physics::PhysicsWorld;
+use loam_store::{LogRecord, Store};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
@@ -25,6 +27,7 @@ use super::conn::PeerLink;
 use super::resume::{Ring, RingEntry};
 use super::writer::{Ack, Write, Writer};
 use super::{ServerConfig, ServerStatus};
+use crate::blocks::Colliders;
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
@@ -51,6 +54,11 @@ pub(crate) enum Command {
         op_id: u64,
         entry: Vec<u8>,
     },
+    BlockOp {
+        client: u64,
+        op_id: u64,
+        op: Vec<u8>,
+    },
     Viewer {
         conn: u64,
         client: u64,
@@ -64,6 +72,10 @@ pub(crate) enum Command {
     HashFor {
         region: Option<BrickBox>,
         reply: oneshot::Sender<(u64, FieldHash)>,
+    },
+    BlocksFor {
+        region: Option<BrickBox>,
+        reply: oneshot::Sender<(u64, [u8; 32], BlocksFile)>,
     },
     Status {
         reply: oneshot::Sender<ServerStatus>,
@@ -94,7 +106,7 @@ pub(super) struct Peer {
 type Held = (BrickKey, Arc<Brick>);
 
 /// An op taken into the current group, applied but not yet durable.
-struct Accepted {
+pub(super) struct Accepted {
     entry: LogEntry,
     author: u64,
     op_id: u64,
@@ -105,8 +117,21 @@ struct Accepted {
     patches: Vec<(u64, Vec<Held>)>,
 }
 
-enum Item {
+/// A block op taken into the current group (`event: false`), or block events after op
+/// `seq` (`event: true`): released once op `seq` is durable.
+pub(super) struct BlockItem {
+    pub seq: u64,
+    pub event: bool,
+    pub author: u64,
+    pub frame: Bytes,
+    /// The bricks of its records; `to_all` when it removes pieces (every client is told).
+    pub blocks: Option<BrickBox>,
+    pub to_all: bool,
+}
+
+pub(super) enum Item {
     Accepted(Box<Accepted>),
+    Block(Box<BlockItem>),
     Refused {
         client: u64,
         op_id: u64,
@@ -118,9 +143,9 @@ pub(crate) struct Order {
     writer: Writer,
     acks: UnboundedReceiver<Ack>,
     /// Applied ops and refusals not yet released, in order.
-    inflight: VecDeque<Item>,
+    pub(super) inflight: VecDeque<Item>,
     /// Applied ops not yet handed to the writer.
-    unsent: Vec<LogEntry>,
+    pub(super) unsent: Vec<LogRecord>,
     /// Whether the writer has a group (or a bake).
     writing: bool,
     durable: u64,
@@ -130,6 +155,17 @@ pub(crate) struct Order {
     deferred: VecDeque<Command>,
     pub(super) field: Field,
     pub(super) history: History,
+    /// The block world (tracking its changes) and the physics world it lives in.
+    pub(super) blocks: BlockWorld,
+    pub(super) physics: PhysicsWorld,
+    pub(super) colliders: Colliders,
+    /// The world file's step of the physics world's step 0.
+    pub(super) step_base: u64,
+    /// When the physics world was last brought up to date with the clock.
+    pub(super) stepped_at: Instant,
+    pub(super) islands: Option<IslandSettings>,
+    /// Digs' changed boxes waiting for the next tick's lump search.
+    pub(super) pending_cuts: Vec<loam_field::SampleBox>,
     pub(super) seq: u64,
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
@@ -145,6 +181,7 @@ pub(crate) struct Order {
     pub(super) next_client: u64,
     pub(super) cache: BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
     pub(super) accepted: u64,
+    pub(super) made: u64,
     pub(super) refused: u64,
 }
 
@@ -215,26 +252,54 @@ impl Order {
         let generator = (cfg.generator)(&json).map_err(NetError::Generator)?;
         let settings = store.field_settings()?;
         let fingerprint = generator_fingerprint(&generator, &settings);
-        let loaded = store.load(Field::new(settings, Arc::new(generator))?)?;
+        let base = Field::new(settings, Arc::new(generator))?;
+        let (loaded, mut blocks) = super::blocks::load(&mut store, base)?;
         let mut field = loaded.field;
         field.set_hot_capacity(cfg.hot_bricks);
-        let mut ring = Ring::new(cfg.resume_ops);
+        blocks.world.set_tracking(true);
+        let start = loaded.last_seq.saturating_sub(cfg.resume_ops as u64);
+        let mut ring = Ring::new(cfg.resume_ops, start);
         // Who wrote the ops before a restart is not kept: author 0 (no client has that id).
-        for e in store.ops_after(loaded.last_seq.saturating_sub(cfg.resume_ops as u64))? {
-            let reach = op_reach(&e.op, &settings);
-            let frame = ServerMessage::Op(OpRecord {
-                seq: e.seq,
-                author: 0,
-                op_id: 0,
-                entry: e.encode(),
+        for r in store.log_after(start)? {
+            ring.push(match r {
+                LogRecord::Terrain(e) => {
+                    let reach = op_reach(&e.op, &settings);
+                    let frame = ServerMessage::Op(OpRecord {
+                        seq: e.seq,
+                        author: 0,
+                        op_id: 0,
+                        entry: e.encode(),
+                    });
+                    RingEntry {
+                        seq: e.seq,
+                        event: false,
+                        author: 0,
+                        frame: frame.encode().into(),
+                        written: reach.map(Some),
+                        reach,
+                        blocks: None,
+                        to_all: false,
+                    }
+                }
+                // What a block op changed before the restart is not kept: a client resuming
+                // across one takes a snapshot.
+                LogRecord::Block(e) => RingEntry {
+                    seq: e.seq,
+                    event: false,
+                    author: 0,
+                    frame: Bytes::new(),
+                    written: None,
+                    reach: None,
+                    blocks: None,
+                    to_all: false,
+                },
             });
-            ring.push(RingEntry {
-                seq: e.seq,
-                author: 0,
-                frame: frame.encode().into(),
-                written: reach.map(Some),
-                reach,
-            });
+        }
+        let had_blocks = !blocks.world.store().is_empty()
+            || blocks.world.pieces().next().is_some()
+            || !loaded.block_ops.is_empty();
+        if had_blocks {
+            ring.lose_events_upto(loaded.last_seq);
         }
         let micros = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -252,6 +317,13 @@ impl Order {
             deferred: VecDeque::new(),
             field,
             history: loaded.history,
+            blocks: blocks.world,
+            physics: blocks.physics,
+            colliders: blocks.colliders,
+            step_base: blocks.step_base,
+            stepped_at: Instant::now(),
+            islands: cfg.islands,
+            pending_cuts: Vec::new(),
             seq: loaded.last_seq,
             meta: WorldMeta {
                 generator_json: json,
@@ -270,6 +342,7 @@ impl Order {
             next_client: micros.max(1),
             cache: BTreeMap::new(),
             accepted: 0,
+            made: 0,
             refused: 0,
         })
     }
@@ -353,6 +426,8 @@ impl Order {
                 op_id,
                 entry,
             } => self.take_op(client, op_id, &entry),
+            Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
+            Command::BlockOp { client, op_id, op } => self.take_block_op(client, op_id, &op),
             Command::Leave { .. } | Command::Tick | Command::Meta { .. } => self.handle(cmd),
             cmd if !self.idle() => self.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
@@ -397,13 +472,21 @@ impl Order {
         }
     }
 
-    /// Hands a snapshot of the field and history to the writer to bake (nothing in flight).
-    fn bake(&mut self) {
-        self.writer.send(Write::Bake {
+    /// A snapshot of the field, history and blocks for the writer to bake.
+    fn bake_write(&self) -> Write {
+        Write::Bake {
             field: Box::new(self.field.clone()),
             history: Box::new(self.history.clone()),
             seq: self.seq,
-        });
+            step: self.log_step(),
+            blocks: self.blocks.save().encode(),
+        }
+    }
+
+    /// Hands a snapshot of the field, history and blocks to the writer to bake (nothing in
+    /// flight).
+    fn bake(&mut self) {
+        self.writer.send(self.bake_write());
         self.baked = self.seq;
         self.writing = true;
     }
@@ -419,15 +502,11 @@ impl Order {
             self.writer
                 .send(Write::Append(std::mem::take(&mut self.unsent)));
         }
-        let last = (self.seq > self.baked).then(|| Write::Bake {
-            field: Box::new(self.field.clone()),
-            history: Box::new(self.history.clone()),
-            seq: self.seq,
-        });
+        let last = (self.seq > self.baked).then(|| self.bake_write());
         self.writer.finish(last)
     }
 
-    fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
+    pub(super) fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
         self.inflight.push_back(Item::Refused {
             client,
             op_id,
@@ -460,10 +539,28 @@ impl Order {
             Err(e) => return self.refuse(client, op_id, e.to_string()),
         };
         self.open = (!reverts).then_some((client, entry.stroke, stroke));
+        let changed = outcome.changed;
+        let may_cut = super::blocks::may_cut(&entry.op);
+        self.accept_terrain(client, op_id, stroke, entry.op, &outcome);
+        if let Some(changed) = changed {
+            self.after_terrain(changed, may_cut);
+        }
+    }
+
+    /// Numbers an applied terrain op and adds it to the group, with the patches of the
+    /// clients that cannot reproduce it.
+    pub(super) fn accept_terrain(
+        &mut self,
+        client: u64,
+        op_id: u64,
+        stroke: u64,
+        op: EditOp,
+        outcome: &EditOutcome,
+    ) {
         self.seq += 1;
         let settings = *self.field.settings();
         let written = outcome.changed.map(|b| bricks_of_samples(&b));
-        let reach = op_reach(&entry.op, &settings);
+        let reach = op_reach(&op, &settings);
         let mut patches = Vec::new();
         if let Some(w) = written {
             for (&id, peer) in &self.peers {
@@ -479,8 +576,8 @@ impl Order {
                 patches.push((id, bricks));
             }
         }
-        let entry = LogEntry::new(self.seq, stroke, entry.op);
-        self.unsent.push(entry.clone());
+        let entry = LogEntry::new(self.seq, stroke, op);
+        self.unsent.push(LogRecord::Terrain(entry.clone()));
         self.inflight.push_back(Item::Accepted(Box::new(Accepted {
             entry,
             author: client,
@@ -496,13 +593,45 @@ impl Order {
     fn release(&mut self) {
         let mut dead = Vec::new();
         while let Some(item) = self.inflight.pop_front() {
-            if let Item::Accepted(a) = &item
-                && a.entry.seq > self.durable
-            {
+            let waits = match &item {
+                Item::Accepted(a) => a.entry.seq > self.durable,
+                Item::Block(b) => b.seq > self.durable,
+                Item::Refused { .. } => false,
+            };
+            if waits {
                 self.inflight.push_front(item);
                 break;
             }
             match item {
+                Item::Block(b) => {
+                    if !b.event {
+                        if b.author == 0 {
+                            self.made += 1;
+                        } else {
+                            self.accepted += 1;
+                        }
+                        self.released = b.seq;
+                    }
+                    for (&id, peer) in &mut self.peers {
+                        if id == b.author
+                            || b.to_all
+                            || b.blocks.is_some_and(|w| w.intersects(&peer.region))
+                        {
+                            push(id, peer, b.frame.clone(), self.outbox, &mut dead);
+                            peer.informed = peer.informed.max(b.seq);
+                        }
+                    }
+                    self.ring.push(RingEntry {
+                        seq: b.seq,
+                        event: b.event,
+                        author: b.author,
+                        frame: b.frame,
+                        written: (!b.event).then_some(None),
+                        reach: None,
+                        blocks: b.blocks,
+                        to_all: b.to_all,
+                    });
+                }
                 Item::Refused {
                     client,
                     op_id,
@@ -515,7 +644,11 @@ impl Order {
                     }
                 }
                 Item::Accepted(a) => {
-                    self.accepted += 1;
+                    if a.author == 0 {
+                        self.made += 1;
+                    } else {
+                        self.accepted += 1;
+                    }
                     let seq = a.entry.seq;
                     self.released = seq;
                     let frame: Bytes = ServerMessage::Op(OpRecord {
@@ -549,10 +682,13 @@ impl Order {
                     }
                     self.ring.push(RingEntry {
                         seq,
+                        event: false,
                         author: a.author,
                         frame,
                         written: Some(a.written),
                         reach: a.reach,
+                        blocks: None,
+                        to_all: false,
                     });
                 }
             }

@@ -106,6 +106,7 @@ impl Order {
             }
             _ => (None, BTreeSet::new()),
         };
+        frames.extend(self.block_catch_up(region, keep));
         frames.extend(self.catch_up(&hello.viewer, region, keep, &stale));
         let peer = Peer {
             conn,
@@ -143,7 +144,8 @@ impl Order {
         }
         let region = region_for(&viewer, self.margin, vs);
         let keep = old.intersection(&region);
-        let frames = self.catch_up(&viewer, region, keep, &BTreeSet::new());
+        let mut frames = self.block_catch_up(region, keep);
+        frames.extend(self.catch_up(&viewer, region, keep, &BTreeSet::new()));
         let Some(peer) = self.peers.get_mut(&client) else {
             return;
         };
@@ -174,12 +176,14 @@ impl Order {
                 region,
             } => {
                 let hash = self.hash(region);
+                let blocks = self.block_hash(region);
                 if let Some(p) = self.peers.get(&client) {
                     let msg = ServerMessage::Hash {
                         request,
                         seq: self.seq,
                         region,
                         hash: hash.0,
+                        blocks,
                     };
                     let mut dead = Vec::new();
                     push(client, p, msg.encode().into(), self.outbox, &mut dead);
@@ -189,12 +193,21 @@ impl Order {
             Command::HashFor { region, reply } => {
                 let _ = reply.send((self.seq, self.hash(region)));
             }
+            Command::BlocksFor { region, reply } => {
+                let _ = reply.send((self.seq, self.block_hash(region), self.blocks.save()));
+            }
             Command::Status { reply } => {
+                let (blocks, pieces, falling) = self.block_counts();
                 let _ = reply.send(ServerStatus {
                     seq: self.seq,
                     clients: self.peers.len(),
                     accepted: self.accepted,
+                    made: self.made,
                     refused: self.refused,
+                    blocks,
+                    pieces,
+                    falling,
+                    step: self.log_step(),
                 });
             }
             Command::Meta { reply } => {
@@ -206,7 +219,9 @@ impl Order {
                 }
             }
             Command::Tick => self.tick(),
-            Command::Op { .. } | Command::Shutdown { .. } => unreachable!("handled by dispatch"),
+            Command::Op { .. } | Command::BlockOp { .. } | Command::Shutdown { .. } => {
+                unreachable!("handled by dispatch")
+            }
         }
     }
 
@@ -229,6 +244,8 @@ impl Order {
     }
 
     pub(super) fn tick(&mut self) {
+        self.cut_loose();
+        self.step_blocks();
         let now = Instant::now();
         let mut dead = Vec::new();
         for (&id, p) in &mut self.peers {

@@ -6,10 +6,13 @@ use bytes::Bytes;
 
 use crate::protocol::BrickBox;
 
-/// One op as the ring keeps it.
+/// One op (or the block events after one) as the ring keeps it.
 #[derive(Debug, Clone)]
 pub(crate) struct RingEntry {
+    /// The op's sequence number (for block events: the op they follow).
     pub seq: u64,
+    /// Block events after op `seq` rather than an op.
+    pub event: bool,
     pub author: u64,
     /// The encoded `Op` message, as broadcast.
     pub frame: Bytes,
@@ -18,6 +21,10 @@ pub(crate) struct RingEntry {
     pub written: Option<Option<BrickBox>>,
     /// Bricks the op may have read ([`crate::interest::op_reach`]); `None` for undo and redo.
     pub reach: Option<BrickBox>,
+    /// The bricks of the block records it carries.
+    pub blocks: Option<BrickBox>,
+    /// It removes pieces: every client is sent it.
+    pub to_all: bool,
 }
 
 /// What a resuming client is sent: the ops it missed that touch its region or are its own,
@@ -29,30 +36,58 @@ pub(crate) struct ResumePlan {
     pub stale: BTreeSet<[i32; 3]>,
 }
 
-/// The last ops, oldest first, at most `cap`.
+/// The last ops and block events, oldest first, at most `cap`.
 #[derive(Debug)]
 pub(crate) struct Ring {
     entries: VecDeque<RingEntry>,
     cap: usize,
+    /// Every op after this one is in the ring.
+    start: u64,
+    /// The newest op that block events evicted from the ring followed.
+    events_lost: Option<u64>,
 }
 
 impl Ring {
-    pub fn new(cap: usize) -> Self {
+    /// An empty ring that holds every op after `start` (none yet).
+    pub fn new(cap: usize, start: u64) -> Self {
         Self {
             entries: VecDeque::new(),
             cap,
+            start,
+            events_lost: None,
         }
     }
 
     pub fn push(&mut self, e: RingEntry) {
-        debug_assert!(self.entries.back().is_none_or(|b| b.seq + 1 == e.seq));
+        debug_assert!(self.entries.back().is_none_or(|b| if e.event {
+            b.seq == e.seq
+        } else {
+            b.seq + 1 == e.seq
+        }));
         if self.cap == 0 {
+            self.forget(&e);
             return;
         }
-        if self.entries.len() == self.cap {
-            self.entries.pop_front();
+        if self.entries.len() == self.cap
+            && let Some(old) = self.entries.pop_front()
+        {
+            self.forget(&old);
         }
         self.entries.push_back(e);
+    }
+
+    /// Block events after ops up to `seq` are not known (a restart): a client resuming
+    /// from before it takes a snapshot.
+    pub fn lose_events_upto(&mut self, seq: u64) {
+        self.events_lost = Some(self.events_lost.map_or(seq, |s| s.max(seq)));
+    }
+
+    fn forget(&mut self, e: &RingEntry) {
+        if e.event {
+            self.events_lost = Some(e.seq);
+        } else {
+            self.start = e.seq;
+        }
     }
 
     /// The plan for a client of id `author` that held `held` exactly after op `from`, the log
@@ -67,20 +102,27 @@ impl Ring {
         author: u64,
         max_frames: usize,
     ) -> Option<ResumePlan> {
-        if from > to {
+        // Needed: every op after `from`, and the block events after op `from` itself (the
+        // client may have missed some of them; records applied twice change nothing).
+        if from > to || from < self.start || self.events_lost.is_some_and(|s| s >= from) {
             return None;
         }
         let mut plan = ResumePlan::default();
-        if from == to {
-            return Some(plan);
-        }
-        let first = self.entries.front()?.seq;
-        if first > from + 1 {
-            return None;
-        }
-        let skip = (from + 1 - first) as usize;
-        for e in self.entries.iter().skip(skip) {
-            debug_assert!(e.seq > from && e.seq <= to);
+        for e in &self.entries {
+            if e.seq < from || (e.seq == from && !e.event) {
+                continue;
+            }
+            debug_assert!(e.seq <= to);
+            let blocks = e.to_all || e.blocks.is_some_and(|b| b.intersects(held));
+            if e.event {
+                if blocks {
+                    if plan.frames.len() == max_frames {
+                        return None;
+                    }
+                    plan.frames.push(e.frame.clone());
+                }
+                continue;
+            }
             let touched = match e.written {
                 None => return None,
                 Some(w) => w.and_then(|w| w.intersection(held)),
@@ -100,7 +142,7 @@ impl Ring {
                     }
                 }
             }
-            if touched.is_some() || e.author == author {
+            if touched.is_some() || blocks || e.author == author {
                 if plan.frames.len() == max_frames {
                     return None;
                 }
@@ -123,15 +165,18 @@ mod tests {
         RingEntry {
             seq,
             author,
+            event: false,
             frame: Bytes::from(seq.to_le_bytes().to_vec()),
             written: Some(Some(w)),
             reach: r,
+            blocks: None,
+            to_all: false,
         }
     }
 
     #[test]
     fn resume_sends_touching_ops_and_marks_what_it_cannot_reproduce() {
-        let mut ring = Ring::new(4);
+        let mut ring = Ring::new(4, 0);
         let held = b([0, 0, 0], [3, 3, 3]);
         // 1: inside, reproducible. 2: outside, not ours. 3: ours, outside. 4: reads outside.
         // 5: reads the stale brick of 4.

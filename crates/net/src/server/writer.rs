@@ -4,22 +4,25 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use loam_field::{Field, History, LogEntry};
-use loam_store::{Store, StoreError};
+use loam_field::{Field, History};
+use loam_store::{LogRecord, Store, StoreError};
 
 use crate::error::NetError;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// What the writer does, in order.
 pub(crate) enum Write {
-    /// Append a group in one transaction, then report `Durable` with its last sequence
-    /// number.
-    Append(Vec<LogEntry>),
-    /// Bake the world as it is after op `seq`, then report `Durable { seq }`.
+    /// Append a group (terrain and block ops) in one transaction, then report `Durable`
+    /// with its last sequence number.
+    Append(Vec<LogRecord>),
+    /// Bake the world (field, history, and the block world's snapshot at physics step
+    /// `step`) as it is after op `seq`, then report `Durable { seq }`.
     Bake {
         field: Box<Field>,
         history: Box<History>,
         seq: u64,
+        step: u64,
+        blocks: Vec<u8>,
     },
 }
 
@@ -80,14 +83,21 @@ fn run(
     while let Ok(w) = rx.recv() {
         let (result, seq) = match w {
             Write::Append(entries) => {
-                let seq = entries.last().map_or(0, |e| e.seq);
-                (store.append_batch(&entries), seq)
+                let seq = entries.last().map_or(0, LogRecord::seq);
+                (store.append_records(&entries), seq)
             }
             Write::Bake {
                 field,
                 history,
                 seq,
-            } => (store.bake(&field, &history, seq).map(|_| ()), seq),
+                step,
+                blocks,
+            } => (
+                store
+                    .bake_with_blocks(&field, &history, seq, step, &blocks)
+                    .map(|_| ()),
+                seq,
+            ),
         };
         match result {
             // While shutting down nobody listens any more.

@@ -1,0 +1,585 @@
+//! The ordering thread's blocks: block ops in the one order, terrain ops that undermine
+//! blocks or cut lumps of terrain loose, the physics steps that let pieces fall and come to
+//! rest, and the records clients are sent of all of it.
+//!
+//! ```text
+//!  BlockOp ──▶ decode, check op id ──▶ BlockWorld::apply (refused: unchanged) ──▶ numbered,
+//!              logged (append_records), delta ──▶ BlockOp {seq, author, op id, step, op, delta}
+//!  terrain op ──▶ colliders rebuilt ──▶ terrain_changed ──▶ Blocks {seq, delta}
+//!              └─ a dig: its box queued (merged with digs near it)
+//!  tick ──▶ find_islands over the queued boxes ──▶ removal ops (terrain, author 0) + Lump
+//!  tick ──▶ physics steps at the fixed timestep while a piece is awake ──▶ Blocks {seq, delta}
+//! ```
+//!
+//! Every record goes out behind the op it follows, once that op is durable, to the clients
+//! whose region holds one of its records (and to the author); pieces gone go to everyone.
+//! The physics steps run only while a piece is awake: a block op is logged with the step it
+//! was applied at (`step_base + physics.step_count()`), so a replay of the log steps exactly
+//! as often between the same ops.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use loam_blocks::{
+    BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
+    MaterialTable, PieceState, WorldBox, find_islands,
+};
+use loam_field::{CsgMode, EditOp, Field, SampleBox, SamplePos};
+use loam_physics::{PhysicsSettings, PhysicsWorld};
+use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
+
+use super::order::{BlockItem, Item, Order};
+use crate::blocks::{Colliders, block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
+use crate::error::NetError;
+use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, ServerMessage};
+
+/// Most physics steps one tick runs; a server further behind drops the rest (slows down).
+const MAX_STEPS_PER_TICK: u64 = 30;
+/// Queued digs closer than this (samples) search for lumps together…
+const MERGE_GAP: i32 = 8;
+/// …while their box stays this narrow (samples per axis).
+const MERGE_SPAN: i32 = 64;
+/// The ordering thread's time one tick may spend on colliders and physics steps (of 50 ms).
+const BLOCK_BUDGET: Duration = Duration::from_millis(8);
+/// Records (held blocks count one, pieces their blocks) per block catch-up message.
+const CATCH_UP_RECORDS: usize = 4096;
+
+/// Splits a delta into parts of at most [`CATCH_UP_RECORDS`] records (a piece counts its
+/// blocks) that, applied one after the other, do what the whole does: the records keep their
+/// order of application (gone, unheld, pieces, held).
+fn split_delta(d: BlockDelta) -> Vec<BlockDelta> {
+    let mut out = Vec::new();
+    let mut part = BlockDelta::default();
+    let mut size = 0;
+    let mut room = |w: usize, part: &mut BlockDelta, out: &mut Vec<BlockDelta>| {
+        if size > 0 && size + w > CATCH_UP_RECORDS {
+            out.push(std::mem::take(part));
+            size = 0;
+        }
+        size += w;
+    };
+    for g in d.gone {
+        room(1, &mut part, &mut out);
+        part.gone.push(g);
+    }
+    for u in d.unheld {
+        room(1, &mut part, &mut out);
+        part.unheld.push(u);
+    }
+    for p in d.pieces {
+        room(p.blocks.len(), &mut part, &mut out);
+        part.pieces.push(p);
+    }
+    for h in d.held {
+        room(1, &mut part, &mut out);
+        part.held.push(h);
+    }
+    out.push(part);
+    out
+}
+
+/// The block side of a loaded world.
+pub(super) struct LoadedBlocks {
+    pub world: BlockWorld,
+    pub physics: PhysicsWorld,
+    pub colliders: Colliders,
+    pub step_base: u64,
+}
+
+/// Whether `op` may cut a lump of terrain loose (it can make solid samples air).
+pub(super) fn may_cut(op: &EditOp) -> bool {
+    match op {
+        EditOp::Sphere { mode, .. }
+        | EditOp::Cuboid { mode, .. }
+        | EditOp::Capsule { mode, .. }
+        | EditOp::Cylinder { mode, .. }
+        | EditOp::Torus { mode, .. } => *mode != CsgMode::Union,
+        EditOp::Raise { .. } | EditOp::Paint { .. } => false,
+        _ => true,
+    }
+}
+
+/// A lump of terrain falls as stone blocks.
+fn lump_spec(_: loam_field::MaterialId) -> BlockSpec {
+    BlockSpec::of(MaterialTable::STONE)
+}
+
+/// One physics step with the terrain colliders the falling pieces need.
+fn step_once(
+    world: &mut BlockWorld,
+    physics: &mut PhysicsWorld,
+    colliders: &mut Colliders,
+    field: &Field,
+) -> Result<(), BlockError> {
+    let falling: Vec<[f64; 3]> = world
+        .pieces()
+        .filter(|p| matches!(p.state, PieceState::Falling))
+        .map(|p| p.pose.position.map(f64::from))
+        .collect();
+    for p in falling {
+        colliders.ensure(field, p);
+    }
+    colliders.refresh(physics, field);
+    let dt = physics.settings().timestep;
+    world.step(physics, dt).map(|_| ())
+}
+
+fn terrain_changed(
+    world: &mut BlockWorld,
+    physics: &mut PhysicsWorld,
+    colliders: &mut Colliders,
+    field: &Field,
+    changed: SampleBox,
+) {
+    colliders.changed(changed.min.to_array(), changed.max.to_array());
+    let region = WorldBox::from_samples(changed, field.settings().voxel_size);
+    // Only a non-finite region fails, and samples are finite.
+    let _ = world.terrain_changed(physics, &FieldGround(field), region);
+}
+
+/// Loads the world and its blocks: the blocks snapshot of the last bake restored, then the
+/// log after it replayed, block ops at their physics steps (an op that no longer applies,
+/// because the replayed falls ended slightly differently, is skipped).
+pub(super) fn load(
+    store: &mut Store,
+    base: Field,
+) -> Result<(LoadedWorld, LoadedBlocks), NetError> {
+    let saved = store.blocks()?;
+    let mut file = match &saved {
+        Some(s) => Some(BlocksFile::decode(&s.data)?),
+        None => None,
+    };
+    let step_base = saved.as_ref().map_or(0, |s| s.step);
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).map_err(BlockError::from)?;
+    let mut colliders = Colliders::default();
+    let mut world: Option<BlockWorld> = None;
+    let loaded = store.load_with(base, |field, rec| -> Result<(), BlockError> {
+        match rec {
+            Replayed::Baked { .. } => {
+                let w = match file.take() {
+                    Some(f) => BlockWorld::load(f, &mut physics)?,
+                    None => BlockWorld::new(MaterialTable::standard(), BlockSettings::default())?,
+                };
+                for (pos, _) in w.store().iter() {
+                    colliders.ensure(field, pos.min_corner());
+                }
+                for p in w.pieces() {
+                    colliders.ensure(field, p.pose.position.map(f64::from));
+                }
+                world = Some(w);
+            }
+            Replayed::Terrain(_, out) => {
+                let w = world.as_mut().expect("the bake comes first");
+                if let Some(c) = out.changed {
+                    terrain_changed(w, &mut physics, &mut colliders, field, c);
+                }
+            }
+            Replayed::Block(e) => {
+                let w = world.as_mut().expect("the bake comes first");
+                while step_base + physics.step_count() < e.step {
+                    step_once(w, &mut physics, &mut colliders, field)?;
+                }
+                let op = BlockOp::decode(&e.op)?;
+                if let BlockOp::Place { at, .. }
+                | BlockOp::Break { at }
+                | BlockOp::Chisel { at, .. } = &op
+                {
+                    colliders.ensure(field, at.min_corner());
+                }
+                if w.apply(&mut physics, &FieldGround(field), &op).is_ok() {
+                    for p in w.pieces() {
+                        colliders.ensure(field, p.pose.position.map(f64::from));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let world = world.expect("the bake comes first");
+    Ok((
+        loaded,
+        LoadedBlocks {
+            world,
+            physics,
+            colliders,
+            step_base,
+        },
+    ))
+}
+
+impl Order {
+    /// The physics step in the world file's numbering.
+    pub(super) fn log_step(&self) -> u64 {
+        self.step_base + self.physics.step_count()
+    }
+
+    /// Validates and applies one block op (a refused op changes nothing) and adds it to the
+    /// group.
+    pub(super) fn take_block_op(&mut self, client: u64, op_id: u64, bytes: &[u8]) {
+        if let Some(&last) = self.last_op.get(&client)
+            && op_id <= last
+        {
+            let why = format!("op id {op_id} is not above the last one taken ({last})");
+            return self.refuse(client, op_id, why);
+        }
+        self.last_op.insert(client, op_id);
+        let op = match BlockOp::decode(bytes) {
+            Ok(op) => op,
+            Err(e) => return self.refuse(client, op_id, e.to_string()),
+        };
+        if matches!(op, BlockOp::Lump { .. }) {
+            let why = "lump ops are made by the server (a dig that cuts terrain loose)";
+            return self.refuse(client, op_id, why.into());
+        }
+        // What happened since the last step goes out before this op.
+        self.flush_block_events();
+        let at = match &op {
+            BlockOp::Place { at, .. } | BlockOp::Break { at } | BlockOp::Chisel { at, .. } => {
+                Some(at.min_corner())
+            }
+            BlockOp::BreakOff { piece, .. } => self
+                .blocks
+                .piece(*piece)
+                .map(|p| p.pose.position.map(f64::from)),
+            BlockOp::Lump { .. } => None,
+        };
+        if let Some(at) = at.filter(|p| p.iter().all(|c| c.is_finite())) {
+            self.colliders.ensure(&self.field, at);
+        }
+        if let Err(e) = self
+            .blocks
+            .apply(&mut self.physics, &FieldGround(&self.field), &op)
+        {
+            return self.refuse(client, op_id, e.to_string());
+        }
+        self.accept_block(client, op_id, &op);
+    }
+
+    /// Numbers an applied block op and adds it to the group with the records it changed.
+    fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
+        self.seq += 1;
+        let step = self.log_step();
+        let delta = self.blocks.take_delta();
+        self.colliders.ensure_delta(&self.field, &delta);
+        let mut parts = split_delta(delta).into_iter();
+        let first = parts.next().unwrap_or_default();
+        let bytes = op.encode();
+        let (blocks, to_all) = self.reach_of(&first);
+        let frame = ServerMessage::BlockOp(BlockOpRecord {
+            seq: self.seq,
+            author: client,
+            op_id,
+            step,
+            op: bytes.clone(),
+            delta: first,
+        });
+        self.unsent.push(LogRecord::Block(BlockLogEntry {
+            seq: self.seq,
+            step,
+            op: bytes,
+        }));
+        self.inflight.push_back(Item::Block(Box::new(BlockItem {
+            seq: self.seq,
+            event: false,
+            author: client,
+            frame: frame.encode().into(),
+            blocks,
+            to_all,
+        })));
+        // A collapse too large for one message follows as events.
+        for part in parts {
+            self.push_events(part);
+        }
+    }
+
+    /// Where a delta's records lie, and whether it removes pieces (everyone is told).
+    fn reach_of(&self, delta: &BlockDelta) -> (Option<BrickBox>, bool) {
+        let vs = self.field.settings().voxel_size;
+        (delta_box(delta, vs), !delta.gone.is_empty())
+    }
+
+    fn push_events(&mut self, delta: BlockDelta) {
+        let (blocks, to_all) = self.reach_of(&delta);
+        let frame = ServerMessage::Blocks(BlockEvents {
+            seq: self.seq,
+            step: self.log_step(),
+            delta,
+        });
+        self.inflight.push_back(Item::Block(Box::new(BlockItem {
+            seq: self.seq,
+            event: true,
+            author: 0,
+            frame: frame.encode().into(),
+            blocks,
+            to_all,
+        })));
+    }
+
+    /// What changed in the block world since the last op or flush, as events after the
+    /// current op.
+    pub(super) fn flush_block_events(&mut self) {
+        let delta = self.blocks.take_delta();
+        if delta.is_empty() {
+            return;
+        }
+        self.colliders.ensure_delta(&self.field, &delta);
+        for part in split_delta(delta) {
+            self.push_events(part);
+        }
+    }
+
+    /// After a terrain op changed `changed`: colliders, blocks that lost their ground, and
+    /// (for a dig) lumps of terrain cut loose, which leave the field (box digs, logged as
+    /// terrain ops of the server) and fall (a lump block op of the server).
+    pub(super) fn after_terrain(&mut self, changed: SampleBox, may_cut: bool) {
+        terrain_changed(
+            &mut self.blocks,
+            &mut self.physics,
+            &mut self.colliders,
+            &self.field,
+            changed,
+        );
+        self.flush_block_events();
+        if may_cut && self.islands.is_some() {
+            self.queue_cut(changed);
+        }
+    }
+
+    /// Notes a dig's changed box for the next tick's lump search, merged with a queued box
+    /// near it (digs in one place search once per tick, not once per op).
+    fn queue_cut(&mut self, b: SampleBox) {
+        let near = |a: &SampleBox| {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            (0..3).all(|i| {
+                let (l, h) = (lo[i].min(blo[i]), hi[i].max(bhi[i]));
+                blo[i] <= hi[i] + MERGE_GAP && lo[i] <= bhi[i] + MERGE_GAP && h - l <= MERGE_SPAN
+            })
+        };
+        if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            a.min = SamplePos::new(lo[0].min(blo[0]), lo[1].min(blo[1]), lo[2].min(blo[2]));
+            a.max = SamplePos::new(hi[0].max(bhi[0]), hi[1].max(bhi[1]), hi[2].max(bhi[2]));
+        } else {
+            self.pending_cuts.push(b);
+        }
+    }
+
+    /// The tick's lump search over the queued digs.
+    pub(super) fn cut_loose(&mut self) {
+        for b in std::mem::take(&mut self.pending_cuts) {
+            self.drop_islands(b);
+        }
+    }
+
+    /// Lumps of terrain cut loose around `changed` leave the field and fall.
+    fn drop_islands(&mut self, changed: SampleBox) {
+        let Some(settings) = self.islands else {
+            return;
+        };
+        let Ok(found) = find_islands(&self.field, changed, &settings) else {
+            return;
+        };
+        for island in found.islands {
+            let fs = *self.field.settings();
+            let (Ok(ops), Ok(lump)) = (island.removal_ops(&fs), island.lump(lump_spec)) else {
+                continue;
+            };
+            let stroke = self.history.last_stroke().map_or(1, |s| s + 1);
+            let mut removed = Vec::new();
+            for op in ops {
+                if let Ok(outcome) = self.history.apply(&mut self.field, stroke, &op) {
+                    removed.extend(outcome.changed);
+                    self.accept_terrain(0, 0, stroke, op, &outcome);
+                }
+            }
+            // A client's next op starts a stroke of its own.
+            self.open = None;
+            // The lump starts where the terrain was: the colliders must follow first.
+            for &c in &removed {
+                self.colliders.rebuild(
+                    &mut self.physics,
+                    &self.field,
+                    c.min.to_array(),
+                    c.max.to_array(),
+                );
+            }
+            if self
+                .blocks
+                .apply(&mut self.physics, &FieldGround(&self.field), &lump)
+                .is_ok()
+            {
+                self.accept_block(0, 0, &lump);
+            }
+            for c in removed {
+                terrain_changed(
+                    &mut self.blocks,
+                    &mut self.physics,
+                    &mut self.colliders,
+                    &self.field,
+                    c,
+                );
+            }
+            self.flush_block_events();
+        }
+    }
+
+    /// Whether a piece is falling or awake.
+    fn blocks_awake(&self) -> bool {
+        self.blocks.pieces().any(|p| {
+            matches!(p.state, PieceState::Falling)
+                || self
+                    .blocks
+                    .piece_body(p.id)
+                    .and_then(|b| self.physics.body_sleeping(b))
+                    == Some(false)
+        })
+    }
+
+    /// Brings the physics world up to the clock (fixed steps, only while a piece is awake
+    /// and every collider a falling piece needs is built) within [`BLOCK_BUDGET`] of the
+    /// ordering thread's time, and sends what happened. Behind the clock, the falls slow
+    /// down rather than the ops.
+    pub(super) fn step_blocks(&mut self) {
+        let now = Instant::now();
+        let deadline = now + BLOCK_BUDGET;
+        let falling: Vec<[f64; 3]> = self
+            .blocks
+            .pieces()
+            .filter(|p| matches!(p.state, PieceState::Falling))
+            .map(|p| p.pose.position.map(f64::from))
+            .collect();
+        for p in falling {
+            self.colliders.ensure(&self.field, p);
+        }
+        // Rubble on changed terrain wakes (and falls, if the ground went).
+        let ready = !self.colliders.stale()
+            || self
+                .colliders
+                .refresh_until(&mut self.physics, &self.field, deadline);
+        if !ready || !self.blocks_awake() {
+            self.stepped_at = now;
+            self.flush_block_events();
+            return;
+        }
+        let dt = f64::from(self.physics.settings().timestep);
+        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
+        let mut steps = 0;
+        while steps < due.min(MAX_STEPS_PER_TICK) {
+            if !self.colliders.ready() || Instant::now() >= deadline {
+                break;
+            }
+            if self.blocks.step(&mut self.physics, dt as f32).is_err() {
+                break;
+            }
+            steps += 1;
+            let falling: Vec<[f64; 3]> = self
+                .blocks
+                .pieces()
+                .filter(|p| matches!(p.state, PieceState::Falling))
+                .map(|p| p.pose.position.map(f64::from))
+                .collect();
+            for p in falling {
+                self.colliders.ensure(&self.field, p);
+            }
+            self.colliders
+                .refresh_until(&mut self.physics, &self.field, deadline);
+        }
+        self.stepped_at = if steps < due {
+            now
+        } else {
+            self.stepped_at + Duration::from_secs_f64(steps as f64 * dt)
+        };
+        self.flush_block_events();
+    }
+
+    /// The block catch-up of `region` (the records outside `keep`), sent before its bricks.
+    pub(super) fn block_catch_up(&self, region: BrickBox, keep: Option<BrickBox>) -> Vec<Bytes> {
+        let vs = self.field.settings().voxel_size;
+        let mut all = blocks_in(&self.blocks, region, vs);
+        if let Some(k) = keep {
+            all.held.retain(|h| !k.contains(brick_of_block(h.pos, vs)));
+            all.pieces.retain(|p| !k.contains(brick_of_piece(p, vs)));
+        }
+        let mut out = Vec::new();
+        let mut part = BlockDelta::default();
+        let mut size = 0;
+        let make = |delta, done| -> Bytes {
+            ServerMessage::BlockCatchUp(BlockCatchUp {
+                seq: self.seq,
+                region,
+                keep,
+                delta,
+                done,
+            })
+            .encode()
+            .into()
+        };
+        for h in all.held {
+            if size >= CATCH_UP_RECORDS {
+                out.push(make(std::mem::take(&mut part), false));
+                size = 0;
+            }
+            size += 1;
+            part.held.push(h);
+        }
+        for p in all.pieces {
+            if size + p.blocks.len() > CATCH_UP_RECORDS && size > 0 {
+                out.push(make(std::mem::take(&mut part), false));
+                size = 0;
+            }
+            size += p.blocks.len();
+            part.pieces.push(p);
+        }
+        out.push(make(part, true));
+        out
+    }
+
+    /// The block hash over `region` ([`crate::block_hash`]).
+    pub(super) fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
+        block_hash(&self.blocks, region, self.field.settings().voxel_size)
+    }
+
+    /// Counts of held blocks, pieces and falling pieces.
+    pub(super) fn block_counts(&self) -> (usize, usize, usize) {
+        let falling = self
+            .blocks
+            .pieces()
+            .filter(|p| matches!(p.state, PieceState::Falling))
+            .count();
+        (
+            self.blocks.store().len(),
+            self.blocks.pieces().count(),
+            falling,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use loam_blocks::{BlockPos, BlockSize, PieceId};
+
+    use super::*;
+
+    #[test]
+    fn a_large_delta_splits_in_order_of_application() {
+        let d = BlockDelta {
+            gone: (0..10).map(PieceId).collect(),
+            unheld: (0..9000)
+                .map(|i| BlockPos::new(BlockSize::Quarter, [i, 0, 0]).unwrap())
+                .collect(),
+            ..Default::default()
+        };
+        let parts = split_delta(d.clone());
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| p.len() <= CATCH_UP_RECORDS));
+        assert_eq!(parts[0].gone, d.gone, "removals go first");
+        let unheld: Vec<_> = parts.iter().flat_map(|p| p.unheld.clone()).collect();
+        assert_eq!(unheld, d.unheld);
+        assert_eq!(
+            split_delta(BlockDelta::default()),
+            vec![BlockDelta::default()]
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! Blocks over the network (issue 10): block ops in the server's order and its regions of
+//! interest, collapses decided by the server and mirrored by every client bit for bit,
+//! refusals, resume.
+
+use std::time::Duration;
+
+use loam_blocks::{BlockOp, BlockPos, BlockSize, BlocksFile, MaterialTable, PieceState};
+use loam_field::{CsgMode, EditOp};
+use loam_net::{Client, ClientConfig, ClientEvent, ServerHandle, block_hash};
+
+use crate::util::{factory, new_flat_world, start, viewer};
+
+pub fn full(x: i32, y: i32, z: i32) -> BlockPos {
+    BlockPos::new(BlockSize::Full, [x, y, z]).unwrap()
+}
+
+pub fn place(at: BlockPos) -> BlockOp {
+    BlockOp::Place {
+        at,
+        material: MaterialTable::STONE,
+        shape: Default::default(),
+        paint: None,
+    }
+}
+
+pub async fn client(server: &ServerHandle, x: f64) -> Client {
+    let cfg = ClientConfig::new(server.url(), viewer(x, 4.0, 0.0, 24.0), factory());
+    Client::connect(cfg).await.unwrap()
+}
+
+/// Waits for the client's own op `op_id` to come back in the server's order (or be
+/// refused: then the reason).
+pub async fn confirmed(c: &mut Client, op_id: u64) -> Result<u64, String> {
+    let wait = async {
+        loop {
+            match c.next_event().await.unwrap() {
+                ClientEvent::BlockOp {
+                    seq,
+                    op_id: id,
+                    own: true,
+                    ..
+                }
+                | ClientEvent::Op {
+                    seq,
+                    op_id: id,
+                    own: true,
+                    ..
+                } if id == op_id => return Ok(seq),
+                ClientEvent::Refused { op_id: id, reason } if id == op_id => return Err(reason),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .expect("the server answers the op within 30 s")
+}
+
+/// Waits until the server has pieces and none is falling; returns its block hash and world.
+pub async fn settled(server: &ServerHandle) -> ([u8; 32], BlocksFile) {
+    for _ in 0..600 {
+        let s = server.status().await.unwrap();
+        if s.pieces > 0 && s.falling == 0 {
+            let (_, hash, file) = server.blocks(None).await.unwrap();
+            return (hash, file);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the pieces did not come to rest within 30 s");
+}
+
+/// The events queued at a client (those its last calls took in).
+async fn drain(c: &mut Client) -> Vec<ClientEvent> {
+    let mut seen = Vec::new();
+    while let Ok(e) = tokio::time::timeout(Duration::from_millis(20), c.next_event()).await {
+        seen.push(e.unwrap());
+    }
+    seen
+}
+
+/// `(piece id, rest pose bits)` of every piece, all of which must be rubble.
+fn rubble_bits(pieces: &[loam_blocks::Piece]) -> Vec<(u64, [u32; 7], usize)> {
+    pieces
+        .iter()
+        .map(|p| {
+            let PieceState::Rubble { rest } = p.state else {
+                panic!("piece {:?} is still falling", p.id);
+            };
+            assert_eq!(rest, p.pose, "a resting piece lies at its rest pose");
+            let b = [
+                rest.position[0].to_bits(),
+                rest.position[1].to_bits(),
+                rest.position[2].to_bits(),
+                rest.rotation[0].to_bits(),
+                rest.rotation[1].to_bits(),
+                rest.rotation[2].to_bits(),
+                rest.rotation[3].to_bits(),
+            ];
+            (p.id.0, b, p.blocks.len())
+        })
+        .collect()
+}
+
+/// Checks that `c` holds exactly the server's blocks: hashes over its region and overall,
+/// and the rubble's poses bit for bit.
+async fn same_as_server(c: &mut Client, server_hash: [u8; 32], file: &BlocksFile) {
+    let r = c.sync(false).await.unwrap();
+    assert!(
+        r.matches(),
+        "client {} differs over its region: {r:?}",
+        c.id()
+    );
+    assert_eq!(c.block_hash(None), server_hash, "client {}", c.id());
+    let mine: Vec<_> = c.blocks().pieces().cloned().collect();
+    assert_eq!(rubble_bits(&mine), rubble_bits(&file.pieces));
+    assert_eq!(c.blocks().store().len(), file.blocks.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_placed_by_one_client_appears_at_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 0.0).await;
+    let mut b = client(&server, 2.0).await;
+    let at = full(1, 0, -2);
+    let op_id = a.send_block_op(&place(at)).await.unwrap();
+    let seq = confirmed(&mut a, op_id).await.unwrap();
+    assert_eq!(seq, 1);
+    // B sees it in the server's order, authored by A.
+    let seen = loop {
+        if let ClientEvent::BlockOp {
+            seq, author, op, ..
+        } = b.next_event().await.unwrap()
+        {
+            break (seq, author, op);
+        }
+    };
+    assert_eq!(seen, (1, a.id(), place(at)));
+    let block = b.blocks().store().get(at).expect("B holds the block");
+    assert_eq!(block.material, MaterialTable::STONE);
+    assert!(block.on_ground, "it stands on the flat ground");
+    assert_eq!(b.blocks().store().len(), 1);
+    let (_, hash, file) = server.blocks(None).await.unwrap();
+    assert_eq!(file.blocks.len(), 1);
+    assert_eq!(b.block_hash(None), hash);
+    assert_eq!(a.block_hash(None), hash);
+    assert!(b.sync(false).await.unwrap().matches());
+
+    // Interest: a client 500 m away is not sent the op; moving there, it catches up.
+    let mut far = client(&server, 500.0).await;
+    drain(&mut far).await;
+    let id = a.send_block_op(&place(full(2, 0, -2))).await.unwrap();
+    confirmed(&mut a, id).await.unwrap();
+    assert!(far.sync(false).await.unwrap().matches());
+    let seen = drain(&mut far).await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, ClientEvent::BlockOp { .. })),
+        "{seen:?}"
+    );
+    assert!(far.blocks().store().is_empty());
+    far.set_viewer(viewer(1.0, 4.0, 0.0, 24.0)).await.unwrap();
+    assert!(far.sync(false).await.unwrap().matches());
+    assert_eq!(
+        far.blocks().store().len(),
+        2,
+        "the catch-up brought both blocks"
+    );
+    assert_eq!(far.block_hash(None), server.blocks(None).await.unwrap().1);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_pillar_drops_the_beam_identically_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 0.0).await;
+    let mut b = client(&server, 3.0).await;
+    // A pillar of two blocks and a beam of three on top, reaching out to the side.
+    let cells = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [1, 2, 0], [2, 2, 0]];
+    let mut last = 0;
+    for c in cells {
+        last = a
+            .send_block_op(&place(full(c[0], c[1], c[2])))
+            .await
+            .unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    assert_eq!(server.status().await.unwrap().blocks, 5);
+    let knock = a
+        .send_block_op(&BlockOp::Break { at: full(0, 0, 0) })
+        .await
+        .unwrap();
+    confirmed(&mut a, knock).await.unwrap();
+    let (hash, file) = settled(&server).await;
+    assert!(
+        file.blocks.is_empty(),
+        "nothing stays held: {:?}",
+        file.blocks
+    );
+    assert_eq!(file.pieces.len(), 1);
+    let piece = &file.pieces[0];
+    assert_eq!(piece.blocks.len(), 4);
+    let PieceState::Rubble { rest } = piece.state else {
+        panic!("at rest")
+    };
+    // It fell: its frame started at the block (0, 1, 0)'s corner, 1 m up.
+    assert!(rest.position[1] < 0.9, "rest pose {rest:?}");
+    assert_eq!(hash, block_hash_of(&file));
+    same_as_server(&mut a, hash, &file).await;
+    same_as_server(&mut b, hash, &file).await;
+    server.shutdown().await.unwrap();
+}
+
+/// The server's hash recomputed from its saved world (the hash covers the records only).
+fn block_hash_of(file: &BlocksFile) -> [u8; 32] {
+    let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
+    let w = loam_blocks::BlockWorld::load(file.clone(), &mut physics).unwrap();
+    block_hash(&w, None, 1.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dig_under_a_tower_collapses_it_identically_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 4.0).await;
+    let mut b = client(&server, 6.0).await;
+    let mut last = 0;
+    for y in 0..3 {
+        last = a.send_block_op(&place(full(4, y, 0))).await.unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    // B digs the ground away under the tower.
+    let dig = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [4.5, -0.5, 0.5],
+        radius: 2.5,
+        material: 0,
+        blend: 0.0,
+    };
+    let id = b.send_op(1, dig).await.unwrap();
+    confirmed(&mut b, id).await.unwrap();
+    let (hash, file) = settled(&server).await;
+    assert!(file.blocks.is_empty(), "the tower fell: {:?}", file.blocks);
+    let fallen: usize = file.pieces.iter().map(|p| p.blocks.len()).sum();
+    assert_eq!(fallen, 3);
+    for p in &file.pieces {
+        let PieceState::Rubble { rest } = p.state else {
+            panic!("at rest")
+        };
+        assert!(rest.position[1] < -0.2, "it fell into the hole: {rest:?}");
+    }
+    same_as_server(&mut a, hash, &file).await;
+    same_as_server(&mut b, hash, &file).await;
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_block_op_is_refused_by_its_op_id_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 0.0).await;
+    let ok = a.send_block_op(&place(full(0, 0, 0))).await.unwrap();
+    confirmed(&mut a, ok).await.unwrap();
+    let (seq, hash, _) = server.blocks(None).await.unwrap();
+    let bad = [
+        (place(full(0, 0, 0)), "overlap"),
+        (BlockOp::Break { at: full(5, 0, 5) }, "no block"),
+        (
+            BlockOp::Lump {
+                size: BlockSize::Full,
+                blocks: vec![loam_blocks::LumpBlock {
+                    cell: [0, 9, 0],
+                    material: MaterialTable::STONE,
+                    paint: None,
+                }],
+            },
+            "made by the server",
+        ),
+        (place(full(0, -3, 0)), "ground"),
+    ];
+    for (op, why) in bad {
+        let id = a.send_block_op(&op).await.unwrap();
+        let reason = confirmed(&mut a, id).await.unwrap_err();
+        assert!(
+            reason.to_lowercase().contains(why),
+            "op {id} ({op:?}) refused because {reason:?}, expected {why:?}"
+        );
+    }
+    let (seq2, hash2, file) = server.blocks(None).await.unwrap();
+    assert_eq!((seq2, hash2), (seq, hash), "the refusals changed nothing");
+    assert_eq!(file.blocks.len(), 1);
+    let s = server.status().await.unwrap();
+    assert_eq!((s.accepted, s.refused), (1, 4));
+    assert_eq!(a.block_hash(None), hash);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnecting_client_resumes_block_ops_by_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 0.0).await;
+    let mut b = client(&server, 1.0).await;
+    let first = a.send_block_op(&place(full(0, 0, 0))).await.unwrap();
+    confirmed(&mut a, first).await.unwrap();
+    assert!(b.sync(false).await.unwrap().matches());
+    drain(&mut b).await;
+    let held = b.last_seq();
+    assert_eq!(held, 1);
+    b.drop_connection();
+    // While B is away: a tower, a knocked-out foot (it falls), another block.
+    let mut last = 0;
+    for y in 1..3 {
+        last = a.send_block_op(&place(full(0, y, 0))).await.unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    let knock = a
+        .send_block_op(&BlockOp::Break { at: full(0, 0, 0) })
+        .await
+        .unwrap();
+    confirmed(&mut a, knock).await.unwrap();
+    let (hash, file) = settled(&server).await;
+    assert!(b.reconnect().await.unwrap(), "resumed, not a snapshot");
+    let r = b.sync(false).await.unwrap();
+    assert!(r.matches(), "{r:?}");
+    let seen = drain(&mut b).await;
+    let ops: Vec<u64> = seen
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::BlockOp { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ops, (held + 1..=held + 3).collect::<Vec<_>>(), "{seen:?}");
+    same_as_server(&mut b, hash, &file).await;
+    server.shutdown().await.unwrap();
+}
