@@ -220,19 +220,13 @@ impl Colliders {
         }
     }
 
-    /// Rebuilds now the loaded chunks that the changed samples `lo..=hi` meet (a lump is
-    /// about to fall from where the terrain was).
-    pub fn rebuild(
-        &mut self,
-        physics: &mut PhysicsWorld,
-        field: &Field,
-        lo: [i32; 3],
-        hi: [i32; 3],
-    ) {
+    /// Marks the loaded chunks that the changed samples `lo..=hi` meet as missing: no
+    /// piece steps until they are rebuilt (a lump is about to fall from where the terrain
+    /// was, and must not start inside the old collider).
+    pub fn invalidate(&mut self, lo: [i32; 3], hi: [i32; 3]) {
         for k in self.meeting(lo, hi) {
             self.dirty.remove(&k);
-            self.missing.remove(&k);
-            physics.set_chunk(k, chunk_shape(field, k));
+            self.missing.insert(k);
         }
     }
 }

@@ -396,14 +396,10 @@ impl Order {
             }
             // A client's next op starts a stroke of its own.
             self.open = None;
-            // The lump starts where the terrain was: the colliders must follow first.
+            // The lump starts where the terrain was: no step before the colliders follow.
             for &c in &removed {
-                self.colliders.rebuild(
-                    &mut self.physics,
-                    &self.field,
-                    c.min.to_array(),
-                    c.max.to_array(),
-                );
+                self.colliders
+                    .invalidate(c.min.to_array(), c.max.to_array());
             }
             if self
                 .blocks
