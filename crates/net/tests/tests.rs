@@ -4,6 +4,7 @@
 
 mod blocks;
 mod converge;
+mod editor_world;
 mod crash;
 mod limits;
 mod predict;
