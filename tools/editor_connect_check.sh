@@ -59,6 +59,10 @@ dig() {
     xdotool click 1 # dig
     sleep 8
   done
+  for i in 1 2 3; do
+    sleep 10
+    import -window root "$out/a-$i.png"
+  done
 }
 
 look() { sleep 10; }

@@ -20,7 +20,11 @@ fn settings() -> WorldSettings {
 }
 
 /// Every chunk mesh shown after settling, by chunk.
-fn settle(world: &mut World, v: &[Viewer], shown: &mut std::collections::BTreeMap<[i32; 3], Vec<f32>>) {
+fn settle(
+    world: &mut World,
+    v: &[Viewer],
+    shown: &mut std::collections::BTreeMap<[i32; 3], Vec<f32>>,
+) {
     world.update(v);
     assert!(world.wait_idle(Duration::from_secs(120)));
     for u in world.pull(PullBudget::ALL) {
@@ -94,7 +98,10 @@ fn a_world_made_from_the_joined_field_shows_the_clients_ops() {
     let keys: Vec<_> = fresh_shown.keys().collect();
     assert_eq!(shown.keys().collect::<Vec<_>>(), keys);
     for (k, m) in &fresh_shown {
-        assert!(shown[k] == *m, "chunk {k:?} differs from a from-scratch build");
+        assert!(
+            shown[k] == *m,
+            "chunk {k:?} differs from a from-scratch build"
+        );
     }
     rt.block_on(server.shutdown()).unwrap();
 }

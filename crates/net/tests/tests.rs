@@ -4,8 +4,8 @@
 
 mod blocks;
 mod converge;
-mod editor_world;
 mod crash;
+mod editor_world;
 mod limits;
 mod predict;
 mod protocol;

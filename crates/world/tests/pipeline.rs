@@ -2,6 +2,7 @@
 //! mesher switches, thread counts, and case C04.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use loam_field::{ChunkKey, CsgMode, EditOp, SampleBox, SamplePos};
 use loam_mesh::Mesher;
@@ -471,4 +472,36 @@ fn replaced_bricks_rebuild_exactly_their_readers_in_one_batch() {
         Err(loam_world::WorldError::FieldMismatch)
     ));
     assert_eq!(world.field().hash(), base.hash());
+}
+
+#[test]
+fn a_complete_edit_is_handed_over_before_older_streaming_groups() {
+    // A front end that pulls one group a frame while the initial load is still waiting in
+    // the outbox: the edit comes first, not after hundreds of streaming groups.
+    let base = noise_field(4);
+    let h = base.generator().surface_height(0.0, 0.0);
+    let mut world = World::new(base, small(1)).unwrap();
+    let v = [Viewer::at([0.0, h + 2.0, 0.0])];
+    world.update(&v);
+    assert!(world.wait_idle(Duration::from_secs(120)));
+    world
+        .apply(&sphere(CsgMode::Subtract, [0.0, h, 0.0], 3.0))
+        .unwrap();
+    world.update(&v);
+    assert!(world.wait_idle(Duration::from_secs(120)));
+    let first = world.pull(PullBudget::chunks(1));
+    let Some(Update::Group(g)) = first.first() else {
+        panic!("a group first: {first:?}");
+    };
+    assert_eq!(g.kind, BatchKind::Edit);
+    assert_eq!(g.ops, 1);
+    // The streaming groups follow, each chunk shown once, the edited ones at their new
+    // versions.
+    let mut shown = Shown::default();
+    shown.apply(first).unwrap();
+    let rest = world.pull(PullBudget::ALL);
+    assert!(groups(&rest, BatchKind::Stream).len() > 4);
+    check_current(&world, &rest);
+    shown.apply(rest).unwrap();
+    assert_eq!(world.pending_batches(), 0);
 }

@@ -372,10 +372,43 @@ impl World {
         self.check_initial_load();
     }
 
-    /// Hands over what is ready, oldest first, within `budget`: groups of meshes to show
-    /// together and removal notices.
+    /// Moves complete edit batches ahead of the streaming batches before them in the outbox
+    /// (keeping their order, and never past a removal notice): an edit is shown before the
+    /// rest of an initial load that a slow front end pulls a few groups a frame. Their chunks
+    /// never overlap (an edit takes its chunks out of older batches).
+    fn edits_first(&mut self) {
+        let limit = self
+            .outbox
+            .iter()
+            .position(|o| matches!(o, Out::Removed(_)))
+            .unwrap_or(self.outbox.len());
+        let is_edit = |o: &Out, batches: &BTreeMap<u64, Batch>| match o {
+            Out::Batch(id) => batches
+                .get(id)
+                .is_some_and(|b| b.kind == BatchKind::Edit && b.complete.is_some()),
+            Out::Removed(_) => false,
+        };
+        if !self
+            .outbox
+            .iter()
+            .take(limit)
+            .any(|o| is_edit(o, &self.batches))
+        {
+            return;
+        }
+        let head: Vec<Out> = self.outbox.drain(..limit).collect();
+        let (edits, rest): (Vec<Out>, Vec<Out>) =
+            head.into_iter().partition(|o| is_edit(o, &self.batches));
+        for o in edits.into_iter().chain(rest).rev() {
+            self.outbox.push_front(o);
+        }
+    }
+
+    /// Hands over what is ready within `budget`, complete edits first, then oldest first:
+    /// groups of meshes to show together and removal notices.
     pub fn pull(&mut self, budget: PullBudget) -> Vec<Update> {
         let start = Instant::now();
+        self.edits_first();
         let (mut out, mut meshes) = (Vec::new(), 0usize);
         while let Some(&next) = self.outbox.front() {
             let id = match next {
