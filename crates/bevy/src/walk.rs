@@ -12,6 +12,7 @@ use loam_physics::{
     CharacterId, CharacterSettings, MoveInput, PhysicsSettings, PhysicsWorld, TerrainShape,
 };
 use loam_world::ChunkMesh;
+use loam_world::World;
 
 use crate::blocks::BlockFocus;
 use crate::{ChunkRemoved, GroupShown, LoamWorld};
@@ -68,11 +69,13 @@ impl Physics {
         })
     }
 
-    /// Whether a body in chunk `key` can move: the chunk has been shown (so its ground is
-    /// known) and [`Physics::ready_around`] holds. A piece in a chunk not yet meshed would
-    /// fall through ground whose collider does not exist yet.
-    pub fn can_move_in(&self, key: ChunkKey) -> bool {
-        self.meshes.contains_key(&key) && self.ready_around(key)
+    /// Whether a body in chunk `key` can move: if `world` has the chunk loaded, it has handed
+    /// over its current state (its mesh, or that it is all air or all solid;
+    /// [`World::is_current`]), and [`Physics::ready_around`] holds. A piece in a loaded chunk
+    /// not yet meshed would fall through ground whose collider does not exist yet. Chunks the
+    /// world does not load (out of view) hold nothing back: their ground is never built.
+    pub fn can_move_in(&self, key: ChunkKey, world: &World) -> bool {
+        (world.version(key).is_none() || world.is_current(key)) && self.ready_around(key)
     }
 
     /// Collider builds in flight (chunks).

@@ -258,3 +258,179 @@ fn a_failed_append_keeps_the_rest_for_the_next_flush() {
         "the block op waits for the next flush"
     );
 }
+
+mod app {
+    //! The same in an app: rubble saved by the editor is where it lay after a load, not
+    //! fallen through ground whose colliders did not exist yet.
+
+    use std::time::{Duration, Instant};
+
+    use bevy::prelude::*;
+    use bevy::time::TimeUpdateStrategy;
+    use loam_bevy::blocks::{BlocksPlugin, LoamBlocks, persist};
+    use loam_bevy::walk::Physics;
+    use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
+    use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable, PieceState};
+    use loam_field::CsgMode;
+    use loam_store::Store;
+    use loam_world::World;
+
+    fn app(world: World, y: f32) -> App {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, AssetPlugin::default(), TransformPlugin))
+            .init_asset::<Mesh>()
+            .init_asset::<Image>()
+            .init_asset::<StandardMaterial>()
+            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+                50,
+            )))
+            .add_plugins((LoamPlugin, BlocksPlugin))
+            .insert_resource(LoamWorld::new(world));
+        app.world_mut().spawn((
+            Transform::from_xyz(0.0, y + 6.0, 12.0),
+            GlobalTransform::from_xyz(0.0, y + 6.0, 12.0),
+            LoamViewer,
+        ));
+        app
+    }
+
+    fn run_until(app: &mut App, seconds: u64, mut done: impl FnMut(&mut App) -> bool) -> bool {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(seconds) {
+            app.update();
+            if done(app) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn resting(app: &App) -> bool {
+        let b = &app.world().resource::<LoamBlocks>().world;
+        app.world().resource::<Physics>().building() == 0
+            && b.pieces().count() == 1
+            && b.pieces()
+                .all(|p| matches!(p.state, PieceState::Rubble { .. }))
+    }
+
+    #[test]
+    fn saved_rubble_lies_where_it_lay_after_a_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let field = super::base();
+        let top = field.generator().surface_height(0.5, 0.5).round();
+        let mut store = Store::create(&path, "{}", field.settings(), None).unwrap();
+        let mut a = app(World::new(field, super::settings()).unwrap(), top as f32);
+        a.world_mut().resource_mut::<LoamBlocks>().journaling = true;
+        {
+            let mut w = a.world_mut().resource_mut::<LoamWorld>();
+            w.apply(
+                None,
+                &super::cuboid(CsgMode::Union, [0.5, top - 3.0, 0.5], [4.0, 3.0, 4.0]),
+            )
+            .unwrap();
+            w.apply(
+                None,
+                &super::cuboid(CsgMode::Subtract, [0.5, top + 6.0, 0.5], [4.0, 6.0, 4.0]),
+            )
+            .unwrap();
+        }
+        // A block dropped from 3 m onto the pad.
+        let at = BlockPos::new(BlockSize::Full, [0, top as i32 + 3, 0]).unwrap();
+        a.world_mut()
+            .resource_scope(|world, mut blocks: Mut<LoamBlocks>| {
+                world.resource_scope(|world, mut physics: Mut<Physics>| {
+                    let mut lw = world.resource_mut::<LoamWorld>();
+                    blocks
+                        .apply(
+                            &mut physics,
+                            &mut lw.world,
+                            &BlockOp::Place {
+                                at,
+                                material: MaterialTable::STONE,
+                                shape: Default::default(),
+                                paint: None,
+                            },
+                        )
+                        .unwrap();
+                });
+            });
+        let mut n = 0;
+        assert!(run_until(&mut a, 90, |app| {
+            n += 1;
+            let b = &app.world().resource::<LoamBlocks>().world;
+            if n % 40 == 0 && std::env::var_os("LOAM_DEBUG").is_some() {
+                let w = &app.world().resource::<LoamWorld>().world;
+                let ph = app.world().resource::<Physics>();
+                for p in b.pieces() {
+                    let key = loam_bevy::walk::chunk_of(Vec3::from_array(p.pose.position), 1.0);
+                    eprintln!(
+                        "frame {n}: {:?} {:?} key {key:?} current {} ready {} building {} held {}",
+                        p.pose.position,
+                        p.state,
+                        w.is_current(key),
+                        ph.ready_around(key),
+                        ph.building(),
+                        b.store().len()
+                    );
+                }
+            }
+            b.pieces().count() == 1 && resting(app)
+        }));
+        let rest = a
+            .world()
+            .resource::<LoamBlocks>()
+            .world
+            .pieces()
+            .next()
+            .unwrap()
+            .pose;
+        assert!(
+            (rest.position[1] as f64 - top).abs() < 1.0,
+            "on the pad: {rest:?}"
+        );
+        a.world_mut()
+            .resource_scope(|world, mut blocks: Mut<LoamBlocks>| {
+                let physics = world.resource::<Physics>();
+                let w = &world.resource::<LoamWorld>().world;
+                persist::bake(&mut store, w, &mut blocks, physics).unwrap();
+            });
+        drop(a);
+        drop(store);
+
+        let mut store = Store::open(&path).unwrap();
+        let (loaded, restored) = persist::load(&mut store, super::base()).unwrap();
+        let world = World::resume(
+            loaded.field,
+            loaded.history,
+            loaded.last_seq,
+            super::settings(),
+        )
+        .unwrap();
+        let mut b = app(world, top as f32);
+        b.insert_resource(restored.blocks)
+            .insert_resource(restored.physics);
+        // The terrain loads, its colliders are built, a second passes.
+        let mut frames = 0;
+        assert!(run_until(&mut b, 90, |app| {
+            let w = &app.world().resource::<LoamWorld>().world;
+            if w.waiting() == 0 && w.pending_batches() == 0 && resting(app) {
+                frames += 1;
+            }
+            frames > 20
+        }));
+        let after = b
+            .world()
+            .resource::<LoamBlocks>()
+            .world
+            .pieces()
+            .next()
+            .unwrap()
+            .pose;
+        let drop_m = rest.position[1] - after.position[1];
+        assert!(
+            drop_m.abs() < 0.05,
+            "moved {drop_m} m: {rest:?} → {after:?}"
+        );
+    }
+}

@@ -22,7 +22,7 @@ pub struct WorldArgs {
 #[derive(Debug, clap::Subcommand)]
 enum WorldCommand {
     /// Create an empty world file with a session's terrain and field settings (its ops are
-    /// not applied; `loam replay SESSION --world FILE` does that).
+    /// not applied: `loam replay SESSION --world NEW_FILE` writes a new world with them).
     New {
         /// The world file to create (must not exist).
         file: PathBuf,

@@ -317,7 +317,10 @@ fn step_blocks(
         .world
         .pieces()
         .filter(|p| matches!(p.state, PieceState::Falling))
-        .any(|p| !physics.can_move_in(walk::chunk_of(Vec3::from_array(p.pose.position), vs)));
+        .any(|p| {
+            let key = walk::chunk_of(Vec3::from_array(p.pose.position), vs);
+            !physics.can_move_in(key, &world.world)
+        });
     if waiting {
         return;
     }

@@ -507,6 +507,13 @@ impl World {
         self.chunks.keys().copied()
     }
 
+    /// Whether chunk `key` is loaded and the front end has its current state: its newest
+    /// mesh was handed over, or it is known all air or all solid (nothing to mesh). False
+    /// while a build of it is waiting or not yet pulled, and for chunks not loaded.
+    pub fn is_current(&self, key: ChunkKey) -> bool {
+        self.chunks.get(&key).is_some_and(|c| c.batch.is_none())
+    }
+
     /// The current version of a loaded chunk.
     pub fn version(&self, key: ChunkKey) -> Option<u64> {
         self.chunks.get(&key).map(|c| c.version)
