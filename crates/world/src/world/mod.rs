@@ -1,6 +1,7 @@
 //! The world: the live field, the chunks the viewers need, and the batches on their way to the
 //! front end (DESIGN.md, "One edit, end to end").
 
+mod handover;
 mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -9,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use loam_field::{
     BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
-    Field, History, LogEntry, RayHit, RaycastError, SampleBox, SamplePos,
+    Field, History, LogEntry, RayHit, RaycastError, SampleBox,
 };
 use loam_mesh::Mesher;
 
-use crate::batch::{Batch, BatchKind, ChunkMesh, Group, PullBudget, Update};
+use crate::batch::{Batch, BatchKind, ChunkMesh};
 use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
@@ -259,82 +260,6 @@ impl World {
         }
     }
 
-    /// Takes the bricks of `field` (the same generator and settings: a network client's
-    /// predicted field, say) in place of this world's, and marks every chunk that reads a
-    /// brick that differs (by brick id: added, removed or replaced) for the next
-    /// [`World::update`]'s batch, as an op's chunks are. The history and the op log are not
-    /// touched. Returns the number of bricks that differed.
-    ///
-    /// # Errors
-    /// [`WorldError::FieldMismatch`] when `field`'s settings differ from this world's or it
-    /// does not share this world's generator (the same `Arc`: build one field from the
-    /// other, e.g. with `Clone`); nothing changes then.
-    pub fn replace_bricks(&mut self, field: &Field) -> Result<usize, WorldError> {
-        if field.settings() != self.field.settings()
-            || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
-        {
-            return Err(WorldError::FieldMismatch);
-        }
-        let now = Instant::now();
-        let mut changed = Vec::new();
-        {
-            let mut a = self.field.bricks().peekable();
-            let mut b = field.bricks().peekable();
-            loop {
-                match (a.peek(), b.peek()) {
-                    (None, None) => break,
-                    (Some(&(ka, _)), None) => {
-                        changed.push(ka);
-                        a.next();
-                    }
-                    (None, Some(&(kb, _))) => {
-                        changed.push(kb);
-                        b.next();
-                    }
-                    (Some(&(ka, ba)), Some(&(kb, bb))) => match ka.cmp(&kb) {
-                        std::cmp::Ordering::Less => {
-                            changed.push(ka);
-                            a.next();
-                        }
-                        std::cmp::Ordering::Greater => {
-                            changed.push(kb);
-                            b.next();
-                        }
-                        std::cmp::Ordering::Equal => {
-                            if ba.id() != bb.id() {
-                                changed.push(ka);
-                            }
-                            a.next();
-                            b.next();
-                        }
-                    },
-                }
-            }
-        }
-        if changed.is_empty() {
-            return Ok(0);
-        }
-        let hot = self.field.hot_capacity();
-        self.field = field.clone();
-        self.field.set_hot_capacity(hot);
-        for key in &changed {
-            self.cache.remove(*key);
-            let min = SamplePos::new(
-                key.x * BRICK_SAMPLES,
-                key.y * BRICK_SAMPLES,
-                key.z * BRICK_SAMPLES,
-            );
-            let max = SamplePos::new(
-                min.x + BRICK_SAMPLES - 1,
-                min.y + BRICK_SAMPLES - 1,
-                min.z + BRICK_SAMPLES - 1,
-            );
-            self.invalidate(&SampleBox { min, max }, now);
-        }
-        self.edits += 1;
-        Ok(changed.len())
-    }
-
     /// One frame: takes in finished jobs, follows the viewers (loading and dropping chunks),
     /// and turns the ops applied since the last update into one batch whose chunks go to the
     /// front of the queue.
@@ -370,85 +295,6 @@ impl World {
         let depth = self.pool.queued();
         self.rec.queue_depth_max = self.rec.queue_depth_max.max(depth);
         self.check_initial_load();
-    }
-
-    /// Moves complete edit batches ahead of the streaming batches before them in the outbox
-    /// (keeping their order, and never past a removal notice): an edit is shown before the
-    /// rest of an initial load that a slow front end pulls a few groups a frame. Their chunks
-    /// never overlap (an edit takes its chunks out of older batches).
-    fn edits_first(&mut self) {
-        let limit = self
-            .outbox
-            .iter()
-            .position(|o| matches!(o, Out::Removed(_)))
-            .unwrap_or(self.outbox.len());
-        let is_edit = |o: &Out, batches: &BTreeMap<u64, Batch>| match o {
-            Out::Batch(id) => batches
-                .get(id)
-                .is_some_and(|b| b.kind == BatchKind::Edit && b.complete.is_some()),
-            Out::Removed(_) => false,
-        };
-        if !self
-            .outbox
-            .iter()
-            .take(limit)
-            .any(|o| is_edit(o, &self.batches))
-        {
-            return;
-        }
-        let head: Vec<Out> = self.outbox.drain(..limit).collect();
-        let (edits, rest): (Vec<Out>, Vec<Out>) =
-            head.into_iter().partition(|o| is_edit(o, &self.batches));
-        for o in edits.into_iter().chain(rest).rev() {
-            self.outbox.push_front(o);
-        }
-    }
-
-    /// Hands over what is ready within `budget`, complete edits first, then oldest first:
-    /// groups of meshes to show together and removal notices.
-    pub fn pull(&mut self, budget: PullBudget) -> Vec<Update> {
-        let start = Instant::now();
-        self.edits_first();
-        let (mut out, mut meshes) = (Vec::new(), 0usize);
-        while let Some(&next) = self.outbox.front() {
-            let id = match next {
-                Out::Removed(key) => {
-                    self.outbox.pop_front();
-                    out.push(Update::Removed(key));
-                    continue;
-                }
-                Out::Batch(id) => id,
-            };
-            let Some(batch) = self.batches.get(&id).filter(|b| b.complete.is_some()) else {
-                // Merged into a newer batch, emptied, or waiting again after a mesher switch
-                // (it is queued anew when it completes again).
-                self.outbox.pop_front();
-                continue;
-            };
-            let over = meshes + batch.ready.len() > budget.max_chunks
-                || budget.max_time.is_some_and(|t| start.elapsed() > t);
-            if meshes > 0 && over {
-                break;
-            }
-            self.outbox.pop_front();
-            let batch = self.batches.remove(&id).expect("present");
-            meshes += batch.ready.len();
-            for key in batch.ready.keys() {
-                let c = self.chunks.get_mut(key).expect("a ready chunk is loaded");
-                c.batch = None;
-                c.shown = true;
-            }
-            if batch.kind == BatchKind::Edit {
-                self.rec.batches_delivered += 1;
-            }
-            out.push(Update::Group(Group {
-                id,
-                kind: batch.kind,
-                ops: batch.edits.len(),
-                meshes: batch.ready.into_values().collect(),
-            }));
-        }
-        out
     }
 
     /// Switches the mesher: every chunk with a surface is rebuilt and keeps its old mesh until
