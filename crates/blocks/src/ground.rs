@@ -232,6 +232,31 @@ pub(crate) fn check_not_buried(
     }
 }
 
+/// The terrain collider of chunk `key` (32³ cells) of `field`: the chunk's samples with a
+/// halo of [`loam_mesh::CHUNK_HALO`], meshed with Surface Nets, as one static trimesh at the
+/// chunk's origin (world metres). `None` for a chunk with no surface. For engines without
+/// a front end's meshes (a server, tests); the app builds colliders from the meshes it shows.
+pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::TerrainShape> {
+    use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, surface_nets};
+    let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
+    let mut values = vec![0.0f32; n * n * n];
+    let mut materials = vec![0u8; n * n * n];
+    field.fill_chunk(
+        loam_field::ChunkKey::new(key[0], key[1], key[2]),
+        CHUNK_HALO,
+        &mut values,
+        &mut materials,
+    );
+    let vs = field.settings().voxel_size as f32;
+    let mut mesh = MeshBuffer::default();
+    surface_nets(&Grid::chunk(&values, &materials, CHUNK_HALO, vs), &mut mesh);
+    let origin = key.map(|c| (c * CHUNK_CELLS as i32) as f32 * vs);
+    // A mesher's output is always well formed; a failure leaves the chunk without a collider.
+    loam_physics::TerrainShape::build(&mesh.positions, &mesh.indices, origin)
+        .ok()
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

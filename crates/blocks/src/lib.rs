@@ -84,7 +84,7 @@ pub use block::{Block, BlockId, BlockPos, BlockSize, BlockSpec, Face, MAX_QUARTE
 pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
 pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
-pub use ground::{BlockSettings, FieldGround, Ground, NoGround};
+pub use ground::{BlockSettings, FieldGround, Ground, NoGround, field_collider};
 pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};
 pub use material::{Material, MaterialId, MaterialTable};
 pub use ops::{BlockOp, LumpBlock};

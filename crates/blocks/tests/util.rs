@@ -9,10 +9,7 @@ use loam_blocks::{
     BlockPos, BlockSettings, BlockSize, BlockSpec, BlockStore, BlockWorld, Changes, MaterialId,
     MaterialTable, PieceId, PieceState, StepReport,
 };
-use loam_field::{
-    CaveSettings, ChunkKey, Field, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings,
-};
-use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, surface_nets};
+use loam_field::{CaveSettings, Field, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings};
 use loam_physics::{PhysicsSettings, PhysicsWorld, TerrainShape};
 
 pub const DT: f32 = 1.0 / 60.0;
@@ -138,23 +135,8 @@ pub fn flat_field(base: f64) -> Field {
     Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
 }
 
-/// Meshes one chunk of `field` with Surface Nets and builds its collider shape.
-pub fn chunk_shape(field: &Field, key: [i32; 3]) -> Option<TerrainShape> {
-    let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
-    let mut values = vec![0.0f32; n * n * n];
-    let mut materials = vec![0u8; n * n * n];
-    field.fill_chunk(
-        ChunkKey::new(key[0], key[1], key[2]),
-        CHUNK_HALO,
-        &mut values,
-        &mut materials,
-    );
-    let vs = field.settings().voxel_size as f32;
-    let mut mesh = MeshBuffer::default();
-    surface_nets(&Grid::chunk(&values, &materials, CHUNK_HALO, vs), &mut mesh);
-    let origin = key.map(|c| (c * CHUNK_CELLS as i32) as f32 * vs);
-    TerrainShape::build(&mesh.positions, &mesh.indices, origin).unwrap()
-}
+/// The terrain collider of a chunk (the library's, under the name the tests use).
+pub use loam_blocks::field_collider as chunk_shape;
 
 /// Puts the chunks around the origin (x, z in −1..=0, y in −1..=0) into `physics`.
 pub fn load_chunks(physics: &mut PhysicsWorld, field: &Field) {

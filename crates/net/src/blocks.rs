@@ -10,10 +10,10 @@
 
 use std::collections::BTreeSet;
 
-use loam_blocks::{BlockDelta, BlockPos, BlockWorld, HeldBlock, Piece, PieceState};
-use loam_field::{BRICK_SAMPLES, ChunkKey, Field};
-use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, surface_nets};
-use loam_physics::{PhysicsWorld, TerrainShape};
+use loam_blocks::{BlockDelta, BlockPos, BlockWorld, HeldBlock, Piece, PieceState, field_collider};
+use loam_field::{BRICK_SAMPLES, Field};
+use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
+use loam_physics::PhysicsWorld;
 
 use crate::protocol::BrickBox;
 
@@ -175,10 +175,10 @@ impl Colliders {
     /// Builds every missing and changed chunk (the bodies touching them wake).
     pub fn refresh(&mut self, physics: &mut PhysicsWorld, field: &Field) {
         for k in std::mem::take(&mut self.missing) {
-            physics.set_chunk(k, chunk_shape(field, k));
+            physics.set_chunk(k, field_collider(field, k));
         }
         for k in std::mem::take(&mut self.dirty) {
-            physics.set_chunk(k, chunk_shape(field, k));
+            physics.set_chunk(k, field_collider(field, k));
         }
     }
 
@@ -193,7 +193,7 @@ impl Colliders {
             let Some(k) = self.missing.pop_first().or_else(|| self.dirty.pop_first()) else {
                 break;
             };
-            physics.set_chunk(k, chunk_shape(field, k));
+            physics.set_chunk(k, field_collider(field, k));
         }
         self.ready()
     }
@@ -229,26 +229,4 @@ impl Colliders {
             self.missing.insert(k);
         }
     }
-}
-
-/// Meshes one chunk of `field` with Surface Nets and builds its collider shape (`None` for
-/// a chunk with no surface).
-pub(crate) fn chunk_shape(field: &Field, key: [i32; 3]) -> Option<TerrainShape> {
-    let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
-    let mut values = vec![0.0f32; n * n * n];
-    let mut materials = vec![0u8; n * n * n];
-    field.fill_chunk(
-        ChunkKey::new(key[0], key[1], key[2]),
-        CHUNK_HALO,
-        &mut values,
-        &mut materials,
-    );
-    let vs = field.settings().voxel_size as f32;
-    let mut mesh = MeshBuffer::default();
-    surface_nets(&Grid::chunk(&values, &materials, CHUNK_HALO, vs), &mut mesh);
-    let origin = key.map(|c| (c * CHUNK_CELLS as i32) as f32 * vs);
-    // A mesher's output is always well formed; a failure leaves the chunk without a collider.
-    TerrainShape::build(&mesh.positions, &mesh.indices, origin)
-        .ok()
-        .flatten()
 }

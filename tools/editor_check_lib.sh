@@ -1,0 +1,53 @@
+# Shared by the headless editor checks (tools/editor_*_check.sh): a virtual X server with
+# Mesa's lavapipe, and driving an editor window with xdotool. Source it; it defines:
+#   start_xvfb            starts Xvfb on a free-ish display, exports DISPLAY (pid in $xvfb)
+#   chord KEY             Ctrl+KEY held across frames
+#   editor_window PID LOG waits for the editor's window, focuses it, prints its id
+#   quit_editor PID LOG   Ctrl+Q, then waits for the editor to exit cleanly
+
+start_xvfb() {
+  export WGPU_BACKEND=vulkan
+  local display=:$((90 + RANDOM % 100))
+  Xvfb "$display" -screen 0 1280x720x24 >/dev/null 2>&1 &
+  xvfb=$!
+  export DISPLAY=$display
+  sleep 2
+}
+
+# A frame can take seconds here; a chord pressed and released within one frame would reach
+# the app with Ctrl already up.
+chord() {
+  xdotool keydown ctrl
+  sleep 6
+  xdotool key "$1"
+  sleep 6
+  xdotool keyup ctrl
+}
+
+editor_window() {
+  local wid=""
+  for _ in $(seq 180); do
+    wid=$(xdotool search --name "Loam" 2>/dev/null | head -1 || true)
+    [ -n "$wid" ] && break
+    sleep 1
+  done
+  [ -n "$wid" ] || { echo "no editor window" >&2; cat "$2" >&2; return 1; }
+  sleep 40 # chunks load and mesh (debug build, software rendering)
+  # No window manager: give the window the focus, then send real (XTEST) input.
+  xdotool windowfocus "$wid" 2>/dev/null || true
+  echo "$wid"
+}
+
+quit_editor() {
+  chord q
+  for _ in $(seq 120); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 1
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    echo "the editor did not quit on Ctrl+Q" >&2
+    kill "$1"
+    return 1
+  fi
+  wait "$1" || { echo "the editor failed" >&2; tail -20 "$2" >&2; return 1; }
+}
