@@ -66,6 +66,7 @@ mod codec;
 mod collapse;
 pub mod damage;
 mod error;
+mod footing;
 mod ground;
 mod islands;
 mod material;
@@ -84,6 +85,7 @@ pub use block::{Block, BlockId, BlockPos, BlockSize, BlockSpec, Face, MAX_QUARTE
 pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
 pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
+pub use footing::{Footing, SEAT_LEVELS, footing, level_near, levelling_op, seat};
 pub use ground::{BlockSettings, FieldGround, Ground, NoGround, field_collider};
 pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};
 pub use material::{Material, MaterialId, MaterialTable};

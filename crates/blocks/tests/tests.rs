@@ -2,6 +2,7 @@
 
 mod damage;
 mod determinism;
+mod footing;
 mod islands;
 mod ops;
 mod persist;

@@ -166,6 +166,24 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 b.pieces().count(),
                 loaded.block_ops.len()
             )?;
+            for p in b.pieces() {
+                let (lo, hi) = p.world_bounds();
+                let c = [0, 1, 2].map(|i| (lo[i] + hi[i]) / 2.0);
+                writeln!(
+                    o,
+                    "  piece {}  {} blocks, {}, centre ({:.3}, {:.3}, {:.3}) m, speed {:.3} m/s",
+                    p.id.0,
+                    p.blocks.len(),
+                    match p.state {
+                        loam_blocks::PieceState::Falling => "falling",
+                        loam_blocks::PieceState::Rubble { .. } => "rubble",
+                    },
+                    c[0],
+                    c[1],
+                    c[2],
+                    p.velocity.iter().map(|v| v * v).sum::<f32>().sqrt()
+                )?;
+            }
             writeln!(o, "field-hash: {}", loaded.field.hash())?;
         }
         WorldCommand::Compact { file } => {

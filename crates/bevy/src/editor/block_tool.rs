@@ -3,6 +3,11 @@
 //! chosen size and material on the face aimed at (if it fits), right breaks the block aimed
 //! at (held or off a piece). Chisel: left rounds the edge of the aimed face nearest the
 //! crosshair, right sharpens it back. The wheel picks the block size.
+//!
+//! A block aimed at the terrain is put at the grid level of its column where it rests on the
+//! ground ([`loam_blocks::seat`]); where no level does (a 1 m block on a hillside, usually),
+//! the tool first levels a pad under it with a flatten op ([`loam_blocks::levelling_op`]),
+//! unless "level the ground" is off, when the block is placed where aimed and may slide.
 
 use loam_blocks::{
     BlockOp, BlockPos, BlockSize, BlockTarget, Edge, Face, MaterialId, WorldBlockHit,
@@ -51,6 +56,8 @@ pub struct BlockTool {
     pub size: BlockSize,
     /// Material of placed blocks.
     pub material: MaterialId,
+    /// Whether a block aimed at terrain with no resting level gets a levelled pad.
+    pub level_ground: bool,
 }
 
 impl Default for BlockTool {
@@ -58,6 +65,7 @@ impl Default for BlockTool {
         Self {
             size: BlockSize::Full,
             material: loam_blocks::MaterialTable::STONE,
+            level_ground: true,
         }
     }
 }
@@ -104,17 +112,37 @@ pub fn nearest(
     }
 }
 
-/// The op a click makes: `primary` is the left button.
+/// What a click does: a block op, after a terrain op that levels the ground for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockAction {
+    /// A flatten op to apply first (a stroke of its own), or none.
+    pub levelling: Option<loam_field::EditOp>,
+    /// The block op.
+    pub op: BlockOp,
+}
+
+impl From<BlockOp> for BlockAction {
+    fn from(op: BlockOp) -> Self {
+        Self {
+            levelling: None,
+            op,
+        }
+    }
+}
+
+/// The op a click makes: `primary` is the left button; `field` is the live field (the ground
+/// a block aimed at the terrain is seated on).
 pub fn block_op(
     kind: ToolKind,
     tool: BlockTool,
     aim: BlockAim,
     primary: bool,
     blocks: &LoamBlocks,
-) -> Option<BlockOp> {
-    match (kind, aim, primary) {
+    field: &loam_field::Field,
+) -> Option<BlockAction> {
+    let op = match (kind, aim, primary) {
         (ToolKind::Blocks, BlockAim::Terrain { point, normal }, true) => {
-            place_at(tool, point, normal)
+            return place_on_terrain(tool, point, normal, blocks, field);
         }
         (ToolKind::Blocks, BlockAim::Block(hit), true) => {
             let face = hit.face?;
@@ -140,7 +168,47 @@ pub fn block_op(
             Some(BlockOp::Chisel { at, shape })
         }
         _ => None,
+    };
+    op.map(BlockAction::from)
+}
+
+/// A block aimed at the terrain at `point`: seated at the resting level of its column, or on
+/// a levelled pad (see the module docs).
+fn place_on_terrain(
+    tool: BlockTool,
+    point: [f64; 3],
+    normal: [f64; 3],
+    blocks: &LoamBlocks,
+    field: &loam_field::Field,
+) -> Option<BlockAction> {
+    let BlockOp::Place {
+        at,
+        material,
+        shape,
+        paint,
+    } = place_at(tool, point, normal)?
+    else {
+        return None;
+    };
+    let ground = loam_blocks::FieldGround(field);
+    let settings = blocks.world.settings();
+    let place = |at| BlockOp::Place {
+        at,
+        material,
+        shape,
+        paint,
+    };
+    if let Some(seated) = loam_blocks::seat(&ground, at, settings) {
+        return Some(place(seated).into());
     }
+    if !tool.level_ground {
+        return Some(place(at).into());
+    }
+    let pad = loam_blocks::level_near(at, point[1])?;
+    Some(BlockAction {
+        levelling: Some(loam_blocks::levelling_op(pad, field.settings().voxel_size)),
+        op: place(pad),
+    })
 }
 
 /// Place a block of the tool's size touching `point` on the side `normal` points to.
@@ -213,6 +281,71 @@ mod tests {
             at,
             BlockPos::new(BlockSize::Full, [0, 1, 0]).expect("a cell")
         );
+    }
+
+    /// Generated hills (seed 7, no caves), 1 m voxels.
+    fn hills() -> loam_field::Field {
+        let s = loam_field::NoiseTerrainSettings {
+            seed: 7,
+            ..Default::default()
+        };
+        let caves = loam_field::CaveSettings {
+            enabled: false,
+            ..Default::default()
+        };
+        let g = loam_field::Generator::noise(&s, &caves).unwrap();
+        loam_field::Field::new(Default::default(), std::sync::Arc::new(g)).unwrap()
+    }
+
+    #[test]
+    fn a_block_aimed_at_a_hillside_is_seated_or_gets_a_pad() {
+        let field = hills();
+        let blocks = LoamBlocks::new();
+        let up = [0.0, 1.0, 0.0];
+        let (mut seated, mut padded) = (0, 0);
+        for i in 0..40 {
+            let (x, z) = (f64::from(i) * 0.7 + 0.3, 5.5);
+            let point = [x, field.generator().surface_height(x, z), z];
+            let aim = BlockAim::Terrain { point, normal: up };
+            let tool = BlockTool::default();
+            let action =
+                block_op(ToolKind::Blocks, tool, aim, true, &blocks, &field).expect("an action");
+            let BlockOp::Place { at, .. } = action.op else {
+                panic!("{action:?}");
+            };
+            let ground = loam_blocks::FieldGround(&field);
+            let settings = *blocks.world.settings();
+            match action.levelling {
+                None => {
+                    seated += 1;
+                    assert_eq!(
+                        loam_blocks::footing(&ground, at, &settings),
+                        loam_blocks::Footing::OnGround
+                    );
+                }
+                Some(op) => {
+                    padded += 1;
+                    // Without levelling, the same click puts the block where aimed.
+                    let plain = BlockTool {
+                        level_ground: false,
+                        ..tool
+                    };
+                    let a = block_op(ToolKind::Blocks, plain, aim, true, &blocks, &field)
+                        .expect("an action");
+                    assert_eq!(a.levelling, None);
+                    assert_eq!(a.op, place_at(tool, point, up).unwrap());
+                    // After the pad, the block rests.
+                    let mut levelled = field.clone();
+                    levelled.apply(&op).unwrap();
+                    let ground = loam_blocks::FieldGround(&levelled);
+                    assert_eq!(
+                        loam_blocks::footing(&ground, at, &settings),
+                        loam_blocks::Footing::OnGround
+                    );
+                }
+            }
+        }
+        assert!(seated > 0 && padded > 0, "{seated} seated, {padded} padded");
     }
 
     #[test]

@@ -268,11 +268,23 @@ pub(crate) fn apply_block_tool(
     let Some(aim) = editor.block_aim else {
         return;
     };
-    let Some(op) = block_tool::block_op(editor.kind, editor.block_tool, aim, primary, &blocks)
-    else {
+    let Some(action) = block_tool::block_op(
+        editor.kind,
+        editor.block_tool,
+        aim,
+        primary,
+        &blocks,
+        world.world.field(),
+    ) else {
         return;
     };
-    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &op) {
+    if let Some(levelling) = &action.levelling
+        && let Err(e) = world.world.apply(levelling)
+    {
+        editor.status = format!("levelling the ground refused: {e}");
+        return;
+    }
+    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
         editor.status = e;
     }
 }

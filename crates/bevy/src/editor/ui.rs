@@ -210,6 +210,12 @@ fn block_palette(ui: &mut egui::Ui, editor: &mut Editor, blocks: &LoamBlocks) {
             ui.selectable_value(&mut editor.block_tool.size, size, label);
         }
     });
+    if editor.kind == ToolKind::Blocks {
+        ui.checkbox(&mut editor.block_tool.level_ground, "level the ground")
+            .on_hover_text(
+                "a block aimed at a slope with no resting level gets a flattened pad under it",
+            );
+    }
     egui::Grid::new("materials").num_columns(2).show(ui, |ui| {
         for (i, (id, m)) in blocks.world.materials().iter().enumerate() {
             let [r, g, b] = m.colour;
