@@ -45,6 +45,7 @@ mod batch;
 mod bricks;
 mod cache;
 mod dirty;
+pub mod lod;
 mod metrics;
 mod pool;
 mod scratch;

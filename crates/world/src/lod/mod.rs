@@ -1,0 +1,10 @@
+//! Level of detail (issue 11): chunks of several levels around the viewers, selected as a
+//! balanced octree with hysteresis, sampled from the same field at the coarse spacing, and
+//! meshed with Transvoxel transition cells toward finer neighbours (Eric Lengyel,
+//! "Voxel-Based Terrain for Real-Time Virtual Simulations", 2010).
+
+mod key;
+mod select;
+
+pub use key::{LodKey, MAX_LEVELS};
+pub use select::{LodSettings, covering, select};
