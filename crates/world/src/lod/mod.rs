@@ -3,8 +3,12 @@
 //! meshed with Transvoxel transition cells toward finer neighbours (Eric Lengyel,
 //! "Voxel-Based Terrain for Real-Time Virtual Simulations", 2010).
 
+mod build;
+mod cracks;
 mod key;
 mod select;
 
+pub use build::{LodBuilder, proven_uniform, transition_mask};
+pub use cracks::{OpenEdges, open_edges};
 pub use key::{LodKey, MAX_LEVELS};
 pub use select::{LodSettings, covering, select};
