@@ -126,3 +126,147 @@ fn an_edit_far_away_shows_at_the_level_that_covers_it() {
         after.positions.len()
     );
 }
+
+/// A vertex of a shown mesh of `level` (on a transition face of it when `transition`), world
+/// metres: a point on the surface that chunk covers.
+fn surface_point(
+    world: &loam_world::World,
+    shown: &loam_world::Shown,
+    level: u8,
+    transition: bool,
+) -> [f64; 3] {
+    for m in shown.meshes().filter(|m| m.level == level) {
+        let mask = world.transition_mask(m.lod_key()).expect("in view");
+        let size = m.lod_key().size() as f32;
+        for p in &m.mesh.positions {
+            let on_face = (0..6).any(|f| {
+                let a = f / 2;
+                mask & (1 << f) != 0
+                    && if f % 2 == 0 {
+                        p[a] < 1.0
+                    } else {
+                        p[a] > size - 1.0
+                    }
+            });
+            if on_face || !transition {
+                return [0, 1, 2].map(|a| m.origin[a] + f64::from(p[a]));
+            }
+        }
+    }
+    panic!("no level-{level} surface (transition {transition})");
+}
+
+fn lod_world(field: Field, threads: usize) -> loam_world::World {
+    let settings = loam_world::WorldSettings {
+        view_radius: 1,
+        threads,
+        lod_levels: 3,
+        view_distance: 200.0,
+        ..Default::default()
+    };
+    loam_world::World::new(field, settings).expect("world")
+}
+
+/// Runs a frame to idle and takes everything; returns the groups handed over.
+fn settle(
+    world: &mut loam_world::World,
+    shown: &mut loam_world::Shown,
+    at: [f64; 3],
+) -> Vec<loam_world::Group> {
+    world.update(&[loam_world::Viewer::at(at)]);
+    assert!(world.wait_idle(loam_world::IDLE_TIMEOUT));
+    let ups = world.pull(loam_world::PullBudget::ALL);
+    shown.apply(ups.clone()).expect("no stale mesh");
+    ups.into_iter()
+        .map(|u| match u {
+            loam_world::Update::Group(g) => g,
+            loam_world::Update::Removed(k) => panic!("level of detail removes in groups: {k:?}"),
+        })
+        .collect()
+}
+
+/// Scripted edits and viewer moves: after each frame every chunk of every level shows its
+/// from-scratch mesh (with the transition faces of the current view), the welded view has no
+/// open edge inside it, an edit is one group across levels, and a level change is one group
+/// with the chunks it replaces.
+#[test]
+fn world_with_levels_equals_from_scratch_after_edits_and_moves() {
+    let field = noise_field(11);
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let start = [5.0, h(5.0, 5.0) + 3.0, 5.0];
+    let mut world = lod_world(field.clone(), 2);
+    let mut shown = loam_world::Shown::default();
+    let mut fresh = field.clone();
+    settle(&mut world, &mut shown, start);
+    let n = loam_world::verify_shown_lod(&world, &shown, &fresh).expect("initial view");
+    let levels: BTreeSet<u8> = shown.meshes().map(|m| m.level).collect();
+    assert_eq!(levels, BTreeSet::from([0, 1, 2]));
+    let c = shown.open_edges(&world.view(), 1.0);
+    eprintln!(
+        "initial: {} chunks in view, {n} meshed, {c:?}",
+        world.view().len()
+    );
+    assert_eq!(c.inside, 0);
+    let mut at = start;
+    let mut edit_levels = BTreeSet::new();
+    let steps: [(&str, f64, f64); 7] = [
+        ("dig level 0", 0.0, 0.0),
+        ("move", 40.0, 0.0),
+        ("dig at a transition face", 0.0, 0.0),
+        ("move", 0.0, 45.0),
+        ("dig level 2", 0.0, 0.0),
+        ("move", -40.0, -45.0),
+        ("build level 1", 0.0, 0.0),
+    ];
+    for (what, dx, dz) in steps {
+        let mut edit = false;
+        if what == "move" {
+            at = [at[0] + dx, 0.0, at[2] + dz];
+            at[1] = h(at[0], at[2]) + 3.0;
+        } else {
+            let level = match what {
+                "dig level 0" => 0,
+                "dig level 2" => 2,
+                _ => 1,
+            };
+            let center = surface_point(&world, &shown, level, what.contains("transition"));
+            let op = EditOp::Sphere {
+                mode: if what.starts_with("build") {
+                    CsgMode::Union
+                } else {
+                    CsgMode::Subtract
+                },
+                center,
+                radius: 9.0,
+                material: 2,
+                blend: 0.0,
+            };
+            world.apply(&op).expect("op");
+            fresh.apply(&op).expect("op");
+            edit = true;
+        }
+        let groups = settle(&mut world, &mut shown, at);
+        if edit {
+            assert_eq!(groups.len(), 1, "{what}: one batch");
+            let g = &groups[0];
+            assert_eq!(g.kind, loam_world::BatchKind::Edit);
+            let lv: BTreeSet<u8> = g.meshes.iter().map(|m| m.level).collect();
+            eprintln!("{what}: levels {lv:?}");
+            edit_levels.extend(lv);
+        } else {
+            assert!(
+                groups
+                    .iter()
+                    .any(|g| !g.removed.is_empty() && !g.meshes.is_empty()),
+                "{what}: a level change replaces chunks in one group"
+            );
+        }
+        let n = loam_world::verify_shown_lod(&world, &shown, &fresh)
+            .unwrap_or_else(|k| panic!("{what}: {k:?} differs from scratch"));
+        let c = shown.open_edges(&world.view(), 1.0);
+        eprintln!("{what}: {} groups, {n} meshed, {c:?}", groups.len());
+        assert_eq!(c.inside, 0, "{what}");
+    }
+    // The edits changed chunks of every level.
+    assert_eq!(edit_levels, BTreeSet::from([0, 1, 2]));
+}

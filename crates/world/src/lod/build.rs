@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use loam_field::{CHUNK_CELLS, Field, SamplePos};
+use loam_field::{BRICK_SAMPLES, CHUNK_CELLS, ColumnBounds, Field, SamplePos};
 use loam_mesh::transvoxel::{
     Face, FineFace, Transitions, fine_face_dims, fine_face_sample, transvoxel,
 };
@@ -102,28 +102,48 @@ impl LodBuilder {
     }
 }
 
-/// Whether the column bounds (generator and edited bricks) prove every sample chunk `key`
-/// reads — its coarse grid with halo and any transition slab — the same sign: all air or all
-/// solid, so the chunk has no surface and needs no job.
-pub fn proven_uniform(field: &Field, key: LodKey) -> bool {
+/// Where the column of level-`level` chunks `(x, z)` is certainly air or solid: the generator's
+/// bounds over every sample its chunks read (the footprint and one coarse sample around it),
+/// widened by the edited bricks there. Cache it per column until an edit reaches the column.
+pub fn lod_column_bounds(field: &Field, level: u8, x: i32, z: i32) -> ColumnBounds {
     let vs = field.settings().voxel_size;
-    let (m, s, size) = (key.min_sample(), i64::from(key.stride()), key.size());
+    let k = LodKey::new(level, [x, 0, z]);
+    let (m, s, size) = (k.min_sample(), i64::from(k.stride()), k.size());
     let range = |c: i32| [i64::from(c) - s, i64::from(c) + size + s];
-    let (x, y, z) = (range(m.x), range(m.y), range(m.z));
+    let (xr, zr) = (range(m.x), range(m.z));
     let metres = |r: [i64; 2]| r.map(|v| v as f64 * vs);
     let mut b = field
         .generator()
-        .column_bounds(metres(x), metres(z), field.settings().band());
-    let brick = |v: i64| v.div_euclid(i64::from(loam_field::BRICK_SAMPLES)) as i32;
-    for bz in brick(z[0])..=brick(z[1]) {
-        for bx in brick(x[0])..=brick(x[1]) {
-            if let Some((l, h)) = field.edited_layers(bx, bz) {
-                let bs = f64::from(loam_field::BRICK_SAMPLES);
+        .column_bounds(metres(xr), metres(zr), field.settings().band());
+    let bs = i64::from(BRICK_SAMPLES);
+    for bz in zr[0].div_euclid(bs)..=zr[1].div_euclid(bs) {
+        for bx in xr[0].div_euclid(bs)..=xr[1].div_euclid(bs) {
+            if let Some((l, h)) = field.edited_layers(bx as i32, bz as i32) {
+                let bs = bs as f64;
                 b.solid_below = b.solid_below.min(f64::from(l) * bs * vs);
                 b.air_above = b.air_above.max((f64::from(h) + 1.0) * bs * vs);
             }
         }
     }
-    let [lo, hi] = metres(y);
-    lo > b.air_above || hi < b.solid_below
+    b
+}
+
+/// Whether `bounds` (its column's, [`lod_column_bounds`]) prove every sample chunk `key` reads
+/// — its coarse grid with halo and any transition slab — the same sign: all air or all solid,
+/// so the chunk has no surface at any transition mask and needs no job.
+pub fn uniform_in(field: &Field, key: LodKey, bounds: &ColumnBounds) -> bool {
+    let vs = field.settings().voxel_size;
+    let (y, s) = (i64::from(key.min_sample().y), i64::from(key.stride()));
+    let lo = (y - s) as f64 * vs;
+    let hi = (y + key.size() + s) as f64 * vs;
+    lo > bounds.air_above || hi < bounds.solid_below
+}
+
+/// [`uniform_in`] with the column's bounds computed on the spot.
+pub fn proven_uniform(field: &Field, key: LodKey) -> bool {
+    uniform_in(
+        field,
+        key,
+        &lod_column_bounds(field, key.level, key.x, key.z),
+    )
 }

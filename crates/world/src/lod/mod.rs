@@ -8,7 +8,7 @@ mod cracks;
 mod key;
 mod select;
 
-pub use build::{LodBuilder, proven_uniform, transition_mask};
+pub use build::{LodBuilder, lod_column_bounds, proven_uniform, transition_mask, uniform_in};
 pub use cracks::{OpenEdges, open_edges};
 pub use key::{LodKey, MAX_LEVELS};
 pub use select::{LodSettings, covering, select};

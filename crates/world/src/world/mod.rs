@@ -2,6 +2,7 @@
 //! front end (DESIGN.md, "One edit, end to end").
 
 mod handover;
+mod lod;
 mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -18,6 +19,7 @@ use crate::batch::{Batch, BatchKind, ChunkMesh};
 use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
+use crate::lod::{LodKey, LodSettings};
 use crate::metrics::{Metrics, Percentiles, Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
@@ -31,12 +33,25 @@ struct Chunk {
     batch: Option<u64>,
     /// Whether the front end was handed a mesh of it.
     shown: bool,
+    /// Its transition faces (level of detail; 0 otherwise).
+    mask: u8,
+}
+
+impl Chunk {
+    fn new(mask: u8) -> Self {
+        Self {
+            version: 0,
+            batch: None,
+            shown: false,
+            mask,
+        }
+    }
 }
 
 /// Ops applied since the last update: they form one batch.
 #[derive(Debug, Default)]
 struct FrameEdit {
-    keys: BTreeSet<ChunkKey>,
+    keys: BTreeSet<LodKey>,
     times: Vec<Instant>,
 }
 
@@ -57,7 +72,14 @@ pub struct World {
     field: Field,
     pool: Pool,
     cache: Arc<GeneratorCache>,
-    chunks: BTreeMap<ChunkKey, Chunk>,
+    chunks: BTreeMap<LodKey, Chunk>,
+    /// Level of detail, when on.
+    lod: Option<LodSettings>,
+    /// The chunks in view with level of detail (every loaded chunk, all levels).
+    view: BTreeSet<LodKey>,
+    /// Viewer positions (metres) the level-of-detail view was selected for.
+    lod_viewers: Vec<[f64; 3]>,
+    lod_columns: lod::LodColumns,
     batches: BTreeMap<u64, Batch>,
     outbox: VecDeque<Out>,
     columns: BTreeMap<(i32, i32), ColumnLayers>,
@@ -90,6 +112,7 @@ impl World {
         // edit's jobs are queued, instead of each op packing older bricks on its own path.
         field.set_hot_capacity(HOT_BRICKS_BETWEEN_UPDATES);
         let cache = Arc::new(GeneratorCache::new(settings.generator_cache_bricks));
+        let voxel_size = field.settings().voxel_size;
         let pool = Pool::new(
             settings.worker_count(),
             field.settings().voxel_size,
@@ -101,6 +124,10 @@ impl World {
             pool,
             cache,
             chunks: BTreeMap::new(),
+            lod: settings.lod(voxel_size),
+            view: BTreeSet::new(),
+            lod_viewers: Vec::new(),
+            lod_columns: BTreeMap::new(),
             batches: BTreeMap::new(),
             outbox: VecDeque::new(),
             columns: BTreeMap::new(),
@@ -247,8 +274,16 @@ impl World {
     /// Marks the chunks that read samples in `b` for this frame's batch, and the column
     /// bounds around it for recomputation.
     fn invalidate(&mut self, b: &SampleBox, now: Instant) {
+        let mut keys = BTreeSet::new();
+        if self.lod.is_some() {
+            self.lod_reading(b, &mut keys);
+        } else {
+            let mut level0 = BTreeSet::new();
+            chunks_reading(b, &mut level0);
+            keys.extend(level0.into_iter().map(LodKey::level0));
+        }
         let frame = self.frame_edit.get_or_insert_with(FrameEdit::default);
-        chunks_reading(b, &mut frame.keys);
+        frame.keys.extend(keys);
         frame.times.push(now);
         // A brick column's edited layers widen the bounds of the chunk columns around it.
         let bx = b.min.x.div_euclid(BRICK_SAMPLES) - 1..=b.max.x.div_euclid(BRICK_SAMPLES) + 1;
@@ -274,6 +309,9 @@ impl World {
             self.restream = true;
         }
         let size = f64::from(CHUNK_CELLS) * vs;
+        if self.restream {
+            self.lod_viewers = viewers.iter().map(|v| v.position).collect();
+        }
         let positions: Vec<[f64; 3]> = viewers
             .iter()
             .map(|v| v.position.map(|p| p / size))
@@ -287,7 +325,9 @@ impl World {
         let threads = self.settings.worker_count();
         self.field
             .pack_hot_with(DEFAULT_HOT_BRICKS, |bricks| pack_bricks(bricks, threads));
-        if self.restream {
+        if self.restream && self.lod.is_some() {
+            self.restream_lod(now);
+        } else if self.restream {
             self.restream();
         } else if !self.dirty_columns.is_empty() {
             self.restream_columns();
@@ -304,7 +344,11 @@ impl World {
             return;
         }
         self.settings.mesher = mesher;
-        let keys: Vec<ChunkKey> = self.chunks.keys().copied().collect();
+        if self.lod.is_some() {
+            // Every chunk is meshed with Transvoxel.
+            return;
+        }
+        let keys: Vec<LodKey> = self.chunks.keys().copied().collect();
         for key in keys {
             let c = &self.chunks[&key];
             match c.batch {
@@ -348,20 +392,53 @@ impl World {
         self.batches.len()
     }
 
-    /// Loaded chunks, ascending.
+    /// Loaded level-0 chunks, ascending.
     pub fn loaded(&self) -> impl Iterator<Item = ChunkKey> + '_ {
+        self.chunks
+            .keys()
+            .filter(|k| k.level == 0)
+            .map(|k| k.chunk())
+    }
+
+    /// Loaded chunks of every level, ascending (level, then z, y, x).
+    pub fn loaded_lod(&self) -> impl Iterator<Item = LodKey> + '_ {
         self.chunks.keys().copied()
     }
 
-    /// Whether chunk `key` is loaded and the front end has its current state: its newest
-    /// mesh was handed over, or it is known all air or all solid (nothing to mesh). False
-    /// while a build of it is waiting or not yet pulled, and for chunks not loaded.
+    /// The chunks in view, all levels: with level of detail the current selection (a tiling,
+    /// [`crate::lod::select`]), otherwise the loaded level-0 chunks. Pass it to
+    /// [`crate::Shown::open_edges`].
+    pub fn view(&self) -> BTreeSet<LodKey> {
+        match self.lod {
+            Some(_) => self.view.clone(),
+            None => self.chunks.keys().copied().collect(),
+        }
+    }
+
+    /// The transition faces chunk `key` is meshed with (bit `Face as u8`), if loaded.
+    pub fn transition_mask(&self, key: LodKey) -> Option<u8> {
+        self.chunks.get(&key).map(|c| c.mask)
+    }
+
+    /// Whether level-0 chunk `key` is loaded and the front end has its current state: its
+    /// newest mesh was handed over, or it is known all air or all solid (nothing to mesh).
+    /// False while a build of it is waiting or not yet pulled, and for chunks not loaded.
     pub fn is_current(&self, key: ChunkKey) -> bool {
+        self.is_current_lod(LodKey::level0(key))
+    }
+
+    /// [`World::is_current`] for a chunk of any level.
+    pub fn is_current_lod(&self, key: LodKey) -> bool {
         self.chunks.get(&key).is_some_and(|c| c.batch.is_none())
     }
 
-    /// The current version of a loaded chunk.
+    /// The current version of a loaded level-0 chunk.
     pub fn version(&self, key: ChunkKey) -> Option<u64> {
+        self.version_lod(LodKey::level0(key))
+    }
+
+    /// The current version of a loaded chunk of any level.
+    pub fn version_lod(&self, key: LodKey) -> Option<u64> {
         self.chunks.get(&key).map(|c| c.version)
     }
 
@@ -434,11 +511,12 @@ impl World {
             return;
         }
         let vs = self.field.settings().voxel_size;
-        let origin = r.key.min_sample().to_array().map(|c| f64::from(c) * vs);
+        let origin = r.key.origin(vs);
         batch.ready.insert(
             r.key,
             ChunkMesh {
-                key: r.key,
+                key: r.key.chunk(),
+                level: r.key.level,
                 version: r.version,
                 origin,
                 mesh: Arc::new(r.mesh),
@@ -473,13 +551,14 @@ impl World {
 
     /// Gives the chunk a new version and a job, waiting in batch `target` (its own batch or,
     /// if it has none, a new one).
-    fn bump(&mut self, key: ChunkKey, target: u64) {
+    fn bump(&mut self, key: LodKey, target: u64) {
         let version = self.next_version;
         self.next_version += 1;
         let c = self.chunks.get_mut(&key).expect("loaded");
         debug_assert!(c.batch.is_none() || c.batch == Some(target));
         c.version = version;
         c.batch = Some(target);
+        let lod = self.lod.map(|_| c.mask);
         let batch = self.batches.get_mut(&target).expect("batch");
         if batch.ready.remove(&key).is_some() {
             self.rec.stale_dropped += 1;
@@ -492,6 +571,7 @@ impl World {
             rank,
             field: self.field.clone(),
             mesher: self.settings.mesher,
+            lod,
         };
         if self.pool.push(key, job) {
             self.rec.jobs_superseded += 1;
@@ -500,7 +580,7 @@ impl World {
 
     /// Takes `key` out of its batch; a batch left with nothing to wait for is complete, one
     /// left with nothing at all is gone.
-    fn release(&mut self, key: ChunkKey, now: Instant) -> Vec<Instant> {
+    fn release(&mut self, key: LodKey, now: Instant) -> Vec<Instant> {
         let Some(c) = self.chunks.get_mut(&key) else {
             return Vec::new();
         };
@@ -515,7 +595,7 @@ impl World {
         if batch.kind == BatchKind::Edit {
             self.rec.batches_released += 1;
         }
-        if batch.ready.is_empty() && batch.waiting.is_empty() {
+        if batch.ready.is_empty() && batch.waiting.is_empty() && batch.removed.is_empty() {
             // Nothing left to show: its ops' changes are shown by whoever took its chunks.
             return self
                 .batches
@@ -536,6 +616,10 @@ impl World {
         let mut targets = Vec::new();
         for key in frame.keys {
             if !self.chunks.contains_key(&key) {
+                if self.lod.is_some() {
+                    // Every chunk in view is loaded: this one is out of view.
+                    continue;
+                }
                 let column = (key.x, key.z);
                 let want = wanted_in_column(
                     &self.field,
@@ -544,17 +628,10 @@ impl World {
                     &mut self.columns,
                     column,
                 );
-                if !want.contains(&key) {
+                if !want.contains(&key.chunk()) {
                     continue;
                 }
-                self.chunks.insert(
-                    key,
-                    Chunk {
-                        version: 0,
-                        batch: None,
-                        shown: false,
-                    },
-                );
+                self.chunks.insert(key, Chunk::new(0));
             }
             targets.push(key);
         }
@@ -602,6 +679,7 @@ impl World {
         let n = self.batches.get_mut(&new).expect("batch");
         n.waiting.extend(b.waiting);
         n.ready.extend(b.ready);
+        n.removed.extend(b.removed);
     }
 }
 
