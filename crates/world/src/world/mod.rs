@@ -551,10 +551,16 @@ impl World {
             .collect();
         for old in older {
             let b = &self.batches[&old];
+            let window = self.settings.merge_window;
             let young = b
                 .oldest()
-                .is_some_and(|t| now.saturating_duration_since(t) <= self.settings.merge_window);
-            if b.kind == BatchKind::Edit && young {
+                .is_some_and(|t| now.saturating_duration_since(t) <= window);
+            // With level of detail a young view change is merged too, so its level change and
+            // transition faces show together with the edit.
+            let young_view = self.lod.is_some()
+                && b.kind == BatchKind::Stream
+                && now.saturating_duration_since(b.created) <= window;
+            if (b.kind == BatchKind::Edit && young) || young_view {
                 self.merge(old, id, &mut edits);
             }
         }
