@@ -365,3 +365,25 @@ fn open_edges_of_a_level0_world_are_zero_inside_the_view() {
     assert!(c.triangles > 10_000 && c.outer > 0, "{c:?}");
     assert_eq!(c.inside, 0);
 }
+
+/// Hysteresis in the world: a viewer stepping back and forth across a chunk border (where
+/// the split distances of several levels cross chunk boundaries) changes the view on the
+/// first swings only; after that no chunk changes level and nothing is rebuilt.
+#[test]
+fn a_viewer_oscillating_across_a_border_stops_changing_levels() {
+    let field = noise_field(2);
+    let y = field.generator().surface_height(32.0, 16.0) + 3.0;
+    let mut world = lod_world(field, 2);
+    let mut shown = loam_world::Shown::default();
+    let sides = [[31.5, y, 16.0], [32.5, y, 16.0]];
+    let mut changes = Vec::new();
+    for i in 0..10 {
+        let before = world.view();
+        let groups = settle(&mut world, &mut shown, sides[i % 2]);
+        changes.push(usize::from(world.view() != before) + groups.len());
+    }
+    eprintln!("changes per swing: {changes:?}");
+    assert!(changes[0] > 0, "the first view loads");
+    assert!(changes[1] > 0, "the first swing refines the other side");
+    assert!(changes[2..].iter().all(|&c| c == 0), "{changes:?}");
+}
