@@ -13,6 +13,11 @@
 //! - **Batches**: an op marks every chunk whose grid (halo included) holds a changed sample,
 //!   loaded or newly in view; the ops applied before one [`World::update`] form one batch,
 //!   delivered by [`World::pull`] only when all of its chunks are built, as one [`Group`].
+//! - **Level of detail** ([`lod`], opt-in with [`WorldSettings::lod_levels`]): chunks of
+//!   several levels chosen as a balanced octree around the viewers (2:1 rule, hysteresis),
+//!   read from the same field at each level's spacing and meshed with Transvoxel transition
+//!   cells toward finer neighbours (Lengyel 2010); a level change is one [`Group`] with the
+//!   chunks it replaces in [`Group::removed`]; [`Shown::open_edges`] counts cracks.
 //! - **Metrics**: [`World::metrics`].
 //!
 //! ```

@@ -387,3 +387,36 @@ fn a_viewer_oscillating_across_a_border_stops_changing_levels() {
     assert!(changes[1] > 0, "the first swing refines the other side");
     assert!(changes[2..].iter().all(|&c| c == 0), "{changes:?}");
 }
+
+/// Two viewers 300 m apart: each has level 0 around it, the view between them is one tiling,
+/// and it equals from scratch with no crack, also after both move.
+#[test]
+fn two_viewers_share_one_crack_free_view() {
+    let field = noise_field(4);
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z) + 2.0;
+    let mut world = lod_world(field.clone(), 2);
+    let mut shown = loam_world::Shown::default();
+    for (a, b) in [(0.0, 300.0), (20.0, 260.0)] {
+        let viewers = [
+            loam_world::Viewer::at([a, h(a, 0.0), 0.0]),
+            loam_world::Viewer::at([b, h(b, 40.0), 40.0]),
+        ];
+        world.update(&viewers);
+        assert!(world.wait_idle(loam_world::IDLE_TIMEOUT));
+        shown
+            .apply(world.pull(loam_world::PullBudget::ALL))
+            .expect("no stale mesh");
+        let view = world.view();
+        for v in &viewers {
+            let c = v.position.map(|p| (p / 32.0).floor() as i32);
+            assert!(view.contains(&LodKey::new(0, c)), "level 0 at {v:?}");
+        }
+        let n = loam_world::verify_shown_lod(&world, &shown, &field).expect("from scratch");
+        let c = shown.open_edges(&view, 1.0);
+        eprintln!(
+            "viewers at {a} and {b}: {} in view, {n} meshed, {c:?}",
+            view.len()
+        );
+        assert_eq!(c.inside, 0);
+    }
+}
