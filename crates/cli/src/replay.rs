@@ -106,6 +106,9 @@ pub struct Summary {
     pub frames: u64,
     /// Chunks shown at the end (with a non-empty mesh).
     pub chunks_shown: usize,
+    /// Open edges (cracks) of the shown meshes welded by position, not on the outer edge of
+    /// the view ([`loam_world::Shown::open_edges`]); 0 for a crack-free view.
+    pub open_edges: usize,
     /// Whether --verify compared every chunk with a from-scratch build (and all matched).
     pub verified: bool,
     /// The pipeline's metrics.
@@ -219,6 +222,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         threads: run.world.settings().worker_count(),
         frames: run.frames,
         chunks_shown: run.shown.len(),
+        open_edges: run.shown.open_edges(&run.world.view(), vs).inside,
         verified: args.verify,
         metrics,
         meshes,
@@ -231,7 +235,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {path:?}"))?;
     if let Some(file) = &args.metrics_json {
-        std::fs::write(file, serde_json::to_string(&summary.metrics)? + "\n")
+        // The pipeline's metrics and the crack count of the shown view.
+        let mut json = serde_json::to_value(&summary.metrics)?;
+        if let Some(o) = json.as_object_mut() {
+            o.insert("open_edges".into(), summary.open_edges.into());
+        }
+        std::fs::write(file, serde_json::to_string(&json)? + "\n")
             .with_context(|| format!("writing {file:?}"))?;
     }
     print(&summary, &args.out, &path)?;

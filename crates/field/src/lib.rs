@@ -47,6 +47,7 @@ mod op;
 mod quant;
 mod raycast;
 pub mod sculpt;
+mod strided;
 
 pub use brick::{
     Brick, BrickSamples, DECODED_CACHE_DEFAULT_CAPACITY, DecodedCacheStats, GENERATOR_MATERIAL,

@@ -8,18 +8,30 @@ use std::time::{Duration, Instant};
 use loam_field::ChunkKey;
 use loam_mesh::MeshBuffer;
 
+use crate::lod::LodKey;
+
 /// A chunk's mesh as the front end receives it.
 #[derive(Debug, Clone)]
 pub struct ChunkMesh {
-    /// The chunk.
+    /// The chunk, in chunks of its level (level 0: the ordinary chunk key).
     pub key: ChunkKey,
+    /// Its level of detail: 0 without level of detail; level `k` has cells of `2^k` voxels
+    /// and covers `32 · 2^k` samples per axis (see [`LodKey`]).
+    pub level: u8,
     /// The chunk version the mesh was built for; versions of one chunk only grow.
     pub version: u64,
-    /// World position of the chunk's lowest corner (sample `32 · key`), metres; the mesh's
-    /// positions are relative to it.
+    /// World position of the chunk's lowest corner (sample `32 · 2^level · key`), metres; the
+    /// mesh's positions are metres relative to it (already scaled: draw them as they are).
     pub origin: [f64; 3],
     /// The mesh (empty: the chunk has no surface, drop what was shown).
     pub mesh: Arc<MeshBuffer>,
+}
+
+impl ChunkMesh {
+    /// The chunk with its level.
+    pub fn lod_key(&self) -> LodKey {
+        LodKey::new(self.level, [self.key.x, self.key.y, self.key.z])
+    }
 }
 
 /// Why a group of meshes was built.
@@ -28,7 +40,9 @@ pub enum BatchKind {
     /// Chunks changed by edits applied in one frame (several, when a newer edit merged an
     /// older one still being built). Swap all of them in the same frame.
     Edit,
-    /// A chunk that came into view.
+    /// A chunk that came into view; with level of detail, every chunk that came into view,
+    /// changed level or changed its transition faces as the viewers moved (with the chunks
+    /// it replaces in [`Group::removed`]).
     Stream,
     /// A chunk rebuilt after the mesher changed.
     Rebuild,
@@ -43,7 +57,11 @@ pub struct Group {
     pub kind: BatchKind,
     /// Ops whose changes it shows (0 for streaming and rebuilds).
     pub ops: usize,
-    /// One mesh per chunk, in ascending chunk order.
+    /// Chunks to stop showing in the same frame, before showing `meshes` (level of detail
+    /// only: the chunks of another level that the new ones replace; empty otherwise, where
+    /// [`Update::Removed`] says it).
+    pub removed: Vec<LodKey>,
+    /// One mesh per chunk, in ascending chunk order (by level, then z, y, x).
     pub meshes: Vec<ChunkMesh>,
 }
 
@@ -88,15 +106,19 @@ impl PullBudget {
 pub(crate) struct Batch {
     pub kind: BatchKind,
     /// Chunks whose current version is not built yet.
-    pub waiting: BTreeSet<ChunkKey>,
+    pub waiting: BTreeSet<LodKey>,
     /// Built meshes of current versions.
-    pub ready: BTreeMap<ChunkKey, ChunkMesh>,
+    pub ready: BTreeMap<LodKey, ChunkMesh>,
+    /// Shown chunks that leave the view when this batch is shown (level of detail).
+    pub removed: BTreeSet<LodKey>,
     /// When each op of the batch was applied.
     pub edits: Vec<Instant>,
     /// When the last chunk was built; `None` while a chunk is waiting.
     pub complete: Option<Instant>,
     /// When it first completed (its ops' latency is measured to there).
     pub completed_once: Option<Instant>,
+    /// When it was formed.
+    pub created: Instant,
 }
 
 impl Batch {
@@ -105,9 +127,11 @@ impl Batch {
             kind,
             waiting: BTreeSet::new(),
             ready: BTreeMap::new(),
+            removed: BTreeSet::new(),
             edits: Vec::new(),
             complete: None,
             completed_once: None,
+            created: Instant::now(),
         }
     }
 

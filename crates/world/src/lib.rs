@@ -13,6 +13,11 @@
 //! - **Batches**: an op marks every chunk whose grid (halo included) holds a changed sample,
 //!   loaded or newly in view; the ops applied before one [`World::update`] form one batch,
 //!   delivered by [`World::pull`] only when all of its chunks are built, as one [`Group`].
+//! - **Level of detail** ([`lod`], opt-in with [`WorldSettings::lod_levels`]): chunks of
+//!   several levels chosen as a balanced octree around the viewers (2:1 rule, hysteresis),
+//!   read from the same field at each level's spacing and meshed with Transvoxel transition
+//!   cells toward finer neighbours (Lengyel 2010); a level change is one [`Group`] with the
+//!   chunks it replaces in [`Group::removed`]; [`Shown::open_edges`] counts cracks.
 //! - **Metrics**: [`World::metrics`].
 //!
 //! ```
@@ -45,6 +50,7 @@ mod batch;
 mod bricks;
 mod cache;
 mod dirty;
+pub mod lod;
 mod metrics;
 mod pool;
 mod scratch;
@@ -57,7 +63,7 @@ mod world;
 pub use batch::{BatchKind, ChunkMesh, Group, PullBudget, Update};
 pub use dirty::{chunk_grid_box, chunks_reading};
 pub use metrics::{Metrics, Percentiles};
-pub use scratch::{ChunkBuilder, same_mesh, verify_shown};
+pub use scratch::{ChunkBuilder, same_mesh, verify_shown, verify_shown_lod};
 pub use settings::{WorldError, WorldSettings};
 pub use shown::{Shown, StaleMesh};
 pub use streaming::Viewer;

@@ -7,10 +7,11 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
-use loam_field::{BrickKey, CHUNK_CELLS, ChunkKey, Field};
+use loam_field::{BrickKey, CHUNK_CELLS, Field};
 use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};
 
 use crate::cache::{GeneratorCache, brick_from_grid};
+use crate::lod::{LodBuilder, LodKey};
 use crate::settings::WorldError;
 
 /// One chunk to build: the version it is for, the field snapshot it reads and the mesher.
@@ -21,11 +22,14 @@ pub(crate) struct Job {
     pub rank: Option<u64>,
     pub field: Field,
     pub mesher: Mesher,
+    /// With level of detail: the chunk's transition faces (meshed with Transvoxel by
+    /// [`LodBuilder`]); `None`: a level-0 chunk meshed with `mesher`.
+    pub lod: Option<u8>,
 }
 
 /// A built chunk.
 pub(crate) struct JobResult {
-    pub key: ChunkKey,
+    pub key: LodKey,
     pub version: u64,
     pub mesh: MeshBuffer,
     pub mesh_s: f64,
@@ -35,7 +39,7 @@ pub(crate) struct JobResult {
 #[derive(Default)]
 struct Queue {
     /// At most one job per chunk: a newer version replaces a queued older one.
-    jobs: BTreeMap<ChunkKey, Job>,
+    jobs: BTreeMap<LodKey, Job>,
     /// Viewer positions in chunk units, for nearest-first order.
     viewers: Vec<[f64; 3]>,
     shutdown: bool,
@@ -44,9 +48,10 @@ struct Queue {
 impl Queue {
     /// The most urgent job: edited chunks first (oldest batch first), then the chunk nearest to
     /// a viewer, then the lowest key.
-    fn pop(&mut self) -> Option<(ChunkKey, Job)> {
-        let dist = |k: &ChunkKey| {
-            let c = [k.x, k.y, k.z].map(|v| f64::from(v) + 0.5);
+    fn pop(&mut self) -> Option<(LodKey, Job)> {
+        let dist = |k: &LodKey| {
+            let s = f64::from(k.stride());
+            let c = k.xyz().map(|v| (f64::from(v) + 0.5) * s);
             self.viewers
                 .iter()
                 .map(|v| (0..3).map(|i| (c[i] - v[i]) * (c[i] - v[i])).sum::<f64>())
@@ -108,19 +113,19 @@ impl Pool {
 
     /// Queues `job` for `key`, replacing a queued job of the same chunk; returns whether one
     /// was replaced (it will never be built).
-    pub fn push(&self, key: ChunkKey, job: Job) -> bool {
+    pub fn push(&self, key: LodKey, job: Job) -> bool {
         let replaced = lock(&self.shared).jobs.insert(key, job).is_some();
         self.shared.1.notify_one();
         replaced
     }
 
     /// Removes the queued job of `key`, if any (a job already running still reports back).
-    pub fn cancel(&self, key: ChunkKey) -> bool {
+    pub fn cancel(&self, key: LodKey) -> bool {
         lock(&self.shared).jobs.remove(&key).is_some()
     }
 
     /// Moves the queued job of `key` into batch rank `rank`.
-    pub fn set_rank(&self, key: ChunkKey, rank: Option<u64>) {
+    pub fn set_rank(&self, key: LodKey, rank: Option<u64>) {
         if let Some(j) = lock(&self.shared).jobs.get_mut(&key) {
             j.rank = rank;
         }
@@ -161,6 +166,7 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
     let n = side.pow(3);
     let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
     let mut buffer = MeshBuffer::default();
+    let mut lod = LodBuilder::default();
     loop {
         let (key, job) = {
             let mut q = lock(shared);
@@ -175,6 +181,22 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             }
         };
         let start = Instant::now();
+        if let Some(mask) = job.lod {
+            let mesh = lod.build(&job.field, key, mask).clone();
+            let finished = Instant::now();
+            let result = JobResult {
+                key,
+                version: job.version,
+                mesh,
+                mesh_s: (finished - start).as_secs_f64(),
+                finished,
+            };
+            if tx.send(result).is_err() {
+                return;
+            }
+            continue;
+        }
+        let (lod_key, key) = (key, key.chunk());
         let min = job
             .field
             .fill_chunk_with(key, CHUNK_HALO, &mut values, &mut materials, &|k| {
@@ -192,7 +214,7 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
         );
         let finished = Instant::now();
         let result = JobResult {
-            key,
+            key: lod_key,
             version: job.version,
             mesh: buffer.detach(),
             mesh_s: (finished - start).as_secs_f64(),

@@ -4,6 +4,7 @@
 use loam_field::{CHUNK_CELLS, ChunkKey, Field};
 use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};
 
+use crate::lod::{LodBuilder, LodKey, proven_uniform, transition_mask};
 use crate::shown::Shown;
 use crate::world::World;
 
@@ -64,6 +65,40 @@ pub fn verify_shown(world: &World, shown: &Shown, fresh: &Field) -> Result<usize
     }
     match shown.meshes().find(|m| world.version(m.key).is_none()) {
         Some(m) => Err(m.key),
+        None => Ok(meshed),
+    }
+}
+
+/// [`verify_shown`] with level of detail: every chunk `world` has in view, of every level,
+/// shows exactly the mesh [`LodBuilder`] builds from `fresh` with the transition faces the
+/// current view gives it (so no stale transition survives a level change), and nothing is
+/// shown outside the view. Returns the number of chunks with a mesh.
+///
+/// # Errors
+/// The key of the first chunk whose shown mesh is not the from-scratch one.
+pub fn verify_shown_lod(world: &World, shown: &Shown, fresh: &Field) -> Result<usize, LodKey> {
+    let view = world.view();
+    let mut builder = LodBuilder::default();
+    let mut meshed = 0;
+    for &key in &view {
+        let mask = transition_mask(&view, key);
+        if world.transition_mask(key) != Some(mask) {
+            return Err(key);
+        }
+        let empty = MeshBuffer::default();
+        let want = if proven_uniform(fresh, key) {
+            &empty
+        } else {
+            builder.build(fresh, key, mask)
+        };
+        match shown.get_lod(key) {
+            Some(m) if same_mesh(&m.mesh, want) => meshed += 1,
+            None if want.is_empty() => {}
+            _ => return Err(key),
+        }
+    }
+    match shown.meshes().find(|m| !view.contains(&m.lod_key())) {
+        Some(m) => Err(m.lod_key()),
         None => Ok(meshed),
     }
 }

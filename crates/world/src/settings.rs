@@ -34,6 +34,17 @@ pub struct WorldSettings {
     /// Memory budget of the undo history, bytes; the oldest strokes are forgotten beyond it.
     /// Default 64 MiB.
     pub history_budget: usize,
+    /// Levels of detail, `[0, 12]` (issue 11). 0 (the default) turns level of detail off: only
+    /// level-0 chunks, streamed by columns as described above, meshed with `mesher`. With `n ≥ 1`
+    /// the world shows chunks of levels 0 to `n − 1` chosen by [`crate::lod::select`]: level 0
+    /// within `view_radius` chunks of a viewer (`32 · view_radius · voxel_size` metres), level
+    /// `k` within `2^k` times that, the coarsest out to `view_distance`, with 25 % hysteresis;
+    /// every chunk is meshed with Transvoxel (transition cells toward finer neighbours,
+    /// Lengyel 2010) and `mesher`, `view_depth` and `unload_margin` are not used.
+    pub lod_levels: u8,
+    /// With level of detail: how far the coarsest chunks reach, metres, `[0, 10⁶]`. Default
+    /// 2048.
+    pub view_distance: f64,
 }
 
 impl Default for WorldSettings {
@@ -47,6 +58,8 @@ impl Default for WorldSettings {
             merge_window: Duration::from_millis(250),
             generator_cache_bricks: 512,
             history_budget: loam_field::History::DEFAULT_BUDGET,
+            lod_levels: 0,
+            view_distance: 2048.0,
         }
     }
 }
@@ -99,7 +112,29 @@ impl WorldSettings {
             "[0, 65536]",
         )?;
         let ms = u64::try_from(self.merge_window.as_millis()).unwrap_or(u64::MAX);
-        check("merge_window", ms, 0, 10_000, "[0, 10000] ms")
+        check("merge_window", ms, 0, 10_000, "[0, 10000] ms")?;
+        check("lod_levels", self.lod_levels.into(), 0, 12, "[0, 12]")?;
+        if !(0.0..=1e6).contains(&self.view_distance) {
+            return Err(WorldError::OutOfRange {
+                name: "view_distance",
+                value: self.view_distance.max(0.0).min(u64::MAX as f64) as u64,
+                range: "[0, 1e6] m",
+            });
+        }
+        Ok(())
+    }
+
+    /// The level-of-detail selection these settings give for level-0 voxels of `voxel_size`
+    /// metres, or `None` when level of detail is off (`lod_levels` 0).
+    pub fn lod(&self, voxel_size: f64) -> Option<crate::lod::LodSettings> {
+        (self.lod_levels > 0).then(|| crate::lod::LodSettings {
+            levels: self.lod_levels,
+            lod0_radius: f64::from(self.view_radius)
+                * f64::from(loam_field::CHUNK_CELLS)
+                * voxel_size,
+            view_distance: self.view_distance,
+            hysteresis: 0.25,
+        })
     }
 
     /// The worker count these settings give on this machine.

@@ -2,5 +2,6 @@
 
 mod util;
 
+mod lod;
 mod pipeline;
 mod props;

@@ -273,3 +273,44 @@ impl Generator {
 pub(crate) fn wrap_noise(q: f64) -> f64 {
     q - 256.0 * (q * (1.0 / 256.0)).floor()
 }
+
+impl Generator {
+    /// Fills `out` with the samples at `min + stride · i` for `i` in the box of `dims` lattice
+    /// points (x fastest, then y, then z): a coarse level of detail's samples. Equal sample
+    /// for sample to [`Generator::sample`] at those positions; the ground height is computed
+    /// once per column.
+    ///
+    /// # Panics
+    /// If `stride < 1`, `out.len()` is not `dims[0] · dims[1] · dims[2]`, or a lattice point
+    /// lies outside the `i32` sample range.
+    pub fn fill_strided(
+        &self,
+        min: SamplePos,
+        stride: i32,
+        dims: [usize; 3],
+        voxel_size: f64,
+        band: f64,
+        out: &mut [f32],
+    ) {
+        assert!(stride >= 1, "stride {stride} must be at least 1");
+        assert_eq!(out.len(), dims.iter().product::<usize>(), "output length");
+        let at = |m: i32, i: usize| -> i32 {
+            i32::try_from(i64::from(m) + i64::from(stride) * i as i64)
+                .expect("lattice point outside the sample range")
+        };
+        let inv = self.inv_scale;
+        let grid = Quant::new(band);
+        let (nx, ny) = (dims[0], dims[1]);
+        for k in 0..dims[2] {
+            let wz = f64::from(at(min.z, k)) * voxel_size;
+            for i in 0..nx {
+                let wx = f64::from(at(min.x, i)) * voxel_size;
+                let h = self.surface_height(wx, wz);
+                for j in 0..ny {
+                    let wy = f64::from(at(min.y, j)) * voxel_size;
+                    out[i + nx * (j + ny * k)] = self.value_with([wx, wy, wz], h, inv, band, &grid);
+                }
+            }
+        }
+    }
+}

@@ -162,6 +162,7 @@ impl World {
                 id,
                 kind: batch.kind,
                 ops: batch.edits.len(),
+                removed: batch.removed.into_iter().collect(),
                 meshes: batch.ready.into_values().collect(),
             }));
         }

@@ -2,6 +2,8 @@
 //! front end (DESIGN.md, "One edit, end to end").
 
 mod handover;
+mod lod;
+mod query;
 mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -18,7 +20,8 @@ use crate::batch::{Batch, BatchKind, ChunkMesh};
 use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
-use crate::metrics::{Metrics, Percentiles, Recorder, record};
+use crate::lod::{LodKey, LodSettings};
+use crate::metrics::{Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
 use crate::streaming::{ColumnLayers, Viewer, wanted_in_column};
@@ -31,12 +34,25 @@ struct Chunk {
     batch: Option<u64>,
     /// Whether the front end was handed a mesh of it.
     shown: bool,
+    /// Its transition faces (level of detail; 0 otherwise).
+    mask: u8,
+}
+
+impl Chunk {
+    fn new(mask: u8) -> Self {
+        Self {
+            version: 0,
+            batch: None,
+            shown: false,
+            mask,
+        }
+    }
 }
 
 /// Ops applied since the last update: they form one batch.
 #[derive(Debug, Default)]
 struct FrameEdit {
-    keys: BTreeSet<ChunkKey>,
+    keys: BTreeSet<LodKey>,
     times: Vec<Instant>,
 }
 
@@ -57,7 +73,14 @@ pub struct World {
     field: Field,
     pool: Pool,
     cache: Arc<GeneratorCache>,
-    chunks: BTreeMap<ChunkKey, Chunk>,
+    chunks: BTreeMap<LodKey, Chunk>,
+    /// Level of detail, when on.
+    lod: Option<LodSettings>,
+    /// The chunks in view with level of detail (every loaded chunk, all levels).
+    view: BTreeSet<LodKey>,
+    /// Viewer positions (metres) the level-of-detail view was selected for.
+    lod_viewers: Vec<[f64; 3]>,
+    lod_columns: lod::LodColumns,
     batches: BTreeMap<u64, Batch>,
     outbox: VecDeque<Out>,
     columns: BTreeMap<(i32, i32), ColumnLayers>,
@@ -90,6 +113,7 @@ impl World {
         // edit's jobs are queued, instead of each op packing older bricks on its own path.
         field.set_hot_capacity(HOT_BRICKS_BETWEEN_UPDATES);
         let cache = Arc::new(GeneratorCache::new(settings.generator_cache_bricks));
+        let voxel_size = field.settings().voxel_size;
         let pool = Pool::new(
             settings.worker_count(),
             field.settings().voxel_size,
@@ -101,6 +125,10 @@ impl World {
             pool,
             cache,
             chunks: BTreeMap::new(),
+            lod: settings.lod(voxel_size),
+            view: BTreeSet::new(),
+            lod_viewers: Vec::new(),
+            lod_columns: BTreeMap::new(),
             batches: BTreeMap::new(),
             outbox: VecDeque::new(),
             columns: BTreeMap::new(),
@@ -247,8 +275,16 @@ impl World {
     /// Marks the chunks that read samples in `b` for this frame's batch, and the column
     /// bounds around it for recomputation.
     fn invalidate(&mut self, b: &SampleBox, now: Instant) {
+        let mut keys = BTreeSet::new();
+        if self.lod.is_some() {
+            self.lod_reading(b, &mut keys);
+        } else {
+            let mut level0 = BTreeSet::new();
+            chunks_reading(b, &mut level0);
+            keys.extend(level0.into_iter().map(LodKey::level0));
+        }
         let frame = self.frame_edit.get_or_insert_with(FrameEdit::default);
-        chunks_reading(b, &mut frame.keys);
+        frame.keys.extend(keys);
         frame.times.push(now);
         // A brick column's edited layers widen the bounds of the chunk columns around it.
         let bx = b.min.x.div_euclid(BRICK_SAMPLES) - 1..=b.max.x.div_euclid(BRICK_SAMPLES) + 1;
@@ -274,6 +310,9 @@ impl World {
             self.restream = true;
         }
         let size = f64::from(CHUNK_CELLS) * vs;
+        if self.restream {
+            self.lod_viewers = viewers.iter().map(|v| v.position).collect();
+        }
         let positions: Vec<[f64; 3]> = viewers
             .iter()
             .map(|v| v.position.map(|p| p / size))
@@ -287,7 +326,9 @@ impl World {
         let threads = self.settings.worker_count();
         self.field
             .pack_hot_with(DEFAULT_HOT_BRICKS, |bricks| pack_bricks(bricks, threads));
-        if self.restream {
+        if self.restream && self.lod.is_some() {
+            self.restream_lod(now);
+        } else if self.restream {
             self.restream();
         } else if !self.dirty_columns.is_empty() {
             self.restream_columns();
@@ -304,7 +345,11 @@ impl World {
             return;
         }
         self.settings.mesher = mesher;
-        let keys: Vec<ChunkKey> = self.chunks.keys().copied().collect();
+        if self.lod.is_some() {
+            // Every chunk is meshed with Transvoxel.
+            return;
+        }
+        let keys: Vec<LodKey> = self.chunks.keys().copied().collect();
         for key in keys {
             let c = &self.chunks[&key];
             match c.batch {
@@ -336,66 +381,6 @@ impl World {
                 Err(_) => return false,
             }
         }
-    }
-
-    /// Loaded chunks whose current version is not built yet.
-    pub fn waiting(&self) -> usize {
-        self.batches.values().map(|b| b.waiting.len()).sum()
-    }
-
-    /// Batches not yet pulled (being built, or ready).
-    pub fn pending_batches(&self) -> usize {
-        self.batches.len()
-    }
-
-    /// Loaded chunks, ascending.
-    pub fn loaded(&self) -> impl Iterator<Item = ChunkKey> + '_ {
-        self.chunks.keys().copied()
-    }
-
-    /// Whether chunk `key` is loaded and the front end has its current state: its newest
-    /// mesh was handed over, or it is known all air or all solid (nothing to mesh). False
-    /// while a build of it is waiting or not yet pulled, and for chunks not loaded.
-    pub fn is_current(&self, key: ChunkKey) -> bool {
-        self.chunks.get(&key).is_some_and(|c| c.batch.is_none())
-    }
-
-    /// The current version of a loaded chunk.
-    pub fn version(&self, key: ChunkKey) -> Option<u64> {
-        self.chunks.get(&key).map(|c| c.version)
-    }
-
-    /// The measurements so far.
-    pub fn metrics(&self) -> Metrics {
-        let r = &self.rec;
-        Metrics {
-            edit_latency_ms: Percentiles::of(&r.edit_latency_ms),
-            mesh_ms_per_chunk: Percentiles::of(&r.mesh_ms),
-            samples_changed_per_edit: Percentiles::of(&r.samples_changed),
-            stale_dropped: r.stale_dropped,
-            jobs_superseded: r.jobs_superseded,
-            queue_depth_max: r.queue_depth_max,
-            queue_depth: self.pool.queued(),
-            chunks_loaded: self.chunks.len(),
-            chunks_waiting: self.waiting(),
-            chunks_built: r.chunks_built,
-            batches_delivered: r.batches_delivered,
-            batches_released: r.batches_released,
-            edits: self.edits,
-            initial_load_s: r.initial_load_s,
-            generator_cache_bricks: self.cache.len(),
-        }
-    }
-
-    /// Forgets the measurements so far (latencies, build times, counters; the initial load
-    /// time is kept), so a benchmark can measure one phase.
-    pub fn reset_metrics(&mut self) {
-        let initial = self.rec.initial_load_s;
-        self.rec = Recorder {
-            initial_load_s: initial,
-            ..Recorder::default()
-        };
-        self.edits = 0;
     }
 
     fn check_initial_load(&mut self) {
@@ -434,11 +419,12 @@ impl World {
             return;
         }
         let vs = self.field.settings().voxel_size;
-        let origin = r.key.min_sample().to_array().map(|c| f64::from(c) * vs);
+        let origin = r.key.origin(vs);
         batch.ready.insert(
             r.key,
             ChunkMesh {
-                key: r.key,
+                key: r.key.chunk(),
+                level: r.key.level,
                 version: r.version,
                 origin,
                 mesh: Arc::new(r.mesh),
@@ -473,13 +459,14 @@ impl World {
 
     /// Gives the chunk a new version and a job, waiting in batch `target` (its own batch or,
     /// if it has none, a new one).
-    fn bump(&mut self, key: ChunkKey, target: u64) {
+    fn bump(&mut self, key: LodKey, target: u64) {
         let version = self.next_version;
         self.next_version += 1;
         let c = self.chunks.get_mut(&key).expect("loaded");
         debug_assert!(c.batch.is_none() || c.batch == Some(target));
         c.version = version;
         c.batch = Some(target);
+        let lod = self.lod.map(|_| c.mask);
         let batch = self.batches.get_mut(&target).expect("batch");
         if batch.ready.remove(&key).is_some() {
             self.rec.stale_dropped += 1;
@@ -492,6 +479,7 @@ impl World {
             rank,
             field: self.field.clone(),
             mesher: self.settings.mesher,
+            lod,
         };
         if self.pool.push(key, job) {
             self.rec.jobs_superseded += 1;
@@ -500,7 +488,7 @@ impl World {
 
     /// Takes `key` out of its batch; a batch left with nothing to wait for is complete, one
     /// left with nothing at all is gone.
-    fn release(&mut self, key: ChunkKey, now: Instant) -> Vec<Instant> {
+    fn release(&mut self, key: LodKey, now: Instant) -> Vec<Instant> {
         let Some(c) = self.chunks.get_mut(&key) else {
             return Vec::new();
         };
@@ -515,7 +503,7 @@ impl World {
         if batch.kind == BatchKind::Edit {
             self.rec.batches_released += 1;
         }
-        if batch.ready.is_empty() && batch.waiting.is_empty() {
+        if batch.ready.is_empty() && batch.waiting.is_empty() && batch.removed.is_empty() {
             // Nothing left to show: its ops' changes are shown by whoever took its chunks.
             return self
                 .batches
@@ -536,6 +524,10 @@ impl World {
         let mut targets = Vec::new();
         for key in frame.keys {
             if !self.chunks.contains_key(&key) {
+                if self.lod.is_some() {
+                    // Every chunk in view is loaded: this one is out of view.
+                    continue;
+                }
                 let column = (key.x, key.z);
                 let want = wanted_in_column(
                     &self.field,
@@ -544,17 +536,10 @@ impl World {
                     &mut self.columns,
                     column,
                 );
-                if !want.contains(&key) {
+                if !want.contains(&key.chunk()) {
                     continue;
                 }
-                self.chunks.insert(
-                    key,
-                    Chunk {
-                        version: 0,
-                        batch: None,
-                        shown: false,
-                    },
-                );
+                self.chunks.insert(key, Chunk::new(0));
             }
             targets.push(key);
         }
@@ -566,10 +551,16 @@ impl World {
             .collect();
         for old in older {
             let b = &self.batches[&old];
+            let window = self.settings.merge_window;
             let young = b
                 .oldest()
-                .is_some_and(|t| now.saturating_duration_since(t) <= self.settings.merge_window);
-            if b.kind == BatchKind::Edit && young {
+                .is_some_and(|t| now.saturating_duration_since(t) <= window);
+            // With level of detail a young view change is merged too, so its level change and
+            // transition faces show together with the edit.
+            let young_view = self.lod.is_some()
+                && b.kind == BatchKind::Stream
+                && now.saturating_duration_since(b.created) <= window;
+            if (b.kind == BatchKind::Edit && young) || young_view {
                 self.merge(old, id, &mut edits);
             }
         }
@@ -602,6 +593,7 @@ impl World {
         let n = self.batches.get_mut(&new).expect("batch");
         n.waiting.extend(b.waiting);
         n.ready.extend(b.ready);
+        n.removed.extend(b.removed);
     }
 }
 

@@ -1,0 +1,91 @@
+//! The crack metric (issue 11): every shown mesh, of every level, welded by position; an edge
+//! used by exactly one triangle is an open edge — a crack — unless it lies on the outer
+//! boundary of the view, where the shown chunks end.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use loam_field::CHUNK_CELLS;
+use loam_mesh::MeshBuffer;
+
+use super::key::LodKey;
+use super::select::neighbour_offsets;
+
+/// Open edges of a set of chunk meshes welded by position.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenEdges {
+    /// Edges used by exactly one triangle with an end inside the view: cracks.
+    pub inside: usize,
+    /// Edges used by exactly one triangle with both ends on the outer boundary of the view.
+    pub outer: usize,
+    /// Triangles welded.
+    pub triangles: usize,
+}
+
+/// Welds `meshes` (each an origin in world metres and a mesh whose positions are relative to
+/// it, e.g. [`crate::ChunkMesh::origin`] and [`crate::ChunkMesh::mesh`]) by exact position
+/// (`origin + position` in f64, bit for bit; seams are bit-exact by construction) and counts
+/// edges used by exactly one triangle. `view` is the set of chunks in view (all levels; level-0
+/// worlds pass [`LodKey::level0`] of their loaded chunks, with or without a mesh): an open edge
+/// whose two ends both lie on the boundary of their union is on the outer edge of the view and
+/// counted in [`OpenEdges::outer`], every other one in [`OpenEdges::inside`]. `voxel_size` is
+/// the level-0 voxel size in metres.
+pub fn open_edges<'a>(
+    meshes: impl IntoIterator<Item = ([f64; 3], &'a MeshBuffer)>,
+    view: &BTreeSet<LodKey>,
+    voxel_size: f64,
+) -> OpenEdges {
+    let mut ids: BTreeMap<[u64; 3], u32> = BTreeMap::new();
+    let mut points: Vec<[f64; 3]> = Vec::new();
+    let mut edges: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    let mut triangles = 0;
+    for (origin, mesh) in meshes {
+        let local: Vec<u32> = mesh
+            .positions
+            .iter()
+            .map(|p| {
+                let w = [0, 1, 2].map(|a| origin[a] + f64::from(p[a]));
+                let bits = w.map(|c| (c + 0.0).to_bits());
+                *ids.entry(bits).or_insert_with(|| {
+                    points.push(w);
+                    points.len() as u32 - 1
+                })
+            })
+            .collect();
+        for t in mesh.indices.chunks_exact(3) {
+            let v = [0, 1, 2].map(|i| local[t[i] as usize]);
+            if v[0] == v[1] || v[1] == v[2] || v[0] == v[2] {
+                continue;
+            }
+            triangles += 1;
+            for i in 0..3 {
+                let (a, b) = (v[i], v[(i + 1) % 3]);
+                *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+    }
+    let top = view.iter().map(|k| k.level).max().unwrap_or(0);
+    let chunk = f64::from(CHUNK_CELLS) * voxel_size;
+    let inside_view = |p: [f64; 3]| {
+        let c = p.map(|v| (v / chunk).floor() as i32);
+        (0..=top).any(|l| view.contains(&LodKey::new(0, c).ancestor(l)))
+    };
+    let eps = 1e-3 * voxel_size;
+    let on_outer = |p: [f64; 3]| {
+        neighbour_offsets().any(|d| !inside_view([0, 1, 2].map(|a| p[a] + eps * f64::from(d[a]))))
+    };
+    let mut out = OpenEdges {
+        triangles,
+        ..OpenEdges::default()
+    };
+    for (&(a, b), &n) in &edges {
+        if n != 1 {
+            continue;
+        }
+        if on_outer(points[a as usize]) && on_outer(points[b as usize]) {
+            out.outer += 1;
+        } else {
+            out.inside += 1;
+        }
+    }
+    out
+}

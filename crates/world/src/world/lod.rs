@@ -1,0 +1,197 @@
+//! The world with level of detail (issue 11): the view follows the viewers as a balanced
+//! octree of chunks ([`crate::lod::select`]); every change of it — chunks that come into view,
+//! change level or leave, and the chunks whose transition faces change with them — forms one
+//! batch, so a level change never shows a crack or an overlap for a frame.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use loam_field::{BRICK_SAMPLES, ColumnBounds, SampleBox};
+
+use super::{Chunk, Out, World};
+use crate::batch::BatchKind;
+use crate::lod::{LodKey, lod_column_bounds, select, transition_mask, uniform_in};
+
+/// Level-of-detail column bounds, by (level, x, z) of the chunk column.
+pub(super) type LodColumns = BTreeMap<(u8, i32, i32), ColumnBounds>;
+
+/// The range of chunk indices at `level` whose samples (the chunk and one coarse sample
+/// around it) meet `lo..=hi` (level-0 samples).
+fn reading_range(level: u8, lo: i32, hi: i32) -> std::ops::RangeInclusive<i32> {
+    let k = LodKey::new(level, [0; 3]);
+    let (s, size) = (i64::from(k.stride()), k.size());
+    // c·size − s ≤ hi and c·size + size + s ≥ lo.
+    let first = -((size + s - i64::from(lo)).div_euclid(size));
+    let last = (i64::from(hi) + s).div_euclid(size);
+    first as i32..=last as i32
+}
+
+impl World {
+    /// Adds to `out` the loaded chunks of every level that read a sample of `b`, and forgets
+    /// the column bounds the change may widen.
+    pub(super) fn lod_reading(&mut self, b: &SampleBox, out: &mut BTreeSet<LodKey>) {
+        let levels = self.lod.map_or(0, |l| l.levels);
+        let bs = BRICK_SAMPLES;
+        // Column bounds read the edited bricks' columns: one brick wider each way.
+        let wide =
+            |lo: i32, hi: i32| (lo.div_euclid(bs) * bs - bs, hi.div_euclid(bs) * bs + 2 * bs);
+        let (wx, wz) = (wide(b.min.x, b.max.x), wide(b.min.z, b.max.z));
+        for level in 0..levels {
+            let (xs, ys, zs) = (
+                reading_range(level, b.min.x, b.max.x),
+                reading_range(level, b.min.y, b.max.y),
+                reading_range(level, b.min.z, b.max.z),
+            );
+            for z in zs.clone() {
+                for y in ys.clone() {
+                    for x in xs.clone() {
+                        let k = LodKey::new(level, [x, y, z]);
+                        if self.chunks.contains_key(&k) {
+                            out.insert(k);
+                        }
+                    }
+                }
+            }
+            for z in reading_range(level, wz.0, wz.1) {
+                for x in reading_range(level, wx.0, wx.1) {
+                    self.lod_columns.remove(&(level, x, z));
+                }
+            }
+        }
+    }
+
+    /// Whether the column bounds prove chunk `key` has no surface.
+    fn lod_uniform(&mut self, key: LodKey) -> bool {
+        let field = &self.field;
+        let b = *self
+            .lod_columns
+            .entry((key.level, key.x, key.z))
+            .or_insert_with(|| lod_column_bounds(field, key.level, key.x, key.z));
+        uniform_in(&self.field, key, &b)
+    }
+
+    /// Selects the view for the viewers and turns the difference into one batch (the first
+    /// view streams chunk by chunk, nearest first).
+    pub(super) fn restream_lod(&mut self, now: Instant) {
+        self.restream = false;
+        self.dirty_columns.clear();
+        let Some(st) = self.lod else {
+            return;
+        };
+        let vs = self.field.settings().voxel_size;
+        let view = select(&self.lod_viewers, vs, &st, &self.view);
+        if view == self.view {
+            return;
+        }
+        let old = std::mem::replace(&mut self.view, view);
+        let first = old.is_empty();
+        let gone: Vec<LodKey> = old.difference(&self.view).copied().collect();
+        let added: Vec<LodKey> = self.view.difference(&old).copied().collect();
+        // Chunks that stay whose transition faces change (a neighbour changed level).
+        let mut remask = Vec::new();
+        let mut near = BTreeSet::new();
+        for k in gone.iter().chain(&added) {
+            for d in [
+                [1, 0, 0],
+                [-1, 0, 0],
+                [0, 1, 0],
+                [0, -1, 0],
+                [0, 0, 1],
+                [0, 0, -1],
+            ] {
+                // Face neighbours of the same, the next coarser and the next finer level.
+                let n = k.offset(d);
+                near.insert(n);
+                if let Some(p) = n.parent() {
+                    near.insert(p);
+                }
+                near.extend(n.children().into_iter().flatten());
+            }
+        }
+        for n in near {
+            if let Some(c) = self.chunks.get(&n)
+                && self.view.contains(&n)
+            {
+                let mask = transition_mask(&self.view, n);
+                if mask != c.mask {
+                    remask.push((n, mask));
+                }
+            }
+        }
+        let id = self.new_batch(BatchKind::Stream);
+        // A pending batch holding a chunk this change touches is merged into it while young
+        // (the two changes show together); an older one gives the chunk up.
+        let touched: BTreeSet<LodKey> = gone
+            .iter()
+            .copied()
+            .chain(remask.iter().map(|r| r.0))
+            .collect();
+        let older: BTreeSet<u64> = touched
+            .iter()
+            .filter_map(|k| self.chunks.get(k).and_then(|c| c.batch))
+            .filter(|&b| b != id)
+            .collect();
+        let mut edits = Vec::new();
+        for b in older {
+            let young = {
+                let batch = &self.batches[&b];
+                now.saturating_duration_since(batch.oldest().unwrap_or(batch.created))
+                    <= self.settings.merge_window
+            };
+            if young {
+                if self.batches[&b].kind == BatchKind::Edit {
+                    self.batches.get_mut(&id).expect("new").kind = BatchKind::Edit;
+                }
+                self.merge(b, id, &mut edits);
+            }
+        }
+        for &key in &touched {
+            if self
+                .chunks
+                .get(&key)
+                .is_some_and(|c| c.batch.is_some_and(|b| b != id))
+            {
+                edits.extend(self.release(key, now));
+            }
+        }
+        for key in gone {
+            self.pool.cancel(key);
+            let c = self.chunks.remove(&key).expect("a chunk in view is loaded");
+            let batch = self.batches.get_mut(&id).expect("new");
+            if c.batch == Some(id) {
+                batch.waiting.remove(&key);
+                batch.ready.remove(&key);
+            }
+            if c.shown {
+                batch.removed.insert(key);
+            }
+        }
+        for (key, mask) in remask {
+            self.chunks.get_mut(&key).expect("loaded").mask = mask;
+            if !self.lod_uniform(key) {
+                self.bump(key, id);
+            }
+        }
+        for key in added {
+            let mask = transition_mask(&self.view, key);
+            self.chunks.insert(key, Chunk::new(mask));
+            if !self.lod_uniform(key) {
+                let b = if first {
+                    self.new_batch(BatchKind::Stream)
+                } else {
+                    id
+                };
+                self.bump(key, b);
+            }
+        }
+        edits.sort();
+        let batch = self.batches.get_mut(&id).expect("new");
+        batch.edits = edits;
+        if batch.waiting.is_empty() && batch.ready.is_empty() && batch.removed.is_empty() {
+            self.batches.remove(&id);
+        } else if batch.waiting.is_empty() {
+            self.complete(id, now);
+        }
+        debug_assert!(self.outbox.iter().all(|o| !matches!(o, Out::Removed(_))));
+    }
+}
