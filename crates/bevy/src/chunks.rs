@@ -8,6 +8,7 @@ use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use loam_field::{CHUNK_CELLS, ChunkKey};
+use loam_world::lod::LodKey;
 use loam_world::{BatchKind, ChunkMesh, PullBudget, Update as WorldUpdate, Viewer};
 
 use crate::LoamWorld;
@@ -16,8 +17,10 @@ use crate::look::vertex_colors;
 /// A chunk's entity: the mesh shown for it and the chunk version it was built for.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkEntity {
-    /// The chunk.
+    /// The chunk (in chunks of its level).
     pub key: ChunkKey,
+    /// Its level of detail (0 without level of detail).
+    pub level: u8,
     /// The version of the mesh on screen.
     pub version: u64,
 }
@@ -55,23 +58,94 @@ pub struct ChunkStats {
 pub struct GroupShown {
     /// Why it was built.
     pub kind: BatchKind,
-    /// Its meshes (an empty mesh: the chunk has no surface now).
+    /// Its level-0 meshes (an empty mesh: the chunk has no surface now); coarser levels are
+    /// only drawn, never collided with.
     pub meshes: Vec<ChunkMesh>,
 }
 
-/// A chunk that left the view this frame.
+/// A level-0 chunk that left the view (or was replaced by a coarser one) this frame.
 #[derive(Message, Debug, Clone, Copy)]
 pub struct ChunkRemoved(pub ChunkKey);
 
-/// Entities of the chunks on screen, by chunk.
+/// Entities of the chunks on screen, by chunk and level.
 #[derive(Resource, Debug, Default)]
-pub struct ChunkEntities(pub BTreeMap<ChunkKey, Entity>);
+pub struct ChunkEntities(pub BTreeMap<LodKey, Entity>);
+
+/// Whether chunks are tinted by their level of detail (a debug view), and the materials that
+/// do it: level `k` uses `tints[k % 6]`.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct LodDebugView {
+    /// Tint chunks by level.
+    pub on: bool,
+    /// One material per tint, made on first use.
+    pub tints: Vec<Handle<crate::material::TerrainMaterialAsset>>,
+}
+
+/// The tint of level `level` in the debug view (linear RGB): white, red, yellow, green, cyan,
+/// blue, then again.
+pub fn level_tint(level: u8) -> [f32; 3] {
+    const TINTS: [[f32; 3]; 6] = [
+        [1.0, 1.0, 1.0],
+        [1.0, 0.35, 0.35],
+        [1.0, 0.9, 0.3],
+        [0.4, 1.0, 0.4],
+        [0.35, 0.95, 1.0],
+        [0.45, 0.5, 1.0],
+    ];
+    TINTS[usize::from(level) % TINTS.len()]
+}
+
+/// The material a chunk of `level` is drawn with now.
+fn chunk_material(
+    level: u8,
+    base: &TerrainMaterial,
+    debug: &LodDebugView,
+) -> Handle<crate::material::TerrainMaterialAsset> {
+    if debug.on && !debug.tints.is_empty() {
+        debug.tints[usize::from(level) % debug.tints.len()].clone()
+    } else {
+        base.0.clone()
+    }
+}
+
+/// Keeps every chunk's material in step with [`LodDebugView::on`] (makes the tinted
+/// materials on first use).
+pub fn apply_lod_debug_view(
+    mut debug: ResMut<LodDebugView>,
+    base: Res<TerrainMaterial>,
+    mut materials: ResMut<Assets<crate::material::TerrainMaterialAsset>>,
+    mut chunks: Query<(
+        &ChunkEntity,
+        &mut MeshMaterial3d<crate::material::TerrainMaterialAsset>,
+    )>,
+) {
+    if !debug.is_changed() {
+        return;
+    }
+    if debug.on && debug.tints.is_empty() {
+        debug.tints = (0..6)
+            .map(|k| {
+                let [r, g, b] = level_tint(k);
+                materials.add(crate::material::TerrainMaterialAsset {
+                    base_color: Color::linear_rgb(r, g, b),
+                    ..crate::material::terrain_material()
+                })
+            })
+            .collect();
+    }
+    for (chunk, mut m) in &mut chunks {
+        let want = chunk_material(chunk.level, &base, &debug);
+        if m.0 != want {
+            m.0 = want;
+        }
+    }
+}
 
 /// Converts a chunk mesh to a Bevy mesh: positions, normals, vertex colours from
 /// [`crate::look`], u32 indices.
 pub fn to_bevy_mesh(chunk: &ChunkMesh, generator: &loam_field::Generator, voxel_size: f64) -> Mesh {
     let m = &chunk.mesh;
-    let size = f64::from(CHUNK_CELLS) * voxel_size;
+    let size = f64::from(CHUNK_CELLS) * voxel_size * f64::from(1u32 << chunk.level.min(31));
     let colors = vertex_colors(m, generator, chunk.origin, size);
     Mesh::new(
         PrimitiveTopology::TriangleList,
@@ -111,7 +185,9 @@ pub fn upload_meshes(
     mut shown: MessageWriter<GroupShown>,
     mut removed: MessageWriter<ChunkRemoved>,
     handles: Query<&Mesh3d>,
+    debug: Option<Res<LodDebugView>>,
 ) {
+    let debug = debug.map(|d| d.clone()).unwrap_or_default();
     let start = Instant::now();
     let budget = world.upload_budget;
     let generator = world.world.field().generator().clone();
@@ -125,7 +201,7 @@ pub fn upload_meshes(
         for update in updates {
             match update {
                 WorldUpdate::Removed(key) => {
-                    if let Some(e) = entities.0.remove(&key) {
+                    if let Some(e) = entities.0.remove(&LodKey::new(0, [key.x, key.y, key.z])) {
                         if let Ok(h) = handles.get(e) {
                             meshes.remove(&h.0);
                         }
@@ -134,9 +210,23 @@ pub fn upload_meshes(
                     removed.write(ChunkRemoved(key));
                 }
                 WorldUpdate::Group(group) => {
+                    // Chunks of another level that this group's meshes replace go in the
+                    // same frame (level of detail).
+                    for key in &group.removed {
+                        if let Some(e) = entities.0.remove(key) {
+                            if let Ok(h) = handles.get(e) {
+                                meshes.remove(&h.0);
+                            }
+                            commands.entity(e).despawn();
+                        }
+                        if key.level == 0 {
+                            removed.write(ChunkRemoved(key.chunk()));
+                        }
+                    }
                     for chunk in &group.meshes {
                         uploaded += 1;
-                        let old = entities.0.get(&chunk.key).copied();
+                        let lod_key = chunk.lod_key();
+                        let old = entities.0.get(&lod_key).copied();
                         if let Some(e) = old
                             && let Ok(h) = handles.get(e)
                         {
@@ -145,7 +235,7 @@ pub fn upload_meshes(
                         if chunk.mesh.indices.is_empty() {
                             if let Some(e) = old {
                                 commands.entity(e).despawn();
-                                entities.0.remove(&chunk.key);
+                                entities.0.remove(&lod_key);
                             }
                             continue;
                         }
@@ -153,6 +243,7 @@ pub fn upload_meshes(
                         let o = chunk.origin;
                         let tag = ChunkEntity {
                             key: chunk.key,
+                            level: chunk.level,
                             version: chunk.version,
                         };
                         match old {
@@ -163,12 +254,16 @@ pub fn upload_meshes(
                                 let e = commands
                                     .spawn((
                                         Mesh3d(handle),
-                                        MeshMaterial3d(material.0.clone()),
+                                        MeshMaterial3d(chunk_material(
+                                            chunk.level,
+                                            &material,
+                                            &debug,
+                                        )),
                                         Transform::from_xyz(o[0] as f32, o[1] as f32, o[2] as f32),
                                         tag,
                                     ))
                                     .id();
-                                entities.0.insert(chunk.key, e);
+                                entities.0.insert(lod_key, e);
                             }
                         }
                     }
@@ -181,9 +276,11 @@ pub fn upload_meshes(
                             stats.last_edit_to_visible_ms = Some(t.elapsed().as_secs_f64() * 1e3);
                         }
                     }
+                    let mut level0 = group.meshes;
+                    level0.retain(|m| m.level == 0);
                     shown.write(GroupShown {
                         kind: group.kind,
-                        meshes: group.meshes,
+                        meshes: level0,
                     });
                 }
             }

@@ -46,7 +46,10 @@ pub mod walk;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-pub use chunks::{ChunkEntities, ChunkEntity, ChunkRemoved, ChunkStats, GroupShown, LoamViewer};
+pub use chunks::{
+    ChunkEntities, ChunkEntity, ChunkRemoved, ChunkStats, GroupShown, LoamViewer, LodDebugView,
+    level_tint,
+};
 use loam_field::{EditError, EditOp, EditOutcome, SampleBox};
 use loam_world::World;
 
@@ -153,6 +156,7 @@ impl Plugin for LoamPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<ChunkEntities>()
             .init_resource::<ChunkStats>()
+            .init_resource::<chunks::LodDebugView>()
             .add_message::<GroupShown>()
             .add_message::<ChunkRemoved>()
             .configure_sets(
@@ -165,6 +169,7 @@ impl Plugin for LoamPlugin {
                 (
                     chunks::follow_viewers.in_set(LoamSet::Follow),
                     chunks::upload_meshes.in_set(LoamSet::Upload),
+                    chunks::apply_lod_debug_view.after(LoamSet::Upload),
                 )
                     .run_if(resource_exists::<LoamWorld>),
             )

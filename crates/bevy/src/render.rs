@@ -244,6 +244,7 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
                 Camera3d::default(),
                 RenderTarget::Image(target.clone().into()),
                 camera,
+                scene::projection(view),
                 scene::fog(view),
                 LoamViewer,
             ));

@@ -14,10 +14,23 @@ pub fn sky() -> Color {
     Color::linear_rgb(SKY[0], SKY[1], SKY[2])
 }
 
-/// How far chunks stream around a viewer (metres): the view radius in chunks times the chunk
-/// edge.
+/// How far chunks stream around a viewer (metres): with level of detail, the settings' view
+/// distance; without, the view radius in chunks times the chunk edge.
 pub fn view_distance(settings: &WorldSettings, voxel_size: f64) -> f32 {
+    if settings.lod_levels > 0 {
+        return settings.view_distance as f32;
+    }
     (f64::from(settings.view_radius) * f64::from(CHUNK_CELLS) * voxel_size) as f32
+}
+
+/// A camera projection that sees the whole view: Bevy's default perspective with its far
+/// plane beyond the sky dome at `view_distance` metres (Bevy's default far plane, 1000 m,
+/// would cut a 2 km view).
+pub fn projection(view_distance: f32) -> Projection {
+    Projection::Perspective(PerspectiveProjection {
+        far: (view_distance * 1.1).max(1000.0),
+        ..Default::default()
+    })
 }
 
 /// Distance fog for a view that ends `view_distance` metres away: clear to 45 % of it, fully

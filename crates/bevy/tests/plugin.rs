@@ -200,3 +200,120 @@ fn a_replaced_field_swaps_its_chunks_like_an_edit() {
             .is_some()
     );
 }
+
+/// An app over a world with `levels` levels of detail out to `view_distance` metres.
+fn lod_app(levels: u8, view_distance: f64) -> (App, f64) {
+    let (mut app, h) = app(2);
+    let field = app.world().resource::<LoamWorld>().world.field().clone();
+    let settings = WorldSettings {
+        view_radius: 2,
+        threads: 2,
+        lod_levels: levels,
+        view_distance,
+        ..Default::default()
+    };
+    app.insert_resource(LoamWorld::new(World::new(field, settings).unwrap()));
+    (app, h)
+}
+
+/// The chunk entities on screen, by level and key, with their levels as their components say.
+fn shown_lod(app: &mut App) -> Vec<loam_world::lod::LodKey> {
+    let mut q = app.world_mut().query::<&ChunkEntity>();
+    let mut v: Vec<_> = q
+        .iter(app.world())
+        .map(|c| loam_world::lod::LodKey::new(c.level, [c.key.x, c.key.y, c.key.z]))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn chunks_of_every_level_are_drawn_and_replaced_in_the_frame_their_level_changes() {
+    let (mut app, h) = lod_app(3, 400.0);
+    settle(&mut app);
+    let drawn = shown_lod(&mut app);
+    let mut levels: Vec<u8> = drawn.iter().map(|k| k.level).collect();
+    levels.dedup();
+    assert_eq!(levels, [0, 1, 2], "levels drawn");
+    // Every drawn chunk is in the world's view (no stale level left on screen), and the map
+    // of entities agrees with the entities.
+    let view = app.world().resource::<LoamWorld>().world.view();
+    assert!(
+        drawn.iter().all(|k| view.contains(k)),
+        "a drawn chunk out of view"
+    );
+    let map: Vec<_> = app
+        .world()
+        .resource::<ChunkEntities>()
+        .0
+        .keys()
+        .copied()
+        .collect();
+    assert_eq!(map, drawn);
+    // Drawn chunks never overlap: no drawn chunk lies inside another drawn one.
+    for k in &drawn {
+        let mut p = k.parent();
+        while let Some(q) = p {
+            assert!(drawn.binary_search(&q).is_err(), "{k:?} inside {q:?}");
+            p = q.parent();
+        }
+    }
+
+    // Far away, the chunks around the start become coarse: their level-0 entities go.
+    let mut q = app
+        .world_mut()
+        .query_filtered::<&mut Transform, With<LoamViewer>>();
+    for mut t in q.iter_mut(app.world_mut()) {
+        t.translation = Vec3::new(300.0, h as f32 + 2.0, 0.0);
+    }
+    // The viewer's global transform follows in this frame's PostUpdate: the world sees the
+    // move from the next frame on.
+    app.update();
+    settle(&mut app);
+    let moved = shown_lod(&mut app);
+    let view = app.world().resource::<LoamWorld>().world.view();
+    let stale: Vec<_> = moved.iter().filter(|k| !view.contains(k)).collect();
+    assert!(stale.is_empty(), "drawn out of view: {stale:?}");
+    let near_start = |k: &&loam_world::lod::LodKey| k.level == 0 && k.x.abs() <= 1;
+    assert!(drawn.iter().filter(near_start).count() > 0);
+    assert_eq!(moved.iter().filter(near_start).count(), 0, "{moved:?}");
+    assert!(moved.iter().any(|k| k.level == 0 && k.x >= 8));
+}
+
+#[test]
+fn the_debug_view_tints_chunks_by_level() {
+    let (mut app, _) = lod_app(2, 200.0);
+    settle(&mut app);
+    app.world_mut().resource_mut::<loam_bevy::LodDebugView>().on = true;
+    app.update();
+    let tints = app
+        .world()
+        .resource::<loam_bevy::LodDebugView>()
+        .tints
+        .clone();
+    assert_eq!(tints.len(), 6);
+    let mut q = app
+        .world_mut()
+        .query::<(&ChunkEntity, &MeshMaterial3d<StandardMaterial>)>();
+    let mut seen = [false; 2];
+    for (c, m) in q.iter(app.world()) {
+        assert_eq!(m.0, tints[usize::from(c.level)], "{c:?}");
+        seen[usize::from(c.level)] = true;
+    }
+    assert_eq!(seen, [true, true]);
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    let red = materials.get(&tints[1]).unwrap().base_color.to_linear();
+    assert_eq!([red.red, red.green, red.blue], loam_bevy::level_tint(1));
+    // Off again: every chunk goes back to the terrain material.
+    app.world_mut().resource_mut::<loam_bevy::LodDebugView>().on = false;
+    app.update();
+    let base = app
+        .world()
+        .resource::<loam_bevy::chunks::TerrainMaterial>()
+        .0
+        .clone();
+    let mut q = app
+        .world_mut()
+        .query::<(&ChunkEntity, &MeshMaterial3d<StandardMaterial>)>();
+    assert!(q.iter(app.world()).all(|(_, m)| m.0 == base));
+}

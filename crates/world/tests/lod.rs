@@ -420,3 +420,86 @@ fn two_viewers_share_one_crack_free_view() {
         assert_eq!(c.inside, 0);
     }
 }
+
+/// A viewer that jumps further than the view reaches: every chunk shown before leaves, in
+/// groups, and nothing outside the new view stays shown.
+#[test]
+fn a_long_jump_leaves_nothing_shown_outside_the_view() {
+    let field = noise_field(3);
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let settings = loam_world::WorldSettings {
+        view_radius: 2,
+        threads: 2,
+        lod_levels: 3,
+        view_distance: 400.0,
+        ..Default::default()
+    };
+    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+    let mut shown = loam_world::Shown::default();
+    for at in [
+        [0.0, 0.0, 0.0],
+        [0.0, h(0.0, 0.0) + 2.0, 0.0],
+        [300.0, h(300.0, 0.0) + 2.0, 0.0],
+    ] {
+        settle(&mut world, &mut shown, at);
+        let view = world.view();
+        let stale: Vec<LodKey> = shown
+            .meshes()
+            .map(|m| m.lod_key())
+            .filter(|k| !view.contains(k))
+            .collect();
+        assert!(stale.is_empty(), "at {at:?}: shown out of view: {stale:?}");
+    }
+}
+
+/// As a front end drives it: one update per frame and a pull of one mesh (a whole group).
+#[test]
+fn a_long_jump_delivers_with_one_update_and_small_pull_per_frame() {
+    let field = noise_field(3);
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let settings = loam_world::WorldSettings {
+        view_radius: 2,
+        threads: 2,
+        lod_levels: 3,
+        view_distance: 400.0,
+        ..Default::default()
+    };
+    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+    let mut shown = loam_world::Shown::default();
+    for at in [
+        [0.0, 0.0, 0.0],
+        [0.0, h(0.0, 0.0) + 2.0, 0.0],
+        [300.0, h(300.0, 0.0) + 2.0, 0.0],
+    ] {
+        let viewer = [loam_world::Viewer::at(at)];
+        let mut groups = 0;
+        for _ in 0..2000 {
+            world.update(&viewer);
+            let ups = world.pull(loam_world::PullBudget::chunks(1));
+            groups += ups.len();
+            shown.apply(ups).expect("no stale mesh");
+            if world.waiting() == 0
+                && world.pending_batches() == 0
+                && world.metrics().queue_depth == 0
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        world.update(&viewer);
+        shown
+            .apply(world.pull(loam_world::PullBudget::ALL))
+            .expect("no stale mesh");
+        let view = world.view();
+        let stale: Vec<LodKey> = shown
+            .meshes()
+            .map(|m| m.lod_key())
+            .filter(|k| !view.contains(k))
+            .collect();
+        eprintln!(
+            "at {at:?}: {groups} groups, {} shown",
+            shown.meshes().count()
+        );
+        assert!(stale.is_empty(), "at {at:?}: shown out of view: {stale:?}");
+    }
+}

@@ -56,7 +56,7 @@ pub(crate) fn grab_cursor(
     }
 }
 
-/// T, M, F, Ctrl+Z, Ctrl+Y, Ctrl+S, Ctrl+Q and the wheel.
+/// T, M, F, L, Ctrl+Z, Ctrl+Y, Ctrl+S, Ctrl+Q and the wheel.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn keys(
     keys: Res<ButtonInput<KeyCode>>,
@@ -68,8 +68,17 @@ pub(crate) fn keys(
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     mut exit: MessageWriter<AppExit>,
     remote: Option<Res<Remote>>,
+    mut lod_debug: ResMut<crate::LodDebugView>,
 ) {
     let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
+    if keys.just_pressed(KeyCode::KeyL) && !ctrl {
+        lod_debug.on = !lod_debug.on;
+        editor.status = if lod_debug.on {
+            "chunks tinted by level: 0 white, 1 red, 2 yellow, 3 green, 4 cyan, 5 blue".into()
+        } else {
+            "level tint off".into()
+        };
+    }
     if captured(&cursor) && scroll.delta.y != 0.0 {
         let notches = match scroll.unit {
             MouseScrollUnit::Line => scroll.delta.y.signum() as i32,

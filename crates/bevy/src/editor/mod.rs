@@ -187,6 +187,7 @@ pub fn run(options: EditorOptions) -> AppExit {
             scene::spawn_sky(&mut commands, &mut meshes, &mut materials, view);
             commands.spawn((
                 Camera3d::default(),
+                scene::projection(view),
                 pose,
                 scene::fog(view),
                 LoamViewer,

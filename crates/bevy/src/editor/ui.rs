@@ -53,6 +53,13 @@ pub(crate) fn panels(
                     "chunks loaded {}   waiting {}   shown {}",
                     m.chunks_loaded, m.chunks_waiting, stats.shown
                 ));
+                let s = world.world.settings();
+                if s.lod_levels > 0 {
+                    ui.label(format!(
+                        "view {:.0} m   {} levels   [L] level tint",
+                        s.view_distance, s.lod_levels
+                    ));
+                }
                 ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
                 ui.label(format!(
                     "tool {} {:.1} m   fps {}",
