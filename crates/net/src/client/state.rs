@@ -22,10 +22,11 @@ use loam_blocks::{
 use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
+use super::strokes::OwnStrokes;
 use crate::blocks::{block_hash, brick_of_block, brick_of_piece};
 use crate::error::NetError;
 use crate::protocol::{
-    BlockCatchUp, BrickBox, CatchUp, ServerMessage, Welcome, WorldMeta, decode_brick,
+    BlockCatchUp, BrickBox, CatchUp, Player, ServerMessage, Welcome, WorldMeta, decode_brick,
 };
 
 /// Something the client learnt from the server ([`crate::Client::next_event`]).
@@ -94,12 +95,22 @@ pub enum ClientEvent {
         /// Their op ids.
         op_ids: Vec<u64>,
     },
+    /// Other players joined, changed (moved, aimed) or left ([`crate::Client::players`]
+    /// holds them as they are now).
+    Presence {
+        /// Ids of the players that joined or changed.
+        changed: Vec<u64>,
+        /// Ids of the players that left.
+        left: Vec<u64>,
+    },
 }
 
 /// One own op not yet confirmed.
 #[derive(Debug, Clone)]
 pub(crate) struct Pending {
     pub op_id: u64,
+    /// The client's stroke id it was sent in.
+    pub stroke: u64,
     pub op: EditOp,
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
@@ -174,6 +185,10 @@ pub(crate) struct State {
     pub physics: PhysicsWorld,
     pub pending_blocks: BTreeMap<u64, PendingBlock>,
     block_catching: Option<BlockCatching>,
+    /// Own strokes the server confirmed, for undo and redo.
+    pub own: OwnStrokes,
+    /// The other players, by id.
+    pub players: BTreeMap<u64, Player>,
 }
 
 fn key_in(b: &BrickBox, k: BrickKey) -> bool {
@@ -205,6 +220,8 @@ impl State {
                 .map_err(|e| NetError::Blocks(e.into()))?,
             pending_blocks: BTreeMap::new(),
             block_catching: None,
+            own: OwnStrokes::default(),
+            players: BTreeMap::new(),
         })
     }
 
@@ -282,6 +299,7 @@ impl State {
         let message = crate::protocol::ClientMessage::Op { op_id, entry }.encode();
         self.pending.push_back(Pending {
             op_id,
+            stroke,
             op,
             sent_at: Instant::now(),
             message: message.clone(),
@@ -304,6 +322,8 @@ impl State {
         self.caught_up = false;
         self.catching = None;
         self.block_catching = None;
+        // The server lists everyone again after a join.
+        self.players.clear();
         let before = self.pending.len();
         match welcome.last_op_id {
             Some(last) => {
@@ -453,6 +473,24 @@ impl State {
                 };
                 self.hashes.insert(request, report);
             }
+            ServerMessage::Presence(update) => {
+                let mut changed = Vec::with_capacity(update.players.len());
+                for p in update.players {
+                    if p.id != self.id {
+                        changed.push(p.id);
+                        self.players.insert(p.id, p);
+                    }
+                }
+                let left: Vec<u64> = update
+                    .left
+                    .into_iter()
+                    .filter(|id| self.players.remove(id).is_some())
+                    .collect();
+                if !changed.is_empty() || !left.is_empty() {
+                    self.events
+                        .push_back(ClientEvent::Presence { changed, left });
+                }
+            }
             ServerMessage::Disconnect { reason } => {
                 return Err(NetError::Disconnected { reason });
             }
@@ -467,16 +505,22 @@ impl State {
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
         let mine = author == self.id;
         let front = mine && self.pending.front().is_some_and(|p| p.op_id == op_id);
-        let sent_at = if front {
-            self.pending.front().map(|p| p.sent_at)
+        let sent = if front {
+            self.pending.front().map(|p| (p.sent_at, p.stroke))
         } else if mine {
             self.pending
                 .iter()
                 .find(|p| p.op_id == op_id)
-                .map(|p| p.sent_at)
+                .map(|p| (p.sent_at, p.stroke))
         } else {
             None
         };
+        if let Some((_, stroke)) = sent
+            && !reverts
+        {
+            self.own.confirmed(stroke, entry.stroke);
+        }
+        let sent_at = sent.map(|(t, _)| t);
         if front && !reverts && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");

@@ -24,6 +24,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::conn::PeerLink;
+use super::presence::Presence;
 use super::resume::{Ring, RingEntry};
 use super::writer::{Ack, Write, Writer};
 use super::{ServerConfig, ServerStatus};
@@ -31,7 +32,8 @@ use crate::blocks::Colliders;
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
-    BrickBox, Hello, OpRecord, ServerMessage, Viewer, WireBrick, WorldMeta, encode_brick,
+    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireBrick, WorldMeta,
+    encode_brick,
 };
 
 /// Most ops in one group (one transaction).
@@ -63,6 +65,11 @@ pub(crate) enum Command {
         conn: u64,
         client: u64,
         viewer: Viewer,
+    },
+    Presence {
+        conn: u64,
+        client: u64,
+        report: PresenceReport,
     },
     HashTo {
         client: u64,
@@ -174,6 +181,8 @@ pub(crate) struct Order {
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
+    /// The players' names, positions and aims, and what each was told of the others.
+    pub(super) presence: Presence,
     pub(super) ring: Ring,
     /// The stroke new ops continue: (client, its stroke id, the server's stroke id).
     pub(super) open: Option<(u64, u64, u64)>,
@@ -336,6 +345,7 @@ impl Order {
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),
+            presence: Presence::default(),
             ring,
             open: None,
             last_op: BTreeMap::new(),
@@ -428,7 +438,11 @@ impl Order {
             } => self.take_op(client, op_id, &entry),
             Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
             Command::BlockOp { client, op_id, op } => self.take_block_op(client, op_id, &op),
-            Command::Leave { .. } | Command::Tick | Command::Meta { .. } => self.handle(cmd),
+            // Presence is not ordered with the ops: it never waits for them.
+            Command::Leave { .. }
+            | Command::Tick
+            | Command::Meta { .. }
+            | Command::Presence { .. } => self.handle(cmd),
             cmd if !self.idle() => self.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());
