@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use loam_field::{BrickKey, CsgMode, EditOp, Field, FieldHash};
-use loam_net::{BrickBox, Client, ClientConfig, NetError};
+use loam_net::{BrickBox, Client, ClientConfig, ClientEvent, NetError};
 
 use crate::util::{factory, new_world, start, viewer};
 
@@ -97,6 +97,18 @@ async fn a_client_undoes_and_redoes_its_own_stroke_and_everyone_converges() {
     converged(&mut a, &mut b).await;
     assert_eq!(hash_over(a.field(), region), h);
     assert_eq!(hash_over(b.confirmed_field(), region), h);
+    // B learnt of the restored bricks as an event after the undo's own (an editor shows the
+    // field again on it).
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let ClientEvent::Patched { seq: 6, bricks } = b.next_event().await.unwrap() {
+                assert!(bricks > 0);
+                return;
+            }
+        }
+    })
+    .await
+    .expect("b is told of the undo's bricks");
 
     // Redo brings them back.
     let redos = a.redo().await.unwrap().expect("a stroke to redo");

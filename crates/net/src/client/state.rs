@@ -48,6 +48,15 @@ pub enum ClientEvent {
         /// For an own op: the time from sending it to this.
         latency: Option<Duration>,
     },
+    /// The server's bricks after op `seq` replaced the client's where it could not compute
+    /// them itself (an undo or redo, or an op reading samples outside its region): the
+    /// field changed after the op's own [`ClientEvent::Op`].
+    Patched {
+        /// The op's sequence number.
+        seq: u64,
+        /// Bricks replaced.
+        bricks: usize,
+    },
     /// One of this client's ops was refused (the world is unchanged).
     Refused {
         /// The op id.
@@ -394,8 +403,11 @@ impl State {
                     .iter()
                     .map(|w| decode_brick(w, band))
                     .collect::<Result<Vec<_>, _>>()?;
+                let n = decoded.len();
                 self.confirmed.insert_bricks(decoded);
                 self.stale = true;
+                self.events
+                    .push_back(ClientEvent::Patched { seq, bricks: n });
             }
             ServerMessage::CatchUp(c) => self.catch_up(c)?,
             ServerMessage::BlockOp(rec) => {
