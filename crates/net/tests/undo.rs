@@ -133,3 +133,69 @@ async fn a_client_undoes_and_redoes_its_own_stroke_and_everyone_converges() {
     drop((a, b));
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undo_refused_because_another_client_undid_the_stroke_first_puts_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let cfg = || ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 24.0), factory());
+    let mut a = Client::connect(cfg()).await.unwrap();
+    let mut b = Client::connect(cfg()).await.unwrap();
+    let region = a.region().unwrap();
+    let before = a.confirmed_field().clone();
+
+    a.send_op(1, sphere(CsgMode::Subtract, 0.0)).await.unwrap();
+    // B learns the server's stroke id of A's dig from its broadcast.
+    let stroke = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let ClientEvent::Op {
+                own: false, stroke, ..
+            } = b.next_event().await.unwrap()
+            {
+                return stroke;
+            }
+        }
+    })
+    .await
+    .expect("b sees a's dig");
+    settle(&mut a).await;
+    let (_, dug) = server.hash(Some(region)).await.unwrap();
+
+    // B undoes A's stroke; A's own undo of it comes after and is refused.
+    b.send_op(1, EditOp::Undo { stroke }).await.unwrap();
+    settle(&mut b).await;
+    let ids = a.undo().await.unwrap().expect("a's stroke");
+    assert_eq!(a.undo_counts(), (0, 1));
+    let refused = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let ClientEvent::Refused { op_id, reason } = a.next_event().await.unwrap() {
+                return (op_id, reason);
+            }
+        }
+    })
+    .await
+    .expect("the undo is refused");
+    assert_eq!(refused.0, ids[0], "{}", refused.1);
+    assert_eq!(a.undo_counts(), (1, 0), "the stroke counts as done again");
+    let (_, h) = server.hash(Some(region)).await.unwrap();
+    assert_eq!(h, hash_over(&before, region), "b's undo holds");
+    converged(&mut a, &mut b).await;
+
+    // B redoes it; A's undo now goes through.
+    b.send_op(2, EditOp::Redo { stroke }).await.unwrap();
+    settle(&mut b).await;
+    assert_eq!(server.hash(Some(region)).await.unwrap().1, dug);
+    converged(&mut a, &mut b).await;
+    assert_eq!(a.undo().await.unwrap().map(|ids| ids.len()), Some(1));
+    settle(&mut a).await;
+    assert_eq!(a.undo_counts(), (0, 1));
+    let (seq, h) = server.hash(Some(region)).await.unwrap();
+    assert_eq!(
+        seq, 4,
+        "dig, b's undo and redo, a's undo (the refusal is not in the log)"
+    );
+    assert_eq!(h, hash_over(&before, region));
+    converged(&mut a, &mut b).await;
+    drop((a, b));
+    server.shutdown().await.unwrap();
+}

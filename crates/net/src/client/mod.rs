@@ -330,7 +330,9 @@ impl Client {
     /// newest first. Undos are not predicted: the field changes when they come back in the
     /// server's order, with the bricks they restored ([`ServerMessage::Patch`]). Returns
     /// the ops' ids, or `None` when there is nothing to undo. The server's undo restores
-    /// the stroke's samples even where another player changed them later.
+    /// the stroke's samples even where another player changed them later. If the server
+    /// refuses the undo (another client undid that stroke first, or its history dropped
+    /// it), the stroke counts as done again.
     ///
     /// # Errors
     /// [`NetError::Unsettled`] while own ops are still on their way (undo after they come
@@ -342,10 +344,11 @@ impl Client {
         };
         let mut ids = Vec::with_capacity(s.server.len());
         for &server in s.server.iter().rev() {
-            ids.push(
-                self.send_op(s.stroke, EditOp::Undo { stroke: server })
-                    .await?,
-            );
+            let id = self
+                .send_op(s.stroke, EditOp::Undo { stroke: server })
+                .await?;
+            self.state.reverting.insert(id, (true, s.stroke));
+            ids.push(id);
         }
         Ok(Some(ids))
     }
@@ -363,10 +366,11 @@ impl Client {
         };
         let mut ids = Vec::with_capacity(s.server.len());
         for &server in &s.server {
-            ids.push(
-                self.send_op(s.stroke, EditOp::Redo { stroke: server })
-                    .await?,
-            );
+            let id = self
+                .send_op(s.stroke, EditOp::Redo { stroke: server })
+                .await?;
+            self.state.reverting.insert(id, (false, s.stroke));
+            ids.push(id);
         }
         Ok(Some(ids))
     }

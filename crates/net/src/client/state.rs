@@ -196,6 +196,8 @@ pub(crate) struct State {
     block_catching: Option<BlockCatching>,
     /// Own strokes the server confirmed, for undo and redo.
     pub own: OwnStrokes,
+    /// Own undo (`true`) and redo ops on their way, by op id, with their client stroke.
+    pub reverting: BTreeMap<u64, (bool, u64)>,
     /// The other players, by id.
     pub players: BTreeMap<u64, Player>,
 }
@@ -230,6 +232,7 @@ impl State {
             pending_blocks: BTreeMap::new(),
             block_catching: None,
             own: OwnStrokes::default(),
+            reverting: BTreeMap::new(),
             players: BTreeMap::new(),
         })
     }
@@ -351,6 +354,9 @@ impl State {
         if self.pending.len() != before {
             self.stale = true;
         }
+        let pending = &self.pending;
+        self.reverting
+            .retain(|id, _| pending.iter().any(|p| p.op_id == *id));
         // Again in op id order (the server takes only increasing ids).
         let mut again: Vec<(u64, Vec<u8>)> = self
             .pending
@@ -451,6 +457,11 @@ impl State {
             ServerMessage::BlockCatchUp(c) => self.block_catch_up(c)?,
             ServerMessage::OpRefused { op_id, reason } => {
                 self.pending_blocks.remove(&op_id);
+                if let Some((undo, stroke)) = self.reverting.remove(&op_id) {
+                    // The other ops of the same undo or redo name the same stroke.
+                    self.reverting.retain(|_, r| r.1 != stroke);
+                    self.own.refused(undo, stroke);
+                }
                 let before = self.pending.len();
                 self.pending.retain(|p| p.op_id != op_id);
                 if self.pending.len() != before {
@@ -533,6 +544,9 @@ impl State {
             self.own.confirmed(stroke, entry.stroke);
         }
         let sent_at = sent.map(|(t, _)| t);
+        if mine {
+            self.reverting.remove(&op_id);
+        }
         if front && !reverts && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");

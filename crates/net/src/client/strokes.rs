@@ -63,6 +63,22 @@ impl OwnStrokes {
         Some(s)
     }
 
+    /// An undo (`undo: true`) or redo of client stroke `stroke` was refused by the server
+    /// (e.g. another client undid it first, or the server's history dropped it): the stroke
+    /// goes back where it was, so the next undo or redo names it again.
+    pub fn refused(&mut self, undo: bool, stroke: u64) {
+        if undo {
+            if let Some(i) = self.undone.iter().rposition(|s| s.stroke == stroke) {
+                let s = self.undone.remove(i);
+                self.done.push_back(s);
+            }
+        } else if let Some(i) = self.done.iter().rposition(|s| s.stroke == stroke)
+            && let Some(s) = self.done.remove(i)
+        {
+            self.undone.push(s);
+        }
+    }
+
     /// Strokes that can be undone and redone.
     pub fn counts(&self) -> (usize, usize) {
         (self.done.len(), self.undone.len())
@@ -89,5 +105,23 @@ mod tests {
         s.confirmed(3, 20);
         assert_eq!(s.counts(), (2, 0));
         assert!(s.redo().is_none());
+    }
+
+    #[test]
+    fn a_refused_undo_or_redo_puts_the_stroke_back() {
+        let mut s = OwnStrokes::default();
+        s.confirmed(1, 10);
+        s.confirmed(2, 11);
+        assert_eq!(s.undo().unwrap().stroke, 2);
+        s.refused(true, 2);
+        assert_eq!(s.counts(), (2, 0));
+        assert_eq!(s.undo().unwrap().stroke, 2, "named again");
+        assert_eq!(s.redo().unwrap().stroke, 2);
+        s.refused(false, 2);
+        assert_eq!(s.counts(), (1, 1));
+        assert_eq!(s.redo().unwrap().stroke, 2);
+        // A second refusal of the same batch changes nothing more.
+        s.refused(true, 7);
+        assert_eq!(s.counts(), (2, 0));
     }
 }
