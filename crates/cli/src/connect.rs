@@ -8,9 +8,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
-use loam_bevy::editor::remote::{RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
+use loam_bevy::editor::remote::{
+    RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
+};
 use loam_field::Field;
-use loam_net::{Client, ClientConfig, ClientEvent, Viewer};
+use loam_net::{Aim, Client, ClientConfig, ClientEvent, PresenceReport, Viewer};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long a dropped connection waits before trying again.
@@ -110,6 +112,33 @@ async fn run(
                             status.note = format!("viewer not sent: {e}");
                         }
                     }
+                    Some(RemoteCommand::Presence { position, aim }) => {
+                        let report = PresenceReport {
+                            position,
+                            aim: Aim {
+                                tool: aim.tool,
+                                point: aim.point,
+                                radius: aim.radius,
+                            },
+                        };
+                        if let Err(e) = client.set_presence(report).await {
+                            status.note = format!("presence not sent: {e}");
+                        }
+                    }
+                    Some(RemoteCommand::Undo) => {
+                        status.note = match client.undo().await {
+                            Ok(Some(ids)) => format!("undo sent ({} ops)", ids.len()),
+                            Ok(None) => "nothing of yours to undo".into(),
+                            Err(e) => format!("undo not sent: {e}"),
+                        };
+                    }
+                    Some(RemoteCommand::Redo) => {
+                        status.note = match client.redo().await {
+                            Ok(Some(ids)) => format!("redo sent ({} ops)", ids.len()),
+                            Ok(None) => "nothing of yours to redo".into(),
+                            Err(e) => format!("redo not sent: {e}"),
+                        };
+                    }
                 },
                 event = client.next_event() => match event {
                     Ok(ClientEvent::Op { own, latency, .. }) => {
@@ -132,6 +161,11 @@ async fn run(
                         field_changed = true;
                         status.note = format!("{} ops were lost when the server restarted", op_ids.len());
                     }
+                    Ok(ClientEvent::Presence { left, .. }) => {
+                        if !left.is_empty() {
+                            status.note = format!("{} player(s) left", left.len());
+                        }
+                    }
                     Ok(_) => field_changed = true,
                     Err(e) => status.note = format!("disconnected: {e}"),
                 },
@@ -141,8 +175,12 @@ async fn run(
             // Ops made while offline are dropped with a note (the client predicts only
             // what it can send).
             while let Ok(c) = commands.try_recv() {
-                if matches!(c, RemoteCommand::Op { .. }) {
-                    status.note = "offline: the op was not sent".into();
+                match c {
+                    RemoteCommand::Op { .. } => status.note = "offline: the op was not sent".into(),
+                    RemoteCommand::Undo | RemoteCommand::Redo => {
+                        status.note = "offline: undo and redo wait for the server".into();
+                    }
+                    _ => {}
                 }
             }
             match client.reconnect().await {
@@ -160,6 +198,8 @@ async fn run(
         status.connected = client.is_connected();
         status.seq = client.last_seq();
         status.pending = client.pending_ops();
+        status.undo = client.undo_counts();
+        status.players = players(&client);
         let field = field_changed.then(|| client.field().clone());
         if updates
             .send(RemoteUpdate {
@@ -172,6 +212,24 @@ async fn run(
         }
     }
     client.close().await;
+}
+
+/// The other players as the editor shows them, by id.
+fn players(client: &Client) -> Vec<RemotePlayer> {
+    client
+        .players()
+        .values()
+        .map(|p| RemotePlayer {
+            id: p.id,
+            name: p.name.clone(),
+            position: p.position,
+            aim: p.aim.as_ref().map(|a| RemoteAim {
+                tool: a.tool.clone(),
+                point: a.point,
+                radius: a.radius,
+            }),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -295,6 +353,81 @@ mod tests {
         assert_eq!(sa.others_ops, 0);
         assert_eq!(fa.unwrap().hash(), fb.unwrap().hash());
         drop((a, b));
+        rt.block_on(server.shutdown()).unwrap();
+    }
+
+    #[test]
+    fn presence_and_own_undo_go_through_the_client_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let loaded = crate::session::load(&root.join("examples/generated.json")).unwrap();
+        drop(crate::world::create(&path, &loaded.session, None).unwrap());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut config = loam_net::ServerConfig::new(&path, crate::serve::factory());
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        let server = rt.block_on(loam_net::serve(config)).unwrap();
+        let url = server.url();
+        let a = connect(&url, "ada", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let b = connect(&url, "bob", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let h = a.field.generator().surface_height(0.0, 0.0);
+        let before = a.field.hash();
+        let (_, server_before) = rt.block_on(server.hash(None)).unwrap();
+
+        // A's aim reaches B's status as a player.
+        let aim = RemoteAim {
+            tool: "cube".into(),
+            point: Some([1.0, h, 2.0]),
+            radius: 2.5,
+        };
+        (a.link.send)(RemoteCommand::Presence {
+            position: [0.0, h + 10.0, 0.0],
+            aim: aim.clone(),
+        });
+        let (sb, _) = wait_for(&b.link, None, |s, _| {
+            s.players.iter().any(|p| p.aim.as_ref() == Some(&aim))
+        });
+        assert_eq!(sb.players.len(), 1);
+        assert_eq!(sb.players[0].name, "ada");
+        assert_eq!(sb.players[0].position, [0.0, h + 10.0, 0.0]);
+
+        // A digs, then undoes its stroke: both fields are back where they were.
+        (a.link.send)(RemoteCommand::Op {
+            stroke: 1,
+            op: EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [0.0, h, 0.0],
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            },
+        });
+        let (sa, fa) = wait_for(&a.link, None, |s, f| {
+            s.seq == 1 && s.pending == 0 && f.is_some()
+        });
+        assert_eq!(sa.undo, (1, 0));
+        assert_ne!(fa.unwrap().hash(), before);
+        // The undo is not predicted: the field changes with the bricks the server sends
+        // after it (a report after the op's own).
+        (a.link.send)(RemoteCommand::Undo);
+        let back = |f: Option<&Field>| f.is_some_and(|f| f.hash() == before);
+        let (sa, _) = wait_for(&a.link, None, |s, f| s.seq == 2 && back(f));
+        assert_eq!(sa.undo, (0, 1));
+        assert_eq!(sa.pending, 0);
+        let (sb, _) = wait_for(&b.link, None, |s, f| s.seq == 2 && back(f));
+        assert_eq!(sb.others_ops, 2);
+        let (_, server_hash) = rt.block_on(server.hash(None)).unwrap();
+        assert_eq!(server_hash, server_before, "the server's field is back too");
+
+        // B leaving is reported to A.
+        drop(b);
+        let (sa, _) = wait_for(&a.link, None, |s, _| s.players.is_empty());
+        assert!(sa.connected);
+        drop(a);
         rt.block_on(server.shutdown()).unwrap();
     }
 }

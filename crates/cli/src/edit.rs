@@ -233,7 +233,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         blocks: None,
         remote: Some((connected.link, url.to_string())),
         camera,
-        title: format!("Loam — {url}"),
+        title: format!("Loam — {} @ {url}", args.name),
         size: args.size,
     });
     if exit.is_error() {

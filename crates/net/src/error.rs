@@ -3,7 +3,7 @@
 use loam_field::{EditError, SettingsError};
 use loam_store::StoreError;
 
-use crate::protocol::{BrickDecodeError, DecodeError, Refusal};
+use crate::protocol::{AimError, BrickDecodeError, DecodeError, Refusal};
 
 /// A server could not start or keep running, or a client could not connect or keep up.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,16 @@ pub enum NetError {
     /// The op was rejected by the local field before it was sent (nothing was sent).
     #[error("op rejected")]
     Edit(#[from] EditError),
+    /// A presence report was not sent: its numbers or sizes are out of range.
+    #[error("presence not sent")]
+    Aim(#[from] AimError),
+    /// An undo or redo was not sent: own ops are still on their way to the server and back
+    /// (their strokes are not known yet).
+    #[error("{ops} own ops are not back from the server yet: undo or redo after them")]
+    Unsettled {
+        /// Own ops sent and not yet confirmed or refused.
+        ops: usize,
+    },
     /// The client is not connected (dropped, or never connected).
     #[error("not connected")]
     NotConnected,

@@ -17,6 +17,11 @@
 //!   sends the resulting records; a client mirrors them ([`Client::blocks`],
 //!   [`Client::send_block_op`]) and its block world hashes like the server's
 //!   ([`block_hash`]) over its region.
+//! - Presence: a client reports where it is and where its tool aims
+//!   ([`Client::set_presence`]); the server sends every client the others' names, positions
+//!   and aims as they change, at most ten times a second, and who left ([`Client::players`]).
+//! - Undo over the network: [`Client::undo`] / [`Client::redo`] take back and bring back the
+//!   client's own strokes through the server's order and history.
 //!
 //! Determinism: every map that reaches the field or the wire is a `BTreeMap`; the field
 //! computes the same bits on every machine (DESIGN.md), so a client that applies the same
@@ -54,7 +59,9 @@ pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_bo
 pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
 pub use error::NetError;
 pub use interest::generator_fingerprint;
-pub use protocol::{BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Viewer};
+pub use protocol::{
+    Aim, BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Player, PresenceReport, Viewer,
+};
 pub use server::{
     GeneratorFactory, Limits, ServerConfig, ServerHandle, ServerStatus, WS_PATH, serve,
 };

@@ -8,9 +8,9 @@ use loam_field::{
     BrickKey, CsgMode, EditOp, Falloff, Field, FieldSettings, LogEntry, NoiseTerrainSettings,
 };
 use loam_net::protocol::{
-    BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, CatchUp, ClientMessage, DecodeError, Hello,
-    OpRecord, Refusal, RefusalCode, Resume, ServerMessage, Welcome, WireBrick, WorldMeta,
-    decode_brick, encode_brick, probe_hello_version,
+    Aim, BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, CatchUp, ClientMessage, DecodeError,
+    Hello, OpRecord, Player, PresenceReport, PresenceUpdate, Refusal, RefusalCode, Resume,
+    ServerMessage, Welcome, WireBrick, WorldMeta, decode_brick, encode_brick, probe_hello_version,
 };
 use loam_net::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, generator_fingerprint};
 use proptest::prelude::*;
@@ -134,6 +134,22 @@ fn client_messages() -> Vec<ClientMessage> {
             request: 4,
             region: None,
         },
+        ClientMessage::Presence(PresenceReport {
+            position: [1.5, 20.0, -7.25],
+            aim: Aim {
+                tool: "ball".into(),
+                point: Some([3.0, 0.5, -9.0]),
+                radius: 2.5,
+            },
+        }),
+        ClientMessage::Presence(PresenceReport {
+            position: [0.0; 3],
+            aim: Aim {
+                tool: String::new(),
+                point: None,
+                radius: 0.0,
+            },
+        }),
     ]
 }
 
@@ -215,6 +231,31 @@ fn server_messages() -> Vec<ServerMessage> {
             keep: None,
             delta: block_delta(),
             done: true,
+        }),
+        ServerMessage::Presence(PresenceUpdate {
+            players: vec![
+                Player {
+                    id: 3,
+                    name: "ada".into(),
+                    position: [1.0, 2.0, 3.0],
+                    aim: None,
+                },
+                Player {
+                    id: 1 << 50,
+                    name: "grace".into(),
+                    position: [-4.0, 0.5, 1e6],
+                    aim: Some(Aim {
+                        tool: "cube".into(),
+                        point: Some([-4.0, 0.0, 12.0]),
+                        radius: 8.0,
+                    }),
+                },
+            ],
+            left: vec![7, 9],
+        }),
+        ServerMessage::Presence(PresenceUpdate {
+            players: Vec::new(),
+            left: vec![2],
         }),
         ServerMessage::Disconnect {
             reason: "rate limit".into(),
@@ -366,6 +407,9 @@ fn decode_all(bytes: &[u8], band: f64) {
         },
         band,
     );
+    if let Ok(ClientMessage::Presence(r)) = ClientMessage::decode(bytes, MAX) {
+        let _ = r.check();
+    }
     if let Ok(ServerMessage::CatchUp(c)) = ServerMessage::decode(bytes, MAX) {
         for w in &c.bricks {
             let _ = decode_brick(w, band);
@@ -386,7 +430,7 @@ proptest! {
     /// bytes rarely get past the first MessagePack marker; these do).
     #[test]
     fn damaged_messages_never_panic(
-        which in 0usize..16,
+        which in 0usize..64,
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8),
     ) {
         let all = all_encoded();

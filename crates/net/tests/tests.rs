@@ -1,6 +1,6 @@
 //! loam-net's integration tests, one binary: protocol round trips and the decoders fuzzed,
 //! the server's limits, eight clients converging through disconnects, a killed server, and
-//! blocks and collapses ordered by the server.
+//! blocks and collapses ordered by the server, presence, and undo over the network.
 
 mod blocks;
 mod converge;
@@ -8,5 +8,7 @@ mod crash;
 mod editor_world;
 mod limits;
 mod predict;
+mod presence;
 mod protocol;
+mod undo;
 mod util;

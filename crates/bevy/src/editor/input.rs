@@ -107,8 +107,15 @@ pub(crate) fn keys(
             MoveMode::Walk => MoveMode::Fly,
         };
     }
-    if remote.is_some() && ctrl && keys.any_just_pressed([KeyCode::KeyZ, KeyCode::KeyY]) {
-        editor.status = "undo and redo are not shared with the server yet".into();
+    if let Some(r) = &remote {
+        // Joined: this player's own strokes, through the server's order (the field changes
+        // when the undo comes back).
+        if ctrl && keys.just_pressed(KeyCode::KeyZ) {
+            editor.stroke = None;
+            r.undo();
+        } else if ctrl && keys.just_pressed(KeyCode::KeyY) {
+            r.redo();
+        }
     } else if ctrl && keys.just_pressed(KeyCode::KeyZ) {
         match world.world.history().undo_target() {
             Some(stroke) => {

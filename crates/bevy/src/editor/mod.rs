@@ -5,7 +5,8 @@
 //! faster. While captured, the left button applies the brush (dig, raise, …) and the right
 //! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
 //! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
-//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo, Ctrl+S saves, Ctrl+Q saves and quits (closing the
+//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo (joined to a server: this player's own strokes),
+//! Ctrl+S saves, Ctrl+Q saves and quits (closing the
 //! window saves too). Every op reaches the world file's log at the end of its frame; a save
 //! also keeps the blocks' poses exactly ([`crate::blocks::persist`]). T cycles the tool between terrain,
 //! blocks and chisel ([`block_tool`]); blocks fall when their support goes, with dust and
@@ -13,6 +14,7 @@
 
 pub mod block_tool;
 mod input;
+pub mod players;
 pub mod remote;
 mod ui;
 
@@ -223,7 +225,10 @@ pub fn run(options: EditorOptions) -> AppExit {
             .in_set(EditTools),
     )
     .init_resource::<Physics>()
-    .add_systems(Update, input::place_marker.after(LoamSet::Upload))
+    .add_systems(
+        Update,
+        (input::place_marker, players::show_players).after(LoamSet::Upload),
+    )
     // Every op applied this frame reaches the world file before the next frame; closing the
     // editor saves.
     .add_systems(Last, (journal, save_on_exit).chain())

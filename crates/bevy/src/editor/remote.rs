@@ -9,14 +9,19 @@
 //! ```text
 //!   tool ─ RemoteCommand::Op ─▶ client thread ─ WebSocket ─▶ server
 //!   World::replace_bricks ◀─ RemoteUpdate { field, status } ◀─ client thread ◀─ ordered ops
+//!   Ctrl+Z / Ctrl+Y ─ RemoteCommand::Undo / Redo ─▶ (this player's own strokes only)
+//!   camera + aim ─ RemoteCommand::Presence ─▶ … ◀─ RemoteStatus::players ─▶ [`players`]
 //! ```
 
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
+use std::time::Instant;
 
 use bevy::prelude::*;
 use loam_field::{EditOp, Field};
 
+use super::block_tool::{BlockAim, ToolKind};
+use super::players::PresenceTracker;
 use super::{Editor, EditorCamera};
 use crate::LoamWorld;
 
@@ -35,6 +40,41 @@ pub enum RemoteCommand {
         /// World position, metres.
         position: [f64; 3],
     },
+    /// Where this player is and where their tool aims, for the other players.
+    Presence {
+        /// The camera's position, world metres.
+        position: [f64; 3],
+        /// The tool.
+        aim: RemoteAim,
+    },
+    /// Undo this player's newest stroke the server has confirmed (not others' strokes).
+    Undo,
+    /// Redo this player's stroke undone last.
+    Redo,
+}
+
+/// A player's tool as the editor shows and reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteAim {
+    /// The tool's name (a brush's or the block tool's; at most 32 bytes).
+    pub tool: String,
+    /// Where it aims, world metres; `None` when nothing is in reach.
+    pub point: Option<[f64; 3]>,
+    /// Its radius, metres (`[0, 256]`).
+    pub radius: f64,
+}
+
+/// Another player on the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemotePlayer {
+    /// Their client id.
+    pub id: u64,
+    /// Their display name.
+    pub name: String,
+    /// Where they are (their camera), world metres.
+    pub position: [f64; 3],
+    /// Their tool, once they have reported one.
+    pub aim: Option<RemoteAim>,
 }
 
 /// The connection as the HUD shows it.
@@ -54,6 +94,10 @@ pub struct RemoteStatus {
     pub rtt_ms: Option<f64>,
     /// Ops of other players taken in so far.
     pub others_ops: u64,
+    /// The other players, by id.
+    pub players: Vec<RemotePlayer>,
+    /// Own strokes that can be undone and redone.
+    pub undo: (usize, usize),
     /// The last refusal, drop or reconnect, for the status line.
     pub note: String,
 }
@@ -87,6 +131,8 @@ pub struct Remote {
     next_stroke: u64,
     /// Where the viewer was last reported, metres.
     reported: Option<Vec3>,
+    /// This player's presence as last reported.
+    presence: PresenceTracker,
 }
 
 impl Remote {
@@ -100,6 +146,7 @@ impl Remote {
             },
             next_stroke: 1,
             reported: None,
+            presence: PresenceTracker::default(),
         }
     }
 
@@ -113,6 +160,35 @@ impl Remote {
     /// Sends a terrain op (predicted by the client thread at once).
     pub fn send_op(&self, stroke: u64, op: EditOp) {
         (self.link.send)(RemoteCommand::Op { stroke, op });
+    }
+
+    /// Asks the client thread to undo this player's newest stroke.
+    pub fn undo(&self) {
+        (self.link.send)(RemoteCommand::Undo);
+    }
+
+    /// Asks the client thread to redo this player's stroke undone last.
+    pub fn redo(&self) {
+        (self.link.send)(RemoteCommand::Redo);
+    }
+}
+
+/// What the editor's tool is and where it aims, for the other players.
+fn own_aim(editor: &Editor) -> RemoteAim {
+    match editor.kind {
+        ToolKind::Terrain => RemoteAim {
+            tool: editor.tool.brush.name().into(),
+            point: editor.aim.map(|h| h.position),
+            radius: editor.tool.radius,
+        },
+        ToolKind::Blocks | ToolKind::Chisel => RemoteAim {
+            tool: editor.kind.name().into(),
+            point: editor.block_aim.map(|a| match a {
+                BlockAim::Terrain { point, .. } => point,
+                BlockAim::Block(hit) => hit.point,
+            }),
+            radius: editor.block_tool.size.edge() * 0.5,
+        },
     }
 }
 
@@ -166,6 +242,13 @@ pub(crate) fn sync(
                 position: [p.x, p.y, p.z].map(f64::from),
             });
             remote.reported = Some(p);
+        }
+        let position = [p.x, p.y, p.z].map(f64::from);
+        if let Some(c) = remote
+            .presence
+            .due(Instant::now(), position, own_aim(&editor))
+        {
+            (remote.link.send)(c);
         }
     }
 }

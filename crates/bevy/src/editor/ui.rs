@@ -7,6 +7,7 @@ use bevy_egui::{EguiContexts, egui};
 use loam_field::Falloff;
 
 use super::block_tool::ToolKind;
+use super::players::player_lines;
 use super::remote::Remote;
 use super::{Editor, EditorCamera, MoveMode};
 use crate::blocks::LoamBlocks;
@@ -67,14 +68,19 @@ pub(crate) fn panels(
                     editor.tool.radius,
                     fps.map_or("-".into(), |f| format!("{f:.0}"))
                 ));
-                ui.label(format!(
-                    "ops {}   undo {}   last edit to visible {}",
-                    editor.ops,
-                    world
+                let undo = match &remote {
+                    // Joined: this player's own strokes on the server.
+                    Some(r) => format!("{} (redo {})", r.status.undo.0, r.status.undo.1),
+                    None => world
                         .world
                         .history()
                         .undo_target()
                         .map_or("-".into(), |s| format!("stroke {s}")),
+                };
+                ui.label(format!(
+                    "ops {}   undo {}   last edit to visible {}",
+                    editor.ops,
+                    undo,
                     stats
                         .last_edit_to_visible_ms
                         .map_or("-".into(), |ms| format!("{ms:.1} ms"))
@@ -106,6 +112,10 @@ pub(crate) fn panels(
                         s.rtt_ms.map_or("-".into(), |ms| format!("{ms:.1} ms")),
                         s.others_ops
                     ));
+                    ui.label(format!("players {}", s.players.len() + 1));
+                    for line in player_lines(&s.players, p) {
+                        ui.label(line);
+                    }
                 }
                 if !editor.status.is_empty() {
                     ui.label(&editor.status);

@@ -1,9 +1,11 @@
 //! The client: one WebSocket to the server, the confirmed and predicted fields.
 
 mod state;
+mod strokes;
 
 pub use state::{ClientEvent, SyncReport};
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +21,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_conf
 use crate::error::NetError;
 use crate::interest::generator_fingerprint;
 use crate::protocol::{
-    BrickBox, ClientMessage, DEFAULT_MAX_MESSAGE_BYTES, Hello, PROTOCOL_VERSION, Resume,
-    ServerMessage, Viewer, Welcome,
+    BrickBox, ClientMessage, DEFAULT_MAX_MESSAGE_BYTES, Hello, PROTOCOL_VERSION, Player,
+    PresenceReport, Resume, ServerMessage, Viewer, Welcome,
 };
 use crate::server::GeneratorFactory;
 use state::State;
@@ -301,6 +303,88 @@ impl Client {
     pub async fn set_viewer(&mut self, viewer: Viewer) -> Result<(), NetError> {
         self.config.viewer = viewer;
         self.send(ClientMessage::Viewer(viewer).encode()).await
+    }
+
+    /// Tells the server where this player is and where their tool aims; the other clients
+    /// see it in their [`Client::players`] within about 100 ms. The server keeps only the
+    /// latest report, so sending one per frame is wasteful but harmless (it counts against
+    /// the server's message rate limit).
+    ///
+    /// # Errors
+    /// [`NetError::Aim`] for non-finite or out-of-range numbers or a too long tool name
+    /// (nothing is sent: the server would disconnect the client);
+    /// [`NetError::NotConnected`] and transport errors.
+    pub async fn set_presence(&mut self, report: PresenceReport) -> Result<(), NetError> {
+        report.check()?;
+        self.send(ClientMessage::Presence(report).encode()).await
+    }
+
+    /// The other players the server has told of, by id (never this client): name, position
+    /// and aim as last reported. Emptied by a reconnect until the server lists them again.
+    pub fn players(&self) -> &BTreeMap<u64, Player> {
+        &self.state.players
+    }
+
+    /// Undoes this client's newest stroke that the server has confirmed (and not undone):
+    /// sends an undo of each server stroke it became (see [`ClientEvent::Op::stroke`]),
+    /// newest first. Undos are not predicted: the field changes when they come back in the
+    /// server's order, with the bricks they restored ([`ServerMessage::Patch`]). Returns
+    /// the ops' ids, or `None` when there is nothing to undo. The server's undo restores
+    /// the stroke's samples even where another player changed them later. If the server
+    /// refuses the undo (another client undid that stroke first, or its history dropped
+    /// it), the stroke counts as done again.
+    ///
+    /// # Errors
+    /// [`NetError::Unsettled`] while own ops are still on their way (undo after they come
+    /// back); otherwise as [`Client::send_op`].
+    pub async fn undo(&mut self) -> Result<Option<Vec<u64>>, NetError> {
+        self.settled()?;
+        let Some(s) = self.state.own.undo() else {
+            return Ok(None);
+        };
+        let mut ids = Vec::with_capacity(s.server.len());
+        for &server in s.server.iter().rev() {
+            let id = self
+                .send_op(s.stroke, EditOp::Undo { stroke: server })
+                .await?;
+            self.state.reverting.insert(id, (true, s.stroke));
+            ids.push(id);
+        }
+        Ok(Some(ids))
+    }
+
+    /// Redoes this client's stroke undone last by [`Client::undo`] (a new stroke since
+    /// forgets it): a redo of each of its server strokes, oldest first. Returns the ops'
+    /// ids, or `None` when there is nothing to redo.
+    ///
+    /// # Errors
+    /// As [`Client::undo`].
+    pub async fn redo(&mut self) -> Result<Option<Vec<u64>>, NetError> {
+        self.settled()?;
+        let Some(s) = self.state.own.redo() else {
+            return Ok(None);
+        };
+        let mut ids = Vec::with_capacity(s.server.len());
+        for &server in &s.server {
+            let id = self
+                .send_op(s.stroke, EditOp::Redo { stroke: server })
+                .await?;
+            self.state.reverting.insert(id, (false, s.stroke));
+            ids.push(id);
+        }
+        Ok(Some(ids))
+    }
+
+    /// Own strokes that [`Client::undo`] and [`Client::redo`] can take back and bring back.
+    pub fn undo_counts(&self) -> (usize, usize) {
+        self.state.own.counts()
+    }
+
+    fn settled(&self) -> Result<(), NetError> {
+        match self.state.pending.len() {
+            0 => Ok(()),
+            ops => Err(NetError::Unsettled { ops }),
+        }
     }
 
     /// Asks the server for its hash over the client's region (every brick when `whole`) and

@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
 };
-use loam_field::{Brick, BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
+use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
-use crate::blocks::{block_hash, brick_of_block, brick_of_piece};
+mod catch_up;
+
+use super::strokes::OwnStrokes;
+use crate::blocks::block_hash;
 use crate::error::NetError;
-use crate::protocol::{
-    BlockCatchUp, BrickBox, CatchUp, ServerMessage, Welcome, WorldMeta, decode_brick,
-};
+use crate::protocol::{BrickBox, Player, ServerMessage, Welcome, WorldMeta, decode_brick};
 
 /// Something the client learnt from the server ([`crate::Client::next_event`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +47,15 @@ pub enum ClientEvent {
         own: bool,
         /// For an own op: the time from sending it to this.
         latency: Option<Duration>,
+    },
+    /// The server's bricks after op `seq` replaced the client's where it could not compute
+    /// them itself (an undo or redo, or an op reading samples outside its region): the
+    /// field changed after the op's own [`ClientEvent::Op`].
+    Patched {
+        /// The op's sequence number.
+        seq: u64,
+        /// Bricks replaced.
+        bricks: usize,
     },
     /// One of this client's ops was refused (the world is unchanged).
     Refused {
@@ -94,12 +104,22 @@ pub enum ClientEvent {
         /// Their op ids.
         op_ids: Vec<u64>,
     },
+    /// Other players joined, changed (moved, aimed) or left ([`crate::Client::players`]
+    /// holds them as they are now).
+    Presence {
+        /// Ids of the players that joined or changed.
+        changed: Vec<u64>,
+        /// Ids of the players that left.
+        left: Vec<u64>,
+    },
 }
 
 /// One own op not yet confirmed.
 #[derive(Debug, Clone)]
 pub(crate) struct Pending {
     pub op_id: u64,
+    /// The client's stroke id it was sent in.
+    pub stroke: u64,
     pub op: EditOp,
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
@@ -174,6 +194,12 @@ pub(crate) struct State {
     pub physics: PhysicsWorld,
     pub pending_blocks: BTreeMap<u64, PendingBlock>,
     block_catching: Option<BlockCatching>,
+    /// Own strokes the server confirmed, for undo and redo.
+    pub own: OwnStrokes,
+    /// Own undo (`true`) and redo ops on their way, by op id, with their client stroke.
+    pub reverting: BTreeMap<u64, (bool, u64)>,
+    /// The other players, by id.
+    pub players: BTreeMap<u64, Player>,
 }
 
 fn key_in(b: &BrickBox, k: BrickKey) -> bool {
@@ -205,6 +231,9 @@ impl State {
                 .map_err(|e| NetError::Blocks(e.into()))?,
             pending_blocks: BTreeMap::new(),
             block_catching: None,
+            own: OwnStrokes::default(),
+            reverting: BTreeMap::new(),
+            players: BTreeMap::new(),
         })
     }
 
@@ -282,6 +311,7 @@ impl State {
         let message = crate::protocol::ClientMessage::Op { op_id, entry }.encode();
         self.pending.push_back(Pending {
             op_id,
+            stroke,
             op,
             sent_at: Instant::now(),
             message: message.clone(),
@@ -304,6 +334,8 @@ impl State {
         self.caught_up = false;
         self.catching = None;
         self.block_catching = None;
+        // The server lists everyone again after a join.
+        self.players.clear();
         let before = self.pending.len();
         match welcome.last_op_id {
             Some(last) => {
@@ -322,6 +354,9 @@ impl State {
         if self.pending.len() != before {
             self.stale = true;
         }
+        let pending = &self.pending;
+        self.reverting
+            .retain(|id, _| pending.iter().any(|p| p.op_id == *id));
         // Again in op id order (the server takes only increasing ids).
         let mut again: Vec<(u64, Vec<u8>)> = self
             .pending
@@ -374,8 +409,11 @@ impl State {
                     .iter()
                     .map(|w| decode_brick(w, band))
                     .collect::<Result<Vec<_>, _>>()?;
+                let n = decoded.len();
                 self.confirmed.insert_bricks(decoded);
                 self.stale = true;
+                self.events
+                    .push_back(ClientEvent::Patched { seq, bricks: n });
             }
             ServerMessage::CatchUp(c) => self.catch_up(c)?,
             ServerMessage::BlockOp(rec) => {
@@ -419,6 +457,11 @@ impl State {
             ServerMessage::BlockCatchUp(c) => self.block_catch_up(c)?,
             ServerMessage::OpRefused { op_id, reason } => {
                 self.pending_blocks.remove(&op_id);
+                if let Some((undo, stroke)) = self.reverting.remove(&op_id) {
+                    // The other ops of the same undo or redo name the same stroke.
+                    self.reverting.retain(|_, r| r.1 != stroke);
+                    self.own.refused(undo, stroke);
+                }
                 let before = self.pending.len();
                 self.pending.retain(|p| p.op_id != op_id);
                 if self.pending.len() != before {
@@ -453,6 +496,24 @@ impl State {
                 };
                 self.hashes.insert(request, report);
             }
+            ServerMessage::Presence(update) => {
+                let mut changed = Vec::with_capacity(update.players.len());
+                for p in update.players {
+                    if p.id != self.id {
+                        changed.push(p.id);
+                        self.players.insert(p.id, p);
+                    }
+                }
+                let left: Vec<u64> = update
+                    .left
+                    .into_iter()
+                    .filter(|id| self.players.remove(id).is_some())
+                    .collect();
+                if !changed.is_empty() || !left.is_empty() {
+                    self.events
+                        .push_back(ClientEvent::Presence { changed, left });
+                }
+            }
             ServerMessage::Disconnect { reason } => {
                 return Err(NetError::Disconnected { reason });
             }
@@ -467,16 +528,25 @@ impl State {
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
         let mine = author == self.id;
         let front = mine && self.pending.front().is_some_and(|p| p.op_id == op_id);
-        let sent_at = if front {
-            self.pending.front().map(|p| p.sent_at)
+        let sent = if front {
+            self.pending.front().map(|p| (p.sent_at, p.stroke))
         } else if mine {
             self.pending
                 .iter()
                 .find(|p| p.op_id == op_id)
-                .map(|p| p.sent_at)
+                .map(|p| (p.sent_at, p.stroke))
         } else {
             None
         };
+        if let Some((_, stroke)) = sent
+            && !reverts
+        {
+            self.own.confirmed(stroke, entry.stroke);
+        }
+        let sent_at = sent.map(|(t, _)| t);
+        if mine {
+            self.reverting.remove(&op_id);
+        }
         if front && !reverts && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");
@@ -511,127 +581,6 @@ impl State {
             stroke: entry.stroke,
             own: sent_at.is_some(),
             latency: sent_at.map(|t| t.elapsed()),
-        });
-        Ok(())
-    }
-
-    /// Part of a block snapshot: records applied; when done, what the client holds in the
-    /// region (outside `keep`) that the server did not list is gone.
-    fn block_catch_up(&mut self, c: BlockCatchUp) -> Result<(), NetError> {
-        if !c.region.is_valid() || c.seq < self.last_seq {
-            return Err(NetError::Protocol(format!(
-                "block catch-up at op {} after op {}",
-                c.seq, self.last_seq
-            )));
-        }
-        let same = self
-            .block_catching
-            .as_ref()
-            .is_some_and(|k| k.region == c.region && k.keep == c.keep);
-        if !same {
-            self.block_catching = Some(BlockCatching {
-                region: c.region,
-                keep: c.keep,
-                held: BTreeSet::new(),
-                pieces: BTreeSet::new(),
-            });
-        }
-        self.apply_delta(&c.delta)?;
-        let k = self.block_catching.as_mut().expect("set above");
-        k.held.extend(c.delta.held.iter().map(|h| h.pos));
-        k.pieces.extend(c.delta.pieces.iter().map(|p| p.id));
-        if !c.done {
-            return Ok(());
-        }
-        let k = self.block_catching.take().expect("set above");
-        let vs = self.voxel_size();
-        let outside_keep =
-            |b: [i32; 3]| c.region.contains(b) && c.keep.is_none_or(|kb| !kb.contains(b));
-        let stale = BlockDelta {
-            unheld: self
-                .blocks
-                .store()
-                .iter()
-                .map(|(pos, _)| pos)
-                .filter(|pos| outside_keep(brick_of_block(*pos, vs)) && !k.held.contains(pos))
-                .collect(),
-            gone: self
-                .blocks
-                .pieces()
-                .filter(|p| outside_keep(brick_of_piece(p, vs)) && !k.pieces.contains(&p.id))
-                .map(|p| p.id)
-                .collect(),
-            ..Default::default()
-        };
-        self.apply_delta(&stale)
-    }
-
-    fn catch_up(&mut self, c: CatchUp) -> Result<(), NetError> {
-        if !c.region.is_valid() || c.seq < self.last_seq {
-            return Err(NetError::Protocol(format!(
-                "catch-up at op {} after op {}",
-                c.seq, self.last_seq
-            )));
-        }
-        let same = self
-            .catching
-            .as_ref()
-            .is_some_and(|k| k.region == c.region && k.keep == c.keep);
-        if !same {
-            self.catching = Some(Catching {
-                region: c.region,
-                keep: c.keep,
-                got: BTreeSet::new(),
-            });
-        }
-        let band = self.meta.field.band();
-        let mut bricks = Vec::with_capacity(c.bricks.len());
-        for w in &c.bricks {
-            let (k, b) = decode_brick(w, band)?;
-            if !key_in(&c.region, k) {
-                return Err(NetError::Protocol(
-                    "a catch-up brick outside its region".into(),
-                ));
-            }
-            bricks.push((k, b));
-        }
-        let catching = self.catching.as_mut().expect("set above");
-        catching.got.extend(bricks.iter().map(|(k, _)| *k));
-        self.confirmed.insert_bricks(bricks);
-        self.stale = true;
-        if !c.done {
-            return Ok(());
-        }
-        let catching = self.catching.take().expect("set above");
-        // Bricks held in the new part of the region that the server did not send are the
-        // generator's there.
-        let s = *self.confirmed.settings();
-        let reset: Vec<(BrickKey, Brick)> = self
-            .confirmed
-            .bricks()
-            .map(|(k, _)| k)
-            .filter(|&k| {
-                key_in(&c.region, k)
-                    && c.keep.is_none_or(|b| !key_in(&b, k))
-                    && !catching.got.contains(&k)
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|k| {
-                (
-                    k,
-                    Brick::generate(&self.generator, k, s.voxel_size, s.band()),
-                )
-            })
-            .collect();
-        self.confirmed.insert_bricks(reset);
-        self.region = Some(c.region);
-        self.last_seq = c.seq;
-        self.caught_up = true;
-        self.events.push_back(ClientEvent::CaughtUp {
-            seq: c.seq,
-            region: c.region,
-            bricks: catching.got.len(),
         });
         Ok(())
     }

@@ -17,6 +17,8 @@
 //!                                          ◀── BlockCatchUp {region, keep?, delta, done} …
 //!   Viewer {position, radius} ──▶           ◀── CatchUp … for the regions it moved into
 //!   Hash {request, region?} ──▶             ◀── Hash {request, seq, region, hash}
+//!   Presence {position, aim} ──▶            ◀── Presence {players changed, left}
+//!                                               (others only, ≤ 10 Hz; see [`presence`])
 //!                                          ◀── Seq {seq} (the log moved on, nothing for you)
 //!                                          ◀── Disconnect {reason}, then the close frame
 //! ```
@@ -40,8 +42,10 @@
 //! the message holds, limits nesting, and refuses trailing bytes.
 
 mod bricks;
+pub mod presence;
 
 pub use bricks::{BrickDecodeError, WireBrick, decode_brick, encode_brick};
+pub use presence::{Aim, AimError, Player, PresenceReport, PresenceUpdate};
 
 use loam_blocks::BlockDelta;
 use loam_field::FieldSettings;
@@ -49,8 +53,9 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. A hello with another version is refused with
 /// [`RefusalCode::ProtocolVersion`]. Version 2 added blocks (block ops, block events, block
-/// catch-ups, the block hash).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// catch-ups, the block hash); version 3 added presence (a client's position and aim, the
+/// other players).
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Default largest message either side accepts, bytes (1 MiB). A catch-up is split into
 /// messages of at most half of the limit.
@@ -144,6 +149,9 @@ pub enum ClientMessage {
         /// Bricks to hash.
         region: Option<BrickBox>,
     },
+    /// Where the player is and where their tool aims ([`PresenceReport::check`] must pass,
+    /// or the server disconnects the client). Only the latest is kept.
+    Presence(PresenceReport),
 }
 
 /// What the world is: enough for a client to build the same field.
@@ -349,6 +357,9 @@ pub enum ServerMessage {
         /// The block world's hash over the same region ([`crate::block_hash`]).
         blocks: [u8; 32],
     },
+    /// Other players that joined, changed or left since the last presence update (at most
+    /// one per 100 ms, none while nothing changed; the first lists everyone).
+    Presence(PresenceUpdate),
     /// The server closes the connection, and why.
     Disconnect {
         /// Why.

@@ -324,6 +324,16 @@ async fn read_loop(
                     viewer,
                 }
             }
+            Ok(ClientMessage::Presence(report)) => {
+                if let Err(e) = report.check() {
+                    return link.kill(e.to_string());
+                }
+                Command::Presence {
+                    conn,
+                    client,
+                    report,
+                }
+            }
             Ok(ClientMessage::Hash { request, region }) => {
                 if region.is_some_and(|r| !r.is_valid()) {
                     return link.kill("hash region is not a valid box");

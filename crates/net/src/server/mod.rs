@@ -21,6 +21,7 @@
 mod blocks;
 mod conn;
 mod order;
+mod presence;
 mod regions;
 mod resume;
 mod writer;

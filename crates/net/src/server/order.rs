@@ -23,7 +23,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
+mod release;
+
 use super::conn::PeerLink;
+use super::presence::Presence;
 use super::resume::{Ring, RingEntry};
 use super::writer::{Ack, Write, Writer};
 use super::{ServerConfig, ServerStatus};
@@ -31,7 +34,8 @@ use crate::blocks::Colliders;
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
-    BrickBox, Hello, OpRecord, ServerMessage, Viewer, WireBrick, WorldMeta, encode_brick,
+    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireBrick, WorldMeta,
+    encode_brick,
 };
 
 /// Most ops in one group (one transaction).
@@ -63,6 +67,11 @@ pub(crate) enum Command {
         conn: u64,
         client: u64,
         viewer: Viewer,
+    },
+    Presence {
+        conn: u64,
+        client: u64,
+        report: PresenceReport,
     },
     HashTo {
         client: u64,
@@ -174,6 +183,8 @@ pub(crate) struct Order {
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
+    /// The players' names, positions and aims, and what each was told of the others.
+    pub(super) presence: Presence,
     pub(super) ring: Ring,
     /// The stroke new ops continue: (client, its stroke id, the server's stroke id).
     pub(super) open: Option<(u64, u64, u64)>,
@@ -336,6 +347,7 @@ impl Order {
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),
+            presence: Presence::default(),
             ring,
             open: None,
             last_op: BTreeMap::new(),
@@ -428,7 +440,11 @@ impl Order {
             } => self.take_op(client, op_id, &entry),
             Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
             Command::BlockOp { client, op_id, op } => self.take_block_op(client, op_id, &op),
-            Command::Leave { .. } | Command::Tick | Command::Meta { .. } => self.handle(cmd),
+            // Presence is not ordered with the ops: it never waits for them.
+            Command::Leave { .. }
+            | Command::Tick
+            | Command::Meta { .. }
+            | Command::Presence { .. } => self.handle(cmd),
             cmd if !self.idle() => self.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());
@@ -586,113 +602,5 @@ impl Order {
             reach,
             patches,
         })));
-    }
-
-    /// Sends what is durable, in order: acks and broadcasts, patches after their op,
-    /// refusals in their place.
-    fn release(&mut self) {
-        let mut dead = Vec::new();
-        while let Some(item) = self.inflight.pop_front() {
-            let waits = match &item {
-                Item::Accepted(a) => a.entry.seq > self.durable,
-                Item::Block(b) => b.seq > self.durable,
-                Item::Refused { .. } => false,
-            };
-            if waits {
-                self.inflight.push_front(item);
-                break;
-            }
-            match item {
-                Item::Block(b) => {
-                    if !b.event {
-                        if b.author == 0 {
-                            self.made += 1;
-                        } else {
-                            self.accepted += 1;
-                        }
-                        self.released = b.seq;
-                    }
-                    for (&id, peer) in &mut self.peers {
-                        if id == b.author
-                            || b.to_all
-                            || b.blocks.is_some_and(|w| w.intersects(&peer.region))
-                        {
-                            push(id, peer, b.frame.clone(), self.outbox, &mut dead);
-                            peer.informed = peer.informed.max(b.seq);
-                        }
-                    }
-                    self.ring.push(RingEntry {
-                        seq: b.seq,
-                        event: b.event,
-                        author: b.author,
-                        frame: b.frame,
-                        written: (!b.event).then_some(None),
-                        reach: None,
-                        blocks: b.blocks,
-                        to_all: b.to_all,
-                    });
-                }
-                Item::Refused {
-                    client,
-                    op_id,
-                    reason,
-                } => {
-                    self.refused += 1;
-                    if let Some(p) = self.peers.get(&client) {
-                        let msg = ServerMessage::OpRefused { op_id, reason };
-                        push(client, p, msg.encode().into(), self.outbox, &mut dead);
-                    }
-                }
-                Item::Accepted(a) => {
-                    if a.author == 0 {
-                        self.made += 1;
-                    } else {
-                        self.accepted += 1;
-                    }
-                    let seq = a.entry.seq;
-                    self.released = seq;
-                    let frame: Bytes = ServerMessage::Op(OpRecord {
-                        seq,
-                        author: a.author,
-                        op_id: a.op_id,
-                        entry: a.entry.encode(),
-                    })
-                    .encode()
-                    .into();
-                    for (&id, peer) in &mut self.peers {
-                        if id == a.author || a.written.is_some_and(|w| w.intersects(&peer.region)) {
-                            push(id, peer, frame.clone(), self.outbox, &mut dead);
-                            peer.informed = seq;
-                        }
-                    }
-                    for (client, bricks) in a.patches {
-                        let Some(p) = self.peers.get(&client) else {
-                            continue;
-                        };
-                        let wires = bricks
-                            .iter()
-                            .map(|(k, b)| encoded(&mut self.cache, *k, b))
-                            .collect();
-                        for f in chunks(wires, self.max_message, |bricks, _| ServerMessage::Patch {
-                            seq,
-                            bricks,
-                        }) {
-                            push(client, p, f, self.outbox, &mut dead);
-                        }
-                    }
-                    self.ring.push(RingEntry {
-                        seq,
-                        event: false,
-                        author: a.author,
-                        frame,
-                        written: Some(a.written),
-                        reach: a.reach,
-                        blocks: None,
-                        to_all: false,
-                    });
-                }
-            }
-        }
-        self.bury(dead);
     }
 }

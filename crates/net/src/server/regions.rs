@@ -1,6 +1,6 @@
 //! The ordering thread's commands other than ops: a client joining (welcome, resume,
 //! snapshot), a viewer moving into new bricks (the bricks sent nearest first), hashes,
-//! status, and the ticks that tell idle clients the log moved on.
+//! status, and the ticks that tell idle clients the log moved on and send presence.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -123,6 +123,7 @@ impl Order {
             return peer.link.kill(why);
         }
         self.peers.insert(id, peer);
+        self.presence.join(id, &hello.name, hello.viewer.position);
         let _ = reply.send(id);
     }
 
@@ -169,7 +170,21 @@ impl Order {
                 conn,
                 client,
                 viewer,
-            } => self.viewer(conn, client, viewer),
+            } => {
+                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
+                    self.presence.moved(client, viewer.position);
+                }
+                self.viewer(conn, client, viewer);
+            }
+            Command::Presence {
+                conn,
+                client,
+                report,
+            } => {
+                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
+                    self.presence.report(client, report);
+                }
+            }
             Command::HashTo {
                 client,
                 request,
@@ -254,6 +269,22 @@ impl Order {
                 push(id, p, msg.encode().into(), self.outbox, &mut dead);
                 p.informed = self.released;
                 p.informed_at = now;
+            }
+        }
+        self.bury(dead);
+        self.send_presence(now);
+    }
+
+    /// Presence updates due at `now` (players buried above are reported as left).
+    fn send_presence(&mut self, now: Instant) {
+        let connected: Vec<u64> = self.peers.keys().copied().collect();
+        let mut dead = Vec::new();
+        for (id, frames) in self.presence.updates(now, &connected) {
+            let Some(peer) = self.peers.get(&id) else {
+                continue;
+            };
+            for f in frames {
+                push(id, peer, f, self.outbox, &mut dead);
             }
         }
         self.bury(dead);

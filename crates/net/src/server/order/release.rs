@@ -1,0 +1,118 @@
+//! Releasing what became durable: acknowledgements and broadcasts in sequence order, each
+//! op's patches right after it, refusals in their place, and the resume ring fed as they go.
+
+use bytes::Bytes;
+
+use super::{Item, Order, chunks, encoded, push};
+use crate::protocol::{OpRecord, ServerMessage};
+use crate::server::resume::RingEntry;
+
+impl Order {
+    /// Sends what is durable, in order: acks and broadcasts, patches after their op,
+    /// refusals in their place.
+    pub(super) fn release(&mut self) {
+        let mut dead = Vec::new();
+        while let Some(item) = self.inflight.pop_front() {
+            let waits = match &item {
+                Item::Accepted(a) => a.entry.seq > self.durable,
+                Item::Block(b) => b.seq > self.durable,
+                Item::Refused { .. } => false,
+            };
+            if waits {
+                self.inflight.push_front(item);
+                break;
+            }
+            match item {
+                Item::Block(b) => {
+                    if !b.event {
+                        if b.author == 0 {
+                            self.made += 1;
+                        } else {
+                            self.accepted += 1;
+                        }
+                        self.released = b.seq;
+                    }
+                    for (&id, peer) in &mut self.peers {
+                        if id == b.author
+                            || b.to_all
+                            || b.blocks.is_some_and(|w| w.intersects(&peer.region))
+                        {
+                            push(id, peer, b.frame.clone(), self.outbox, &mut dead);
+                            peer.informed = peer.informed.max(b.seq);
+                        }
+                    }
+                    self.ring.push(RingEntry {
+                        seq: b.seq,
+                        event: b.event,
+                        author: b.author,
+                        frame: b.frame,
+                        written: (!b.event).then_some(None),
+                        reach: None,
+                        blocks: b.blocks,
+                        to_all: b.to_all,
+                    });
+                }
+                Item::Refused {
+                    client,
+                    op_id,
+                    reason,
+                } => {
+                    self.refused += 1;
+                    if let Some(p) = self.peers.get(&client) {
+                        let msg = ServerMessage::OpRefused { op_id, reason };
+                        push(client, p, msg.encode().into(), self.outbox, &mut dead);
+                    }
+                }
+                Item::Accepted(a) => {
+                    if a.author == 0 {
+                        self.made += 1;
+                    } else {
+                        self.accepted += 1;
+                    }
+                    let seq = a.entry.seq;
+                    self.released = seq;
+                    let frame: Bytes = ServerMessage::Op(OpRecord {
+                        seq,
+                        author: a.author,
+                        op_id: a.op_id,
+                        entry: a.entry.encode(),
+                    })
+                    .encode()
+                    .into();
+                    for (&id, peer) in &mut self.peers {
+                        if id == a.author || a.written.is_some_and(|w| w.intersects(&peer.region)) {
+                            push(id, peer, frame.clone(), self.outbox, &mut dead);
+                            peer.informed = seq;
+                        }
+                    }
+                    for (client, bricks) in a.patches {
+                        let Some(p) = self.peers.get(&client) else {
+                            continue;
+                        };
+                        let wires = bricks
+                            .iter()
+                            .map(|(k, b)| encoded(&mut self.cache, *k, b))
+                            .collect();
+                        for f in chunks(wires, self.max_message, |bricks, _| ServerMessage::Patch {
+                            seq,
+                            bricks,
+                        }) {
+                            push(client, p, f, self.outbox, &mut dead);
+                        }
+                    }
+                    self.ring.push(RingEntry {
+                        seq,
+                        event: false,
+                        author: a.author,
+                        frame,
+                        written: Some(a.written),
+                        reach: a.reach,
+                        blocks: None,
+                        to_all: false,
+                    });
+                }
+            }
+        }
+        self.bury(dead);
+    }
+}
