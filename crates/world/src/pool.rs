@@ -182,7 +182,7 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
         };
         let start = Instant::now();
         if let Some(mask) = job.lod {
-            let mesh = lod.build(&job.field, key, mask).clone();
+            let mesh = lod.build(&job.field, key, mask).detach();
             let finished = Instant::now();
             let result = JobResult {
                 key,
