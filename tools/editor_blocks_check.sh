@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Drives the editor in a virtual X server (Xvfb, Mesa's lavapipe) as a person would: captures
-# the mouse, switches to the block tool, places blocks, saves and quits with Ctrl+Q, then
-# reopens the world and takes screenshots of both sessions. Prints `loam world info` after
-# each. Usage: tools/editor_blocks_check.sh LOAM_BINARY OUT_DIR
+# Drives the editor in a virtual X server (Xvfb, Mesa's lavapipe) as a person would:
+# switches to the block tool, captures the mouse, places four blocks, saves and quits with
+# Ctrl+Q, then reopens the world and takes screenshots of both sessions. Prints `loam world
+# info` after each, and fails unless the reopened world holds the four blocks.
+# Usage: tools/editor_blocks_check.sh LOAM_BINARY OUT_DIR
 set -euo pipefail
 loam=$(realpath "$1")
 out=$2
@@ -29,9 +30,11 @@ build() {
   local wid=$1
   # Frames take seconds under software rendering on a busy machine: wait between inputs
   # so that each lands in a frame of its own.
-  xdotool mousemove 400 225 click 1 # capture the mouse
-  sleep 8
   xdotool key t # terrain → blocks
+  sleep 8
+  # Capture the mouse with the block tool on: the capturing click places nothing (it once
+  # placed a block when shorter than a frame).
+  xdotool mousemove 400 225 click 1
   sleep 8
   for _ in 1 2 3 4; do
     xdotool click 1
@@ -47,3 +50,8 @@ look() {
 
 session first build
 session second look
+# Four placing clicks, one capturing click: four blocks, held on their pad.
+grep -q "blocks      4 held, 0 pieces" "$out/second.info" || {
+  echo "expected 4 held blocks and no pieces after reopening" >&2
+  exit 1
+}

@@ -81,16 +81,17 @@ pub struct LodDebugView {
     pub tints: Vec<Handle<crate::material::TerrainMaterialAsset>>,
 }
 
-/// The tint of level `level` in the debug view (linear RGB): white, red, yellow, green, cyan,
-/// blue, then again.
+/// The tint of level `level` in the debug view (linear RGB, multiplied with the terrain's
+/// colours): white, red, blue, magenta, cyan, yellow, then again. No green: it would vanish
+/// in the grass.
 pub fn level_tint(level: u8) -> [f32; 3] {
     const TINTS: [[f32; 3]; 6] = [
         [1.0, 1.0, 1.0],
-        [1.0, 0.35, 0.35],
-        [1.0, 0.9, 0.3],
-        [0.4, 1.0, 0.4],
-        [0.35, 0.95, 1.0],
-        [0.45, 0.5, 1.0],
+        [1.0, 0.25, 0.25],
+        [0.3, 0.4, 1.0],
+        [1.0, 0.25, 1.0],
+        [0.25, 1.0, 1.0],
+        [1.0, 1.0, 0.15],
     ];
     TINTS[usize::from(level) % TINTS.len()]
 }

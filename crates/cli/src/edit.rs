@@ -55,7 +55,12 @@ pub struct EditArgs {
     /// How far the terrain is drawn, metres: chunks of coarser levels of detail out to this
     /// distance (level 0 within 128 m, each level twice as far as the one before, Transvoxel
     /// seams between them). 0 draws level-0 chunks only, out to the session's view radius.
-    #[arg(long, default_value_t = DEFAULT_VIEW_DISTANCE_M, value_parser = parse_view_distance)]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_VIEW_DISTANCE_M,
+        value_parser = parse_view_distance,
+        allow_negative_numbers = true
+    )]
     pub view_distance: f64,
 }
 
@@ -77,7 +82,8 @@ fn parse_view_distance(s: &str) -> Result<f64, String> {
 /// `settings` with levels of detail out to `view_distance` metres: level 0 within
 /// [`LOD0_RADIUS_CHUNKS`] chunks (or the settings' view radius, if smaller), and as many
 /// levels as it takes for the coarsest, each twice as far as the one before, to reach the
-/// distance. Unchanged (level 0 only) when the distance is 0 or within level 0's reach.
+/// distance, at most [`loam_world::lod::MAX_LEVELS`] (the view distance is then cut to what
+/// they reach). Unchanged (level 0 only) when the distance is 0 or within level 0's reach.
 pub fn with_view_distance(
     mut settings: loam_world::WorldSettings,
     view_distance: f64,
@@ -88,10 +94,12 @@ pub fn with_view_distance(
     if view_distance <= lod0 {
         return settings;
     }
-    let levels = 1 + (view_distance / lod0).log2().ceil() as u32;
+    let levels = (1 + (view_distance / lod0).log2().ceil() as u32)
+        .min(u32::from(loam_world::lod::MAX_LEVELS));
     settings.view_radius = radius;
-    settings.lod_levels = levels.min(u32::from(loam_world::lod::MAX_LEVELS)) as u8;
-    settings.view_distance = view_distance;
+    settings.lod_levels = levels as u8;
+    // The coarsest level reaches `lod0 · 2^(levels − 1)`: with the levels capped, no further.
+    settings.view_distance = view_distance.min(lod0 * f64::from(1u32 << (levels - 1)));
     settings
 }
 
@@ -151,6 +159,11 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
     let size = args.size;
     if let Some(url) = &args.connect {
+        if args.view_distance > 0.0 {
+            println!(
+                "loam: joined editors draw level-0 chunks only (no levels of detail): --view-distance is not used"
+            );
+        }
         return run_connected(args, url, mesher);
     }
     let loaded = session::load(&args.session)?;
@@ -159,6 +172,17 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         args.view_distance,
         loaded.session.field.voxel_size,
     );
+    if settings.lod_levels == 0 && args.view_distance > 0.0 {
+        println!(
+            "loam: a view distance of {} m is within level 0's reach: levels of detail are off",
+            args.view_distance
+        );
+    } else if settings.lod_levels > 0 && settings.view_distance < args.view_distance {
+        println!(
+            "loam: {} levels of detail reach {:.0} m, not {} m: the view ends there",
+            settings.lod_levels, settings.view_distance, args.view_distance
+        );
+    }
     let (mut store, created) = open_or_create(&args.world, &loaded)?;
     let (world, blocks) = {
         let (w, restored) = crate::world::load_with_blocks(&mut store, &args.world)?;
@@ -262,6 +286,9 @@ mod tests {
         let half = with_view_distance(loam_world::WorldSettings::default(), 2048.0, 0.5);
         assert_eq!(half.lod_levels, 6);
         half.validate().unwrap();
+        // 12 levels reach 128 m · 2^11 = 262 144 m: a longer view is cut there.
+        let far = with_view_distance(loam_world::WorldSettings::default(), 1e6, 1.0);
+        assert_eq!((far.lod_levels, far.view_distance), (12, 262_144.0));
     }
 
     #[test]

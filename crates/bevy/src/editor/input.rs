@@ -74,7 +74,7 @@ pub(crate) fn keys(
     if keys.just_pressed(KeyCode::KeyL) && !ctrl {
         lod_debug.on = !lod_debug.on;
         editor.status = if lod_debug.on {
-            "chunks tinted by level: 0 white, 1 red, 2 yellow, 3 green, 4 cyan, 5 blue".into()
+            "chunks tinted by level: 0 white, 1 red, 2 blue, 3 magenta, 4 cyan, 5 yellow".into()
         } else {
             "level tint off".into()
         };
@@ -267,7 +267,15 @@ pub(crate) fn apply_block_tool(
     mut physics: ResMut<Physics>,
     remote: Option<Res<Remote>>,
 ) {
-    if editor.kind == ToolKind::Terrain || !captured(&cursor) || editor.capture_click {
+    if editor.kind == ToolKind::Terrain || !captured(&cursor) {
+        return;
+    }
+    // The click that captured the mouse places nothing; it is done once released (within
+    // the same frame for a click shorter than a frame).
+    if editor.capture_click {
+        if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
+            editor.capture_click = false;
+        }
         return;
     }
     let primary = if buttons.just_pressed(MouseButton::Left) {
@@ -294,11 +302,12 @@ pub(crate) fn apply_block_tool(
     ) else {
         return;
     };
-    if let Some(levelling) = &action.levelling
-        && let Err(e) = world.world.apply(levelling)
-    {
-        editor.status = format!("levelling the ground refused: {e}");
-        return;
+    if let Some(levelling) = &action.levelling {
+        if let Err(e) = world.world.apply(levelling) {
+            editor.status = format!("levelling the ground refused: {e}");
+            return;
+        }
+        editor.ops += 1;
     }
     if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
         editor.status = e;
@@ -318,13 +327,9 @@ pub(crate) fn apply_tool(
     // A click shorter than a frame (slow frames) counts: pressed, or pressed and released.
     let held = |b| buttons.pressed(b) || buttons.just_pressed(b);
     if !captured(&cursor) || editor.kind != ToolKind::Terrain {
+        // The block tools release their capturing click themselves (`apply_block_tool`):
+        // released here, a click shorter than a frame would reach them as a fresh click.
         editor.stroke = None;
-        if editor.kind != ToolKind::Terrain && editor.capture_click {
-            // The capturing click is released here too (see below).
-            if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
-                editor.capture_click = false;
-            }
-        }
         return;
     }
     // The click that captured the mouse does not edit, until it is released.
