@@ -203,9 +203,12 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 )?
             };
             let dropped = store.compact()?;
+            let before = store.info()?.file_bytes;
+            store.vacuum()?;
+            let after = store.info()?.file_bytes;
             writeln!(
                 o,
-                "baked {written} bricks at seq {}, dropped {dropped} ops",
+                "baked {written} bricks at seq {}, dropped {dropped} ops; {before} → {after} bytes on disk",
                 loaded.last_seq
             )?;
         }
