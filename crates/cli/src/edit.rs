@@ -70,7 +70,8 @@ pub const DEFAULT_VIEW_DISTANCE_M: f64 = 2048.0;
 /// Level-0 chunks reach this many chunks from the viewer when levels of detail are on.
 const LOD0_RADIUS_CHUNKS: u32 = 4;
 
-fn parse_view_distance(s: &str) -> Result<f64, String> {
+/// Parses a view distance in metres, `[0, 10⁶]`.
+pub(crate) fn parse_view_distance(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
     if (0.0..=1e6).contains(&v) {
         Ok(v)

@@ -50,6 +50,11 @@ pub struct ReplayArgs {
     /// appended as it is applied, durably, and the end is baked (see `loam world`).
     #[arg(long)]
     pub world: Option<PathBuf>,
+    /// Replay with levels of detail out to this many metres, as the editor draws them (level
+    /// 0 within 128 m at 1 m voxels); `open_edges` then counts cracks across levels. 0 (the
+    /// default) keeps the session's level-0 view.
+    #[arg(long, default_value_t = 0.0, value_parser = crate::edit::parse_view_distance)]
+    pub view_distance: f64,
 }
 
 /// Wall-clock times of the replay's phases, milliseconds.
@@ -102,6 +107,8 @@ pub struct Summary {
     pub mesher: &'static str,
     /// Worker threads.
     pub threads: usize,
+    /// Levels of detail (0: level 0 only, as the session's view radius says).
+    pub lod_levels: u8,
     /// Frames run after the initial load.
     pub frames: u64,
     /// Chunks shown at the end (with a non-empty mesh).
@@ -153,6 +160,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         realtime: !args.fast,
         pull_chunks: 64,
         progress_after_frames: 600,
+        view_distance: args.view_distance,
     };
     let mut store = match &args.world {
         Some(path) => Some(crate::world::create(
@@ -220,6 +228,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         field_hash: hash.to_string(),
         mesher: mesher.name(),
         threads: run.world.settings().worker_count(),
+        lod_levels: run.world.settings().lod_levels,
         frames: run.frames,
         chunks_shown: run.shown.len(),
         open_edges: run.shown.open_edges(&run.world.view(), vs).inside,
@@ -259,7 +268,11 @@ fn verify(base: &Field, run: &pipeline::Run) -> anyhow::Result<()> {
     if fresh.hash() != run.world.field().hash() {
         bail!("replaying the op log does not give the live field");
     }
-    if let Err(key) = loam_world::verify_shown(&run.world, &run.shown, &fresh) {
+    if run.world.settings().lod_levels > 0 {
+        if let Err(key) = loam_world::verify_shown_lod(&run.world, &run.shown, &fresh) {
+            bail!("chunk {key:?}: the pipeline's mesh differs from a from-scratch build");
+        }
+    } else if let Err(key) = loam_world::verify_shown(&run.world, &run.shown, &fresh) {
         bail!("chunk {key:?}: the pipeline's mesh differs from a from-scratch build");
     }
     Ok(())
@@ -289,14 +302,24 @@ fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::
     )?;
     writeln!(
         o,
-        "pipeline  {} with {} threads: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
-        s.mesher,
+        "pipeline  {} with {} threads{}: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
+        if s.lod_levels > 0 {
+            "transvoxel"
+        } else {
+            s.mesher
+        },
         s.threads,
+        if s.lod_levels > 0 {
+            format!(", {} levels of detail", s.lod_levels)
+        } else {
+            String::new()
+        },
         m.chunks_loaded,
         s.chunks_shown,
         m.initial_load_s.unwrap_or(0.0),
         s.frames
     )?;
+    writeln!(o, "cracks    {} open edges inside the view", s.open_edges)?;
     writeln!(
         o,
         "latency   edit to batch ready p50 {:.2} ms, p99 {:.2} ms; chunk build p50 {:.2} ms, p99 {:.2} ms",

@@ -399,3 +399,40 @@ fn mesh_volume_bad_input() {
         assert!(e.contains(needle), "{args:?}: {e}");
     }
 }
+
+/// The walking session with levels of detail out to 1 km: the same field, every chunk of
+/// every level equal to its from-scratch mesh with the view's transition faces, and no crack
+/// inside the view (`open_edges`, in the metrics and the summary).
+#[test]
+fn replay_with_levels_of_detail_is_crack_free_and_verified() {
+    let hash = "f85176560fb534ea6570f03b6e53f68f9fb0e07d2d3e3d88507c0c8a31ec85d4";
+    let session = root().join("examples/walk.json");
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = dir.path().join("metrics.json");
+    let args = [
+        "--fast",
+        "--verify",
+        "--threads",
+        "2",
+        "--view-distance",
+        "1024",
+        "--metrics-json",
+        metrics.to_str().unwrap(),
+    ];
+    let o = replay_args(&args, &session, dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(hash_line(&o), format!("field-hash: {hash}"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("levels of detail"), "{stdout}");
+    assert!(stdout.contains("every chunk equals its from-scratch mesh"));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&metrics).unwrap()).unwrap();
+    assert_eq!(m["open_edges"], 0, "{m}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert!(s["lod_levels"].as_u64().unwrap() >= 3, "{s}");
+    assert_eq!(s["open_edges"], 0);
+    // Level of detail shows more than the level-0 view does.
+    assert!(s["chunks_shown"].as_u64().unwrap() > 909, "{s}");
+}
