@@ -142,6 +142,27 @@ pub fn apply_lod_debug_view(
     }
 }
 
+/// Despawns the entity of chunk `key` (if it has one) with its mesh asset, and tells the
+/// physics layer when a level-0 chunk goes.
+fn despawn_chunk(
+    commands: &mut Commands,
+    key: LodKey,
+    entities: &mut ChunkEntities,
+    meshes: &mut Assets<Mesh>,
+    handles: &Query<&Mesh3d>,
+    removed: &mut MessageWriter<ChunkRemoved>,
+) {
+    if let Some(e) = entities.0.remove(&key) {
+        if let Ok(h) = handles.get(e) {
+            meshes.remove(&h.0);
+        }
+        commands.entity(e).despawn();
+    }
+    if key.level == 0 {
+        removed.write(ChunkRemoved(key.chunk()));
+    }
+}
+
 /// Converts a chunk mesh to a Bevy mesh: positions, normals, vertex colours from
 /// [`crate::look`], u32 indices.
 pub fn to_bevy_mesh(chunk: &ChunkMesh, generator: &loam_field::Generator, voxel_size: f64) -> Mesh {
@@ -202,27 +223,28 @@ pub fn upload_meshes(
         for update in updates {
             match update {
                 WorldUpdate::Removed(key) => {
-                    if let Some(e) = entities.0.remove(&LodKey::new(0, [key.x, key.y, key.z])) {
-                        if let Ok(h) = handles.get(e) {
-                            meshes.remove(&h.0);
-                        }
-                        commands.entity(e).despawn();
-                    }
-                    removed.write(ChunkRemoved(key));
+                    let key = LodKey::level0(key);
+                    despawn_chunk(
+                        &mut commands,
+                        key,
+                        &mut entities,
+                        &mut meshes,
+                        &handles,
+                        &mut removed,
+                    );
                 }
                 WorldUpdate::Group(group) => {
                     // Chunks of another level that this group's meshes replace go in the
                     // same frame (level of detail).
-                    for key in &group.removed {
-                        if let Some(e) = entities.0.remove(key) {
-                            if let Ok(h) = handles.get(e) {
-                                meshes.remove(&h.0);
-                            }
-                            commands.entity(e).despawn();
-                        }
-                        if key.level == 0 {
-                            removed.write(ChunkRemoved(key.chunk()));
-                        }
+                    for &key in &group.removed {
+                        despawn_chunk(
+                            &mut commands,
+                            key,
+                            &mut entities,
+                            &mut meshes,
+                            &handles,
+                            &mut removed,
+                        );
                     }
                     for chunk in &group.meshes {
                         uploaded += 1;

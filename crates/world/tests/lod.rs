@@ -422,7 +422,8 @@ fn two_viewers_share_one_crack_free_view() {
 }
 
 /// A viewer that jumps further than the view reaches: every chunk shown before leaves, in
-/// groups, and nothing outside the new view stays shown.
+/// groups, and nothing outside the new view stays shown; both when everything is pulled at
+/// once and when pulled as a front end does, one update and one mesh (a whole group) a frame.
 #[test]
 fn a_long_jump_leaves_nothing_shown_outside_the_view() {
     let field = noise_field(3);
@@ -434,72 +435,39 @@ fn a_long_jump_leaves_nothing_shown_outside_the_view() {
         view_distance: 400.0,
         ..Default::default()
     };
-    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
-    let mut shown = loam_world::Shown::default();
-    for at in [
-        [0.0, 0.0, 0.0],
-        [0.0, h(0.0, 0.0) + 2.0, 0.0],
-        [300.0, h(300.0, 0.0) + 2.0, 0.0],
-    ] {
-        settle(&mut world, &mut shown, at);
-        let view = world.view();
-        let stale: Vec<LodKey> = shown
-            .meshes()
-            .map(|m| m.lod_key())
-            .filter(|k| !view.contains(k))
-            .collect();
-        assert!(stale.is_empty(), "at {at:?}: shown out of view: {stale:?}");
-    }
-}
-
-/// As a front end drives it: one update per frame and a pull of one mesh (a whole group).
-#[test]
-fn a_long_jump_delivers_with_one_update_and_small_pull_per_frame() {
-    let field = noise_field(3);
-    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
-    let settings = loam_world::WorldSettings {
-        view_radius: 2,
-        threads: 2,
-        lod_levels: 3,
-        view_distance: 400.0,
-        ..Default::default()
-    };
-    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
-    let mut shown = loam_world::Shown::default();
-    for at in [
-        [0.0, 0.0, 0.0],
-        [0.0, h(0.0, 0.0) + 2.0, 0.0],
-        [300.0, h(300.0, 0.0) + 2.0, 0.0],
-    ] {
-        let viewer = [loam_world::Viewer::at(at)];
-        let mut groups = 0;
-        for _ in 0..2000 {
-            world.update(&viewer);
-            let ups = world.pull(loam_world::PullBudget::chunks(1));
-            groups += ups.len();
-            shown.apply(ups).expect("no stale mesh");
-            if world.waiting() == 0
-                && world.pending_batches() == 0
-                && world.metrics().queue_depth == 0
-            {
-                break;
+    for frame_by_frame in [false, true] {
+        let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+        let mut shown = loam_world::Shown::default();
+        for at in [
+            [0.0, 0.0, 0.0],
+            [0.0, h(0.0, 0.0) + 2.0, 0.0],
+            [300.0, h(300.0, 0.0) + 2.0, 0.0],
+        ] {
+            if frame_by_frame {
+                let viewer = [loam_world::Viewer::at(at)];
+                for _ in 0..5000 {
+                    world.update(&viewer);
+                    let ups = world.pull(loam_world::PullBudget::chunks(1));
+                    shown.apply(ups).expect("no stale mesh");
+                    let w = &world;
+                    if w.waiting() == 0 && w.pending_batches() == 0 && w.metrics().queue_depth == 0
+                    {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
             }
-            std::thread::sleep(std::time::Duration::from_millis(2));
+            settle(&mut world, &mut shown, at);
+            let view = world.view();
+            let stale: Vec<LodKey> = shown
+                .meshes()
+                .map(|m| m.lod_key())
+                .filter(|k| !view.contains(k))
+                .collect();
+            assert!(
+                stale.is_empty(),
+                "at {at:?} (frame by frame: {frame_by_frame}): shown out of view: {stale:?}"
+            );
         }
-        world.update(&viewer);
-        shown
-            .apply(world.pull(loam_world::PullBudget::ALL))
-            .expect("no stale mesh");
-        let view = world.view();
-        let stale: Vec<LodKey> = shown
-            .meshes()
-            .map(|m| m.lod_key())
-            .filter(|k| !view.contains(k))
-            .collect();
-        eprintln!(
-            "at {at:?}: {groups} groups, {} shown",
-            shown.meshes().count()
-        );
-        assert!(stale.is_empty(), "at {at:?}: shown out of view: {stale:?}");
     }
 }

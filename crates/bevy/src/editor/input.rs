@@ -302,6 +302,30 @@ pub(crate) fn apply_block_tool(
     ) else {
         return;
     };
+    // A block that could not go on the pad (another block there, a bad material) is refused
+    // before the ground is levelled for it.
+    if action.levelling.is_some()
+        && let loam_blocks::BlockOp::Place {
+            at,
+            material,
+            shape,
+            paint,
+        } = action.op
+        && let Err(e) = blocks.world.store().check_place(
+            at,
+            &loam_blocks::BlockSpec {
+                material,
+                shape,
+                paint,
+            },
+            blocks.world.materials(),
+            &loam_blocks::NoGround,
+            0.0,
+        )
+    {
+        editor.status = format!("place refused: {e}");
+        return;
+    }
     if let Some(levelling) = &action.levelling {
         if let Err(e) = world.world.apply(levelling) {
             editor.status = format!("levelling the ground refused: {e}");
