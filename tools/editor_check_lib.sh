@@ -4,6 +4,8 @@
 #   chord KEY             Ctrl+KEY held across frames
 #   editor_window PID LOG waits for the editor's window, focuses it, prints its id
 #   quit_editor PID LOG   Ctrl+Q, then waits for the editor to exit cleanly
+#   start_server LOAM OUT a new world OUT/w.loam served on a random loopback port (in $port,
+#                         pid in $server, log in OUT/serve.log)
 
 start_xvfb() {
   export WGPU_BACKEND=vulkan
@@ -50,4 +52,12 @@ quit_editor() {
     return 1
   fi
   wait "$1" || { echo "the editor failed" >&2; tail -20 "$2" >&2; return 1; }
+}
+
+start_server() {
+  port=$((20000 + RANDOM % 20000))
+  "$1" world new "$2/w.loam" --session examples/generated.json
+  "$1" serve --world "$2/w.loam" --listen "127.0.0.1:$port" >"$2/serve.log" 2>&1 &
+  server=$!
+  sleep 3
 }

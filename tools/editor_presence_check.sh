@@ -12,13 +12,9 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 . tools/editor_check_lib.sh
 start_xvfb
-port=$((20000 + RANDOM % 20000))
-"$loam" world new "$out/w.loam" --session examples/generated.json
-"$loam" serve --world "$out/w.loam" --listen "127.0.0.1:$port" >"$out/serve.log" 2>&1 &
-server=$!
+start_server "$loam" "$out"
 pids=()
 trap 'kill $xvfb $server "${pids[@]}" 2>/dev/null || true' EXIT
-sleep 3
 
 join() { # $1: name, $2: size; prints the window id once it has loaded
   RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" \

@@ -53,11 +53,8 @@ pub const SEAT_LEVELS: i32 = 2;
 /// ([`Footing::OnGround`]), nearest to `pos` first (`pos` itself, one below, one above, two
 /// below, two above); `None` if no level within [`SEAT_LEVELS`] does.
 pub fn seat(ground: &dyn Ground, pos: BlockPos, settings: &BlockSettings) -> Option<BlockPos> {
-    let mut order = vec![0];
-    for d in 1..=SEAT_LEVELS {
-        order.extend([-d, d]);
-    }
-    order.into_iter().find_map(|dy| {
+    let mut order = std::iter::once(0).chain((1..=SEAT_LEVELS).flat_map(|d| [-d, d]));
+    order.find_map(|dy| {
         let c = pos.cell;
         let p = BlockPos::new(pos.size, [c[0], c[1] + dy, c[2]]).ok()?;
         (footing(ground, p, settings) == Footing::OnGround).then_some(p)

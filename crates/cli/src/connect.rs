@@ -262,8 +262,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
+    /// A server on a new world of `examples/generated.json` in a temporary folder (kept while
+    /// the returned folder lives), listening on a free loopback port, on its own runtime.
+    fn serve_new_world() -> (
+        tempfile::TempDir,
+        tokio::runtime::Runtime,
+        loam_net::ServerHandle,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.loam");
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -277,6 +282,12 @@ mod tests {
         let mut config = loam_net::ServerConfig::new(&path, crate::serve::factory());
         config.listen = "127.0.0.1:0".parse().unwrap();
         let server = rt.block_on(loam_net::serve(config)).unwrap();
+        (dir, rt, server)
+    }
+
+    #[test]
+    fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
+        let (_dir, rt, server) = serve_new_world();
         let url = server.url();
 
         let a = connect(&url, "a", None, [0.0, 0.0, 0.0], 64.0).unwrap();
@@ -358,19 +369,7 @@ mod tests {
 
     #[test]
     fn presence_and_own_undo_go_through_the_client_thread() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.loam");
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let loaded = crate::session::load(&root.join("examples/generated.json")).unwrap();
-        drop(crate::world::create(&path, &loaded.session, None).unwrap());
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut config = loam_net::ServerConfig::new(&path, crate::serve::factory());
-        config.listen = "127.0.0.1:0".parse().unwrap();
-        let server = rt.block_on(loam_net::serve(config)).unwrap();
+        let (_dir, rt, server) = serve_new_world();
         let url = server.url();
         let a = connect(&url, "ada", None, [0.0, 0.0, 0.0], 64.0).unwrap();
         let b = connect(&url, "bob", None, [0.0, 0.0, 0.0], 64.0).unwrap();

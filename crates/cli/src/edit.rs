@@ -67,9 +67,6 @@ pub struct EditArgs {
 /// `loam edit`'s default view distance, metres.
 pub const DEFAULT_VIEW_DISTANCE_M: f64 = 2048.0;
 
-/// Level-0 chunks reach this many chunks from the viewer when levels of detail are on.
-const LOD0_RADIUS_CHUNKS: u32 = 4;
-
 /// Parses a view distance in metres, `[0, 10⁶]`.
 pub(crate) fn parse_view_distance(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
@@ -78,30 +75,6 @@ pub(crate) fn parse_view_distance(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{v} is not in [0, 1e6] m"))
     }
-}
-
-/// `settings` with levels of detail out to `view_distance` metres: level 0 within
-/// [`LOD0_RADIUS_CHUNKS`] chunks (or the settings' view radius, if smaller), and as many
-/// levels as it takes for the coarsest, each twice as far as the one before, to reach the
-/// distance, at most [`loam_world::lod::MAX_LEVELS`] (the view distance is then cut to what
-/// they reach). Unchanged (level 0 only) when the distance is 0 or within level 0's reach.
-pub fn with_view_distance(
-    mut settings: loam_world::WorldSettings,
-    view_distance: f64,
-    voxel_size: f64,
-) -> loam_world::WorldSettings {
-    let radius = settings.view_radius.min(LOD0_RADIUS_CHUNKS);
-    let lod0 = f64::from(radius) * f64::from(loam_field::CHUNK_CELLS) * voxel_size;
-    if view_distance <= lod0 {
-        return settings;
-    }
-    let levels = (1 + (view_distance / lod0).log2().ceil() as u32)
-        .min(u32::from(loam_world::lod::MAX_LEVELS));
-    settings.view_radius = radius;
-    settings.lod_levels = levels as u8;
-    // The coarsest level reaches `lod0 · 2^(levels − 1)`: with the levels capped, no further.
-    settings.view_distance = view_distance.min(lod0 * f64::from(1u32 << (levels - 1)));
-    settings
 }
 
 impl Default for EditArgs {
@@ -168,11 +141,11 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         return run_connected(args, url, mesher);
     }
     let loaded = session::load(&args.session)?;
-    let settings = with_view_distance(
-        loaded.session.world.settings(args.threads, mesher),
-        args.view_distance,
-        loaded.session.field.voxel_size,
-    );
+    let settings = loaded
+        .session
+        .world
+        .settings(args.threads, mesher)
+        .with_view_distance(args.view_distance, loaded.session.field.voxel_size);
     if settings.lod_levels == 0 && args.view_distance > 0.0 {
         println!(
             "loam: a view distance of {} m is within level 0's reach: levels of detail are off",
@@ -272,33 +245,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_2_km_view_takes_five_levels_over_128_m_of_level_0() {
-        let s = with_view_distance(loam_world::WorldSettings::default(), 2048.0, 1.0);
-        assert_eq!(
-            (s.view_radius, s.lod_levels, s.view_distance),
-            (4, 5, 2048.0)
-        );
-        // Level k reaches 128 · 2^k m: level 4 reaches 2048 m.
-        let lod = s.lod(1.0).unwrap();
-        assert_eq!(lod.lod0_radius * 16.0, 2048.0);
-        // One metre more takes one level more.
-        assert_eq!(with_view_distance(s, 2049.0, 1.0).lod_levels, 6);
-        // Half-metre voxels: level 0 reaches 64 m, so one level more for the same distance.
-        let half = with_view_distance(loam_world::WorldSettings::default(), 2048.0, 0.5);
-        assert_eq!(half.lod_levels, 6);
-        half.validate().unwrap();
-        // 12 levels reach 128 m · 2^11 = 262 144 m: a longer view is cut there.
-        let far = with_view_distance(loam_world::WorldSettings::default(), 1e6, 1.0);
-        assert_eq!((far.lod_levels, far.view_distance), (12, 262_144.0));
-    }
-
-    #[test]
-    fn no_view_distance_or_a_short_one_keeps_level_0_only() {
-        let d = loam_world::WorldSettings::default();
-        assert_eq!(with_view_distance(d, 0.0, 1.0), d);
-        assert_eq!(with_view_distance(d, 100.0, 1.0), d);
+    fn view_distances_outside_0_to_1e6_m_are_refused() {
         assert!(parse_view_distance("-1").is_err());
         assert!(parse_view_distance("nan").is_err());
+        assert!(parse_view_distance("1000001").is_err());
         assert_eq!(parse_view_distance("500"), Ok(500.0));
     }
 }

@@ -25,7 +25,7 @@ pub struct Options {
     pub pull_chunks: usize,
     /// Show a progress bar (on a terminal) for timelines longer than this many frames.
     pub progress_after_frames: u64,
-    /// Levels of detail out to this many metres (`crate::edit::with_view_distance`); 0 keeps
+    /// Levels of detail out to this many metres (`WorldSettings::with_view_distance`); 0 keeps
     /// the session's level-0 view.
     pub view_distance: f64,
 }
@@ -97,11 +97,10 @@ pub fn run(
 ) -> anyhow::Result<Run> {
     let paths = viewer_paths(session, &field);
     let viewers_at = |t: f64| -> Vec<Viewer> { paths.iter().map(|p| p.at(t)).collect() };
-    let settings = crate::edit::with_view_distance(
-        session.world.settings(opts.threads, opts.mesher),
-        opts.view_distance,
-        field.settings().voxel_size,
-    );
+    let settings = session
+        .world
+        .settings(opts.threads, opts.mesher)
+        .with_view_distance(opts.view_distance, field.settings().voxel_size);
     let mut world = World::new(field, settings).context("starting the chunk pipeline")?;
     let mut shown = Shown::default();
 

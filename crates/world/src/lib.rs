@@ -64,7 +64,7 @@ pub use batch::{BatchKind, ChunkMesh, Group, PullBudget, Update};
 pub use dirty::{chunk_grid_box, chunks_reading};
 pub use metrics::{Metrics, Percentiles};
 pub use scratch::{ChunkBuilder, same_mesh, verify_shown, verify_shown_lod};
-pub use settings::{WorldError, WorldSettings};
+pub use settings::{LOD0_RADIUS_CHUNKS, WorldError, WorldSettings};
 pub use shown::{Shown, StaleMesh};
 pub use streaming::Viewer;
 pub use stroke::{DEFAULT_REPEAT, StrokeClock};

@@ -4,6 +4,10 @@ use std::time::Duration;
 
 use loam_mesh::Mesher;
 
+/// Level-0 chunks reach this many chunks from a viewer when
+/// [`WorldSettings::with_view_distance`] turns levels of detail on.
+pub const LOD0_RADIUS_CHUNKS: u32 = 4;
+
 /// Settings of a [`World`](crate::World). Every field has a default.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WorldSettings {
@@ -124,6 +128,27 @@ impl WorldSettings {
         Ok(())
     }
 
+    /// These settings with levels of detail out to `view_distance` metres, for level-0 voxels
+    /// of `voxel_size` metres: level 0 within [`LOD0_RADIUS_CHUNKS`] chunks (or the view
+    /// radius, if smaller), and as many levels as it takes for the coarsest, each twice as far
+    /// as the one before, to reach the distance, at most [`crate::lod::MAX_LEVELS`] (the view
+    /// distance is then cut to what they reach). Unchanged (level 0 only) when the distance is
+    /// 0 or within level 0's reach.
+    pub fn with_view_distance(mut self, view_distance: f64, voxel_size: f64) -> Self {
+        let radius = self.view_radius.min(LOD0_RADIUS_CHUNKS);
+        let lod0 = f64::from(radius) * f64::from(loam_field::CHUNK_CELLS) * voxel_size;
+        if view_distance <= lod0 {
+            return self;
+        }
+        let levels = (1 + (view_distance / lod0).log2().ceil() as u32)
+            .min(u32::from(crate::lod::MAX_LEVELS));
+        self.view_radius = radius;
+        self.lod_levels = levels as u8;
+        // The coarsest level reaches `lod0 · 2^(levels − 1)`: with the levels capped, no further.
+        self.view_distance = view_distance.min(lod0 * f64::from(1u32 << (levels - 1)));
+        self
+    }
+
     /// The level-of-detail selection these settings give for level-0 voxels of `voxel_size`
     /// metres, or `None` when level of detail is off (`lod_levels` 0).
     pub fn lod(&self, voxel_size: f64) -> Option<crate::lod::LodSettings> {
@@ -145,5 +170,38 @@ impl WorldSettings {
                 .max(1),
             n => n,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_2_km_view_takes_five_levels_over_128_m_of_level_0() {
+        let s = WorldSettings::default().with_view_distance(2048.0, 1.0);
+        assert_eq!(
+            (s.view_radius, s.lod_levels, s.view_distance),
+            (4, 5, 2048.0)
+        );
+        // Level k reaches 128 · 2^k m: level 4 reaches 2048 m.
+        let lod = s.lod(1.0).unwrap();
+        assert_eq!(lod.lod0_radius * 16.0, 2048.0);
+        // One metre more takes one level more.
+        assert_eq!(s.with_view_distance(2049.0, 1.0).lod_levels, 6);
+        // Half-metre voxels: level 0 reaches 64 m, so one level more for the same distance.
+        let half = WorldSettings::default().with_view_distance(2048.0, 0.5);
+        assert_eq!(half.lod_levels, 6);
+        half.validate().unwrap();
+        // 12 levels reach 128 m · 2^11 = 262 144 m: a longer view is cut there.
+        let far = WorldSettings::default().with_view_distance(1e6, 1.0);
+        assert_eq!((far.lod_levels, far.view_distance), (12, 262_144.0));
+    }
+
+    #[test]
+    fn no_view_distance_or_a_short_one_keeps_level_0_only() {
+        let d = WorldSettings::default();
+        assert_eq!(d.with_view_distance(0.0, 1.0), d);
+        assert_eq!(d.with_view_distance(100.0, 1.0), d);
     }
 }

@@ -181,47 +181,42 @@ fn place_on_terrain(
     blocks: &LoamBlocks,
     field: &loam_field::Field,
 ) -> Option<BlockAction> {
-    let BlockOp::Place {
-        at,
-        material,
-        shape,
-        paint,
-    } = place_at(tool, point, normal)?
-    else {
-        return None;
-    };
+    let at = cell_at(tool, point, normal)?;
     let ground = loam_blocks::FieldGround(field);
     let settings = blocks.world.settings();
-    let place = |at| BlockOp::Place {
-        at,
-        material,
-        shape,
-        paint,
-    };
     if let Some(seated) = loam_blocks::seat(&ground, at, settings) {
-        return Some(place(seated).into());
+        return Some(place(tool, seated).into());
     }
     if !tool.level_ground {
-        return Some(place(at).into());
+        return Some(place(tool, at).into());
     }
     let pad = loam_blocks::level_near(at, point[1])?;
     Some(BlockAction {
         levelling: Some(loam_blocks::levelling_op(pad, field.settings().voxel_size)),
-        op: place(pad),
+        op: place(tool, pad),
     })
 }
 
-/// Place a block of the tool's size touching `point` on the side `normal` points to.
-fn place_at(tool: BlockTool, point: [f64; 3], normal: [f64; 3]) -> Option<BlockOp> {
+/// The cell of a block of the tool's size touching `point` on the side `normal` points to.
+fn cell_at(tool: BlockTool, point: [f64; 3], normal: [f64; 3]) -> Option<BlockPos> {
     let half = tool.size.edge() / 2.0;
     let c = [0, 1, 2].map(|i| point[i] + normal[i] * half);
-    let at = BlockPos::containing(tool.size, c).ok()?;
-    Some(BlockOp::Place {
+    BlockPos::containing(tool.size, c).ok()
+}
+
+/// Place a block of the tool's size and material at `at`.
+fn place(tool: BlockTool, at: BlockPos) -> BlockOp {
+    BlockOp::Place {
         at,
         material: tool.material,
         shape: Default::default(),
         paint: None,
-    })
+    }
+}
+
+/// Place a block touching `point` on the side `normal` points to.
+fn place_at(tool: BlockTool, point: [f64; 3], normal: [f64; 3]) -> Option<BlockOp> {
+    Some(place(tool, cell_at(tool, point, normal)?))
 }
 
 /// The edge of `face` of the block at `at` nearest to `point` (world metres, on the face).
