@@ -117,8 +117,6 @@ pub(crate) struct Batch {
     pub complete: Option<Instant>,
     /// When it first completed (its ops' latency is measured to there).
     pub completed_once: Option<Instant>,
-    /// When it was formed.
-    pub created: Instant,
 }
 
 impl Batch {
@@ -131,7 +129,6 @@ impl Batch {
             edits: Vec::new(),
             complete: None,
             completed_once: None,
-            created: Instant::now(),
         }
     }
 

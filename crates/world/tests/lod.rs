@@ -471,3 +471,74 @@ fn a_long_jump_leaves_nothing_shown_outside_the_view() {
         }
     }
 }
+
+/// A viewer flying on while the front end pulls one group a frame (views changing faster than
+/// they are built): at every frame, every point of the terrain's surface near the path lies in
+/// a shown chunk. A view change that took a chunk from an older, still pending view change
+/// used to show that older change without it: a hole until the newer one was built.
+#[test]
+fn a_viewer_flying_on_never_sees_a_hole() {
+    let field = noise_field(8);
+    let vs = field.settings().voxel_size;
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let settings = loam_world::WorldSettings {
+        view_radius: 2,
+        threads: 2,
+        lod_levels: 4,
+        view_distance: 600.0,
+        // Frames slower than the merge window, as in a debug build or on a busy machine.
+        merge_window: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+    let mut shown = loam_world::Shown::default();
+    settle(&mut world, &mut shown, [0.0, h(0.0, 0.0) + 20.0, 0.0]);
+    // Probes: surface points on a 16 m grid around the path (0,0) → (240, 240).
+    let mut probes = Vec::new();
+    for i in -4..=19 {
+        for j in -4..=19 {
+            let (x, z) = (f64::from(i) * 16.0 + 0.5, f64::from(j) * 16.0 + 0.5);
+            probes.push([x, h(x, z), z]);
+        }
+    }
+    let covered = |shown: &loam_world::Shown, p: [f64; 3]| {
+        shown.meshes().any(|m| {
+            let k = m.lod_key();
+            let cell = f64::from(k.stride()) * vs;
+            let size = f64::from(loam_field::CHUNK_CELLS) * cell;
+            (0..3).all(|a| p[a] >= m.origin[a] - cell && p[a] <= m.origin[a] + size + cell)
+        })
+    };
+    let mut changes = 0;
+    for step in 0..120 {
+        let d = f64::from(step) * 2.0;
+        let at = [d, h(d, d) + 20.0, d];
+        world.update(&[loam_world::Viewer::at(at)]);
+        let ups = world.pull(loam_world::PullBudget::chunks(1));
+        changes += ups
+            .iter()
+            .filter(|u| matches!(u, loam_world::Update::Group(g) if !g.removed.is_empty()))
+            .count();
+        shown.apply(ups).expect("no stale mesh");
+        if step % 20 == 19 {
+            // Now and then the pipeline catches up (its view change is pulled next frame).
+            assert!(world.wait_idle(loam_world::IDLE_TIMEOUT));
+        }
+        let holes: Vec<_> = probes.iter().filter(|&&p| !covered(&shown, p)).collect();
+        assert!(
+            holes.is_empty(),
+            "step {step} at {at:?}: {} surface points in no shown chunk, e.g. {:?}",
+            holes.len(),
+            holes[0]
+        );
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    }
+    assert!(changes > 3, "{changes} level changes shown on the way");
+    settle(
+        &mut world,
+        &mut shown,
+        [240.0, h(240.0, 240.0) + 20.0, 240.0],
+    );
+    assert!(probes.iter().all(|&p| covered(&shown, p)));
+    assert_eq!(shown.open_edges(&world.view(), vs).inside, 0);
+}

@@ -119,8 +119,12 @@ impl World {
             }
         }
         let id = self.new_batch(BatchKind::Stream);
-        // A pending batch holding a chunk this change touches is merged into it while young
-        // (the two changes show together); an older one gives the chunk up.
+        // A pending batch holding a chunk this change touches is merged into it, whatever its
+        // age: the two changes show together. (Giving the chunk up instead showed the older
+        // change without it: a hole where a chunk it added was gone again, or a crack where
+        // a transition face had changed, until this change was built.) A viewer moving on
+        // faster than its views are built therefore sees the last complete view until the
+        // pipeline catches up.
         let touched: BTreeSet<LodKey> = gone
             .iter()
             .copied()
@@ -133,17 +137,10 @@ impl World {
             .collect();
         let mut edits = Vec::new();
         for b in older {
-            let young = {
-                let batch = &self.batches[&b];
-                now.saturating_duration_since(batch.oldest().unwrap_or(batch.created))
-                    <= self.settings.merge_window
-            };
-            if young {
-                if self.batches[&b].kind == BatchKind::Edit {
-                    self.batches.get_mut(&id).expect("new").kind = BatchKind::Edit;
-                }
-                self.merge(b, id, &mut edits);
+            if self.batches[&b].kind == BatchKind::Edit {
+                self.batches.get_mut(&id).expect("new").kind = BatchKind::Edit;
             }
+            self.merge(b, id, &mut edits);
         }
         for &key in &touched {
             if self

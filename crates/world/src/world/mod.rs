@@ -555,12 +555,12 @@ impl World {
             let young = b
                 .oldest()
                 .is_some_and(|t| now.saturating_duration_since(t) <= window);
-            // With level of detail a young view change is merged too, so its level change and
-            // transition faces show together with the edit.
-            let young_view = self.lod.is_some()
-                && b.kind == BatchKind::Stream
-                && now.saturating_duration_since(b.created) <= window;
-            if (b.kind == BatchKind::Edit && young) || young_view {
+            // With level of detail a pending view change is merged too, whatever its age, so
+            // its level change and transition faces show together with the edit (giving a
+            // chunk up would show the view change with a hole or a crack where it was).
+            let view_change =
+                self.lod.is_some() && (b.kind == BatchKind::Stream || !b.removed.is_empty());
+            if (b.kind == BatchKind::Edit && young) || view_change {
                 self.merge(old, id, &mut edits);
             }
         }
