@@ -120,24 +120,33 @@ impl World {
         }
         let id = self.new_batch(BatchKind::Stream);
         // A pending batch holding a chunk this change touches is merged into it, whatever its
-        // age: the two changes show together. (Giving the chunk up instead showed the older
-        // change without it: a hole where a chunk it added was gone again, or a crack where
-        // a transition face had changed, until this change was built.) A viewer moving on
-        // faster than its views are built therefore sees the last complete view until the
-        // pipeline catches up.
+        // age, when showing it without that chunk could open a hole or a crack: it removes
+        // chunks (the touched one may be part of what replaces them) or the touched chunk is
+        // on screen (a transition face it rebuilds). Giving such a chunk up instead showed the
+        // older change without it until this one was built. A viewer moving on faster than
+        // its views are built then sees the last complete view until the pipeline catches
+        // up. A batch that only adds chunks where nothing is shown (the first view, streamed
+        // chunk by chunk) gives the touched chunk up and shows the rest.
         let touched: BTreeSet<LodKey> = gone
             .iter()
             .copied()
             .chain(remask.iter().map(|r| r.0))
             .collect();
-        let older: BTreeSet<u64> = touched
-            .iter()
-            .filter_map(|k| self.chunks.get(k).and_then(|c| c.batch))
-            .filter(|&b| b != id)
-            .collect();
+        let mut older: BTreeMap<u64, bool> = BTreeMap::new();
+        for k in &touched {
+            if let Some(c) = self.chunks.get(k)
+                && let Some(b) = c.batch.filter(|&b| b != id)
+            {
+                *older.entry(b).or_default() |= c.shown;
+            }
+        }
         let mut edits = Vec::new();
-        for b in older {
-            if self.batches[&b].kind == BatchKind::Edit {
+        for (b, touches_shown) in older {
+            let batch = &self.batches[&b];
+            if !touches_shown && batch.removed.is_empty() {
+                continue;
+            }
+            if batch.kind == BatchKind::Edit {
                 self.batches.get_mut(&id).expect("new").kind = BatchKind::Edit;
             }
             self.merge(b, id, &mut edits);

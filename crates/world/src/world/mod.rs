@@ -557,9 +557,15 @@ impl World {
                 .is_some_and(|t| now.saturating_duration_since(t) <= window);
             // With level of detail a pending view change is merged too, whatever its age, so
             // its level change and transition faces show together with the edit (giving a
-            // chunk up would show the view change with a hole or a crack where it was).
-            let view_change =
-                self.lod.is_some() && (b.kind == BatchKind::Stream || !b.removed.is_empty());
+            // chunk up would show the view change with a hole or a crack where it was), unless
+            // it only adds chunks where nothing is shown (see `restream_lod`).
+            let view_change = self.lod.is_some()
+                && (!b.removed.is_empty()
+                    || (b.kind == BatchKind::Stream
+                        && targets.iter().any(|k| {
+                            let c = &self.chunks[k];
+                            c.batch == Some(old) && c.shown
+                        })));
             if (b.kind == BatchKind::Edit && young) || view_change {
                 self.merge(old, id, &mut edits);
             }
