@@ -97,7 +97,7 @@ pub fn level_tint(level: u8) -> [f32; 3] {
 }
 
 /// The material a chunk of `level` is drawn with now.
-fn chunk_material(
+pub(crate) fn chunk_material(
     level: u8,
     base: &TerrainMaterial,
     debug: &LodDebugView,
@@ -115,10 +115,13 @@ pub fn apply_lod_debug_view(
     mut debug: ResMut<LodDebugView>,
     base: Res<TerrainMaterial>,
     mut materials: ResMut<Assets<crate::material::TerrainMaterialAsset>>,
-    mut chunks: Query<(
-        &ChunkEntity,
-        &mut MeshMaterial3d<crate::material::TerrainMaterialAsset>,
-    )>,
+    mut chunks: Query<
+        (
+            &ChunkEntity,
+            &mut MeshMaterial3d<crate::material::TerrainMaterialAsset>,
+        ),
+        Without<crate::fade::Fading>,
+    >,
 ) {
     if !debug.is_changed() {
         return;
@@ -127,10 +130,9 @@ pub fn apply_lod_debug_view(
         debug.tints = (0..6)
             .map(|k| {
                 let [r, g, b] = level_tint(k);
-                materials.add(crate::material::TerrainMaterialAsset {
-                    base_color: Color::linear_rgb(r, g, b),
-                    ..crate::material::terrain_material()
-                })
+                let mut m = crate::material::terrain_material();
+                m.base.base_color = Color::linear_rgb(r, g, b);
+                materials.add(m)
             })
             .collect();
     }
@@ -208,8 +210,10 @@ pub fn upload_meshes(
     mut removed: MessageWriter<ChunkRemoved>,
     handles: Query<&Mesh3d>,
     debug: Option<Res<LodDebugView>>,
+    mut fade: crate::fade::FadeStart,
 ) {
     let debug = debug.map(|d| d.clone()).unwrap_or_default();
+    let lod = world.world.settings().lod_levels > 0;
     let start = Instant::now();
     let budget = world.upload_budget;
     let generator = world.world.field().generator().clone();
@@ -234,22 +238,39 @@ pub fn upload_meshes(
                     );
                 }
                 WorldUpdate::Group(group) => {
+                    // A level change fades (streaming with levels of detail); edits swap.
+                    let cohort = fade.begin(lod, &group);
                     // Chunks of another level that this group's meshes replace go in the
-                    // same frame (level of detail).
+                    // same frame (level of detail), or start fading out.
                     for &key in &group.removed {
-                        despawn_chunk(
-                            &mut commands,
-                            key,
-                            &mut entities,
-                            &mut meshes,
-                            &handles,
-                            &mut removed,
-                        );
+                        match (cohort, entities.0.get(&key).copied()) {
+                            (Some(c), Some(e)) => {
+                                entities.0.remove(&key);
+                                fade.retire(&mut commands, e, key.level, c, &material, &debug);
+                                if key.level == 0 {
+                                    removed.write(ChunkRemoved(key.chunk()));
+                                }
+                            }
+                            _ => despawn_chunk(
+                                &mut commands,
+                                key,
+                                &mut entities,
+                                &mut meshes,
+                                &handles,
+                                &mut removed,
+                            ),
+                        }
                     }
                     for chunk in &group.meshes {
                         uploaded += 1;
                         let lod_key = chunk.lod_key();
-                        let old = entities.0.get(&lod_key).copied();
+                        let mut old = entities.0.get(&lod_key).copied();
+                        if let (Some(c), Some(e)) = (cohort, old) {
+                            // The old mesh fades out on an entity of its own.
+                            entities.0.remove(&lod_key);
+                            fade.retire(&mut commands, e, chunk.level, c, &material, &debug);
+                            old = None;
+                        }
                         if let Some(e) = old
                             && let Ok(h) = handles.get(e)
                         {
@@ -274,18 +295,37 @@ pub fn upload_meshes(
                                 commands.entity(e).insert((Mesh3d(handle), tag));
                             }
                             None => {
-                                let e = commands
-                                    .spawn((
+                                let transform =
+                                    Transform::from_xyz(o[0] as f32, o[1] as f32, o[2] as f32);
+                                let e = match cohort {
+                                    Some(c) => commands.spawn((
+                                        Mesh3d(handle),
+                                        MeshMaterial3d(fade.material(
+                                            c,
+                                            false,
+                                            chunk.level,
+                                            &material,
+                                            &debug,
+                                        )),
+                                        transform,
+                                        tag,
+                                        crate::fade::Fading {
+                                            cohort: c,
+                                            out: false,
+                                        },
+                                    )),
+                                    None => commands.spawn((
                                         Mesh3d(handle),
                                         MeshMaterial3d(chunk_material(
                                             chunk.level,
                                             &material,
                                             &debug,
                                         )),
-                                        Transform::from_xyz(o[0] as f32, o[1] as f32, o[2] as f32),
+                                        transform,
                                         tag,
-                                    ))
-                                    .id();
+                                    )),
+                                }
+                                .id();
                                 entities.0.insert(lod_key, e);
                             }
                         }

@@ -36,6 +36,7 @@ pub mod chunks;
 pub mod dust;
 pub mod editor;
 pub mod effects;
+pub mod fade;
 pub mod look;
 pub mod material;
 pub mod render;
@@ -154,9 +155,19 @@ pub struct LoamPlugin;
 
 impl Plugin for LoamPlugin {
     fn build(&self, app: &mut App) {
+        // The terrain's material renders through its own material pipeline where there is a
+        // renderer; without one (tests, servers) it is only an asset.
+        if app.get_sub_app(bevy::render::RenderApp).is_some() {
+            bevy::asset::embedded_asset!(app, "level_fade.wgsl");
+            app.add_plugins(MaterialPlugin::<material::TerrainMaterialAsset>::default());
+        } else {
+            app.init_asset::<material::TerrainMaterialAsset>();
+        }
         app.init_resource::<ChunkEntities>()
             .init_resource::<ChunkStats>()
             .init_resource::<chunks::LodDebugView>()
+            .init_resource::<fade::LevelFadeSettings>()
+            .init_resource::<fade::Fades>()
             .add_message::<GroupShown>()
             .add_message::<ChunkRemoved>()
             .configure_sets(
@@ -170,6 +181,11 @@ impl Plugin for LoamPlugin {
                     chunks::follow_viewers.in_set(LoamSet::Follow),
                     chunks::upload_meshes.in_set(LoamSet::Upload),
                     chunks::apply_lod_debug_view.after(LoamSet::Upload),
+                    // Before the upload: a fade that ends is wound up (its commands applied)
+                    // before a group of this frame can move its chunks into a new fade.
+                    fade::advance_fades
+                        .after(LoamSet::Follow)
+                        .before(chunks::upload_meshes),
                 )
                     .run_if(resource_exists::<LoamWorld>),
             )

@@ -212,6 +212,8 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
         DustPlugin,
         SoundPlugin,
     ))
+    // A still picture: levels of detail swap at once rather than cross-fade.
+    .insert_resource(crate::fade::LevelFadeSettings { seconds: 0.0 })
     // Virtual time advances a fixed step per frame, so physics, dust and sound do not
     // depend on how fast this machine draws.
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(

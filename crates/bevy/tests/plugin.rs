@@ -50,7 +50,12 @@ fn settle(app: &mut App) {
     loop {
         app.update();
         let w = &app.world().resource::<LoamWorld>().world;
-        if w.waiting() == 0 && w.pending_batches() == 0 && w.metrics().queue_depth == 0 {
+        let fading = app.world().resource::<loam_bevy::fade::Fades>().running();
+        if w.waiting() == 0
+            && w.pending_batches() == 0
+            && w.metrics().queue_depth == 0
+            && fading == 0
+        {
             app.update();
             return;
         }
@@ -292,17 +297,25 @@ fn the_debug_view_tints_chunks_by_level() {
         .tints
         .clone();
     assert_eq!(tints.len(), 6);
-    let mut q = app
-        .world_mut()
-        .query::<(&ChunkEntity, &MeshMaterial3d<StandardMaterial>)>();
+    let mut q = app.world_mut().query::<(
+        &ChunkEntity,
+        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+    )>();
     let mut seen = [false; 2];
     for (c, m) in q.iter(app.world()) {
         assert_eq!(m.0, tints[usize::from(c.level)], "{c:?}");
         seen[usize::from(c.level)] = true;
     }
     assert_eq!(seen, [true, true]);
-    let materials = app.world().resource::<Assets<StandardMaterial>>();
-    let red = materials.get(&tints[1]).unwrap().base_color.to_linear();
+    let materials = app
+        .world()
+        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+    let red = materials
+        .get(&tints[1])
+        .unwrap()
+        .base
+        .base_color
+        .to_linear();
     assert_eq!([red.red, red.green, red.blue], loam_bevy::level_tint(1));
     // Off again: every chunk goes back to the terrain material.
     app.world_mut().resource_mut::<loam_bevy::LodDebugView>().on = false;
@@ -312,8 +325,138 @@ fn the_debug_view_tints_chunks_by_level() {
         .resource::<loam_bevy::chunks::TerrainMaterial>()
         .0
         .clone();
+    let mut q = app.world_mut().query::<(
+        &ChunkEntity,
+        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+    )>();
+    assert!(q.iter(app.world()).all(|(_, m)| m.0 == base));
+}
+
+/// The fade windows of the running cross-fades' materials: (fading out, window x, window y).
+fn fade_windows_in_use(app: &mut App) -> Vec<(bool, f32, f32)> {
+    let mut q = app.world_mut().query::<(
+        &loam_bevy::fade::Fading,
+        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+    )>();
+    let materials = app
+        .world()
+        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+    let mut v: Vec<_> = q
+        .iter(app.world())
+        .map(|(f, m)| {
+            let w = materials.get(&m.0).unwrap().extension.window;
+            (f.out, w.x, w.y)
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.dedup();
+    v
+}
+
+#[test]
+fn a_level_change_cross_fades_then_leaves_one_set_of_chunks() {
+    use bevy::time::TimeUpdateStrategy;
+    use loam_bevy::fade::Fading;
+    let (mut app, h) = lod_app(3, 400.0);
+    // 0.1 s of virtual time per frame: the 0.4 s fade takes four frames, whatever the clock.
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+        100,
+    )));
+    settle(&mut app);
     let mut q = app
         .world_mut()
-        .query::<(&ChunkEntity, &MeshMaterial3d<StandardMaterial>)>();
-    assert!(q.iter(app.world()).all(|(_, m)| m.0 == base));
+        .query_filtered::<&mut Transform, With<LoamViewer>>();
+    for mut t in q.iter_mut(app.world_mut()) {
+        t.translation = Vec3::new(300.0, h as f32 + 2.0, 0.0);
+    }
+    // Frames until the first level change is on screen: the replaced chunks are still drawn,
+    // fading out, and are no longer chunks on screen.
+    let t = Instant::now();
+    loop {
+        app.update();
+        let mut q = app.world_mut().query::<&Fading>();
+        if q.iter(app.world()).any(|f| f.out) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no level change faded"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let mut q = app
+        .world_mut()
+        .query::<(&Fading, Option<&ChunkEntity>, &Mesh3d)>();
+    let (mut outs, mut ins) = (0, 0);
+    for (f, c, _) in q.iter(app.world()) {
+        assert_eq!(c.is_some(), !f.out, "{f:?}");
+        if f.out {
+            outs += 1;
+        } else {
+            ins += 1;
+        }
+    }
+    assert!(outs > 0 && ins > 0, "{outs} out, {ins} in");
+    // The first frame of a fade draws the old set only, and the two windows meet.
+    let windows = fade_windows_in_use(&mut app);
+    assert!(windows.contains(&(false, 0.0, 0.0)), "{windows:?}");
+    assert!(windows.contains(&(true, 0.0, 2.0)), "{windows:?}");
+    // One frame on (0.1 s of 0.4): a quarter of the pixels come from the new set.
+    app.update();
+    let windows = fade_windows_in_use(&mut app);
+    assert!(windows.contains(&(false, 0.0, 0.25)), "{windows:?}");
+    assert!(windows.contains(&(true, 0.25, 2.0)), "{windows:?}");
+
+    settle(&mut app);
+    let mut q = app.world_mut().query::<&Fading>();
+    assert_eq!(q.iter(app.world()).count(), 0, "fades left over");
+    // Every drawn entity is a chunk on screen, in the view, with the terrain material.
+    let mut q = app.world_mut().query::<(
+        Option<&ChunkEntity>,
+        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+    )>();
+    let base = app
+        .world()
+        .resource::<loam_bevy::chunks::TerrainMaterial>()
+        .0
+        .clone();
+    let drawn: Vec<_> = q.iter(app.world()).collect();
+    assert!(drawn.iter().all(|(c, m)| c.is_some() && m.0 == base));
+    assert_eq!(drawn.len(), app.world().resource::<ChunkEntities>().0.len());
+    let view = app.world().resource::<LoamWorld>().world.view();
+    assert!(shown_lod(&mut app).iter().all(|k| view.contains(k)));
+    // Only the terrain material is left: the fades' materials went with them.
+    let materials = app
+        .world()
+        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+    assert_eq!(materials.len(), 1);
+}
+
+#[test]
+fn an_edit_with_levels_of_detail_swaps_at_once_without_a_fade() {
+    let (mut app, h) = lod_app(2, 200.0);
+    settle(&mut app);
+    app.world_mut()
+        .resource_mut::<LoamWorld>()
+        .world
+        .apply(&EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [0.0, h, 0.0],
+            radius: 3.0,
+            material: 0,
+            blend: 0.0,
+        })
+        .unwrap();
+    let t = Instant::now();
+    while app.world().resource::<ChunkStats>().edit_groups == 0 {
+        app.update();
+        assert!(t.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let mut q = app.world_mut().query::<&loam_bevy::fade::Fading>();
+    assert_eq!(q.iter(app.world()).count(), 0);
+    assert_eq!(
+        app.world().resource::<loam_bevy::fade::Fades>().running(),
+        0
+    );
 }

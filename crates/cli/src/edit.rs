@@ -62,6 +62,20 @@ pub struct EditArgs {
         allow_negative_numbers = true
     )]
     pub view_distance: f64,
+    /// Seconds a change of level of detail cross-fades (old and new chunks dithered into each
+    /// other, so a level change does not pop); 0 swaps levels in one frame. At most 60.
+    #[arg(long, default_value_t = 0.4, value_parser = parse_lod_fade, value_name = "SECONDS")]
+    pub lod_fade: f32,
+}
+
+/// Parses a fade duration in seconds, `[0, 60]`.
+pub(crate) fn parse_lod_fade(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|e| format!("{e}"))?;
+    if (0.0..=60.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not in [0, 60] s"))
+    }
 }
 
 /// `loam edit`'s default view distance, metres.
@@ -89,6 +103,7 @@ impl Default for EditArgs {
             name: "loam".into(),
             token: None,
             view_distance: DEFAULT_VIEW_DISTANCE_M,
+            lod_fade: 0.4,
         }
     }
 }
@@ -182,6 +197,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         camera,
         title: format!("Loam — {}", args.world.display()),
         size,
+        lod_fade_s: args.lod_fade,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");
@@ -233,6 +249,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         camera,
         title: format!("Loam — {} @ {url}", args.name),
         size: args.size,
+        lod_fade_s: args.lod_fade,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");
@@ -250,5 +267,10 @@ mod tests {
         assert!(parse_view_distance("nan").is_err());
         assert!(parse_view_distance("1000001").is_err());
         assert_eq!(parse_view_distance("500"), Ok(500.0));
+        assert!(parse_lod_fade("-0.1").is_err());
+        assert!(parse_lod_fade("nan").is_err());
+        assert!(parse_lod_fade("61").is_err());
+        assert_eq!(parse_lod_fade("0"), Ok(0.0));
+        assert_eq!(parse_lod_fade("2.5"), Ok(2.5));
     }
 }

@@ -60,6 +60,8 @@ pub struct EditorOptions {
     pub title: String,
     /// Window size in pixels.
     pub size: [u32; 2],
+    /// Seconds a level-of-detail change cross-fades ([`crate::fade`]); 0 swaps at once.
+    pub lod_fade_s: f32,
 }
 
 /// Fly or walk.
@@ -124,6 +126,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         camera,
         title,
         size,
+        lod_fade_s,
     } = options;
     let view = scene::view_distance(world.settings(), world.field().settings().voxel_size);
     let mesher = world.settings().mesher;
@@ -150,7 +153,10 @@ pub fn run(options: EditorOptions) -> AppExit {
         SoundPlugin,
         bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
     ))
-    .insert_resource(LoamWorld::new(world));
+    .insert_resource(LoamWorld::new(world))
+    .insert_resource(crate::fade::LevelFadeSettings {
+        seconds: lod_fade_s,
+    });
     let journaling = store.is_some();
     match blocks {
         Some(r) => {
