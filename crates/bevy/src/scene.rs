@@ -86,6 +86,35 @@ pub fn follow_sky(
     }
 }
 
+/// Keeps the fog, the camera's far plane and the sky dome at the world's view distance, which
+/// can change while the app runs ([`loam_world::World::set_view_distance`]). The dome was
+/// built with the distance of the first frame and is scaled from there.
+pub fn follow_view_distance(
+    world: Res<crate::LoamWorld>,
+    mut cameras: Query<(&mut DistanceFog, &mut Projection), With<Camera3d>>,
+    mut dome: Query<&mut Transform, With<SkyDome>>,
+    mut seen: Local<Option<(f32, f32)>>,
+) {
+    let w = &world.world;
+    let view = view_distance(w.settings(), w.field().settings().voxel_size);
+    let (built, last) = *seen.get_or_insert((view, view));
+    if view == last {
+        return;
+    }
+    *seen = Some((built, view));
+    for (mut fog_now, mut projection) in &mut cameras {
+        *fog_now = fog(view);
+        if let (Projection::Perspective(p), Projection::Perspective(want)) =
+            (&mut *projection, self::projection(view))
+        {
+            p.far = want.far;
+        }
+    }
+    for mut t in &mut dome {
+        t.scale = Vec3::splat(view / built);
+    }
+}
+
 /// Spawns the sun (a shadowed directional light, low in the sky so relief reads) and sets the
 /// sky colour and the sky's ambient light.
 pub fn spawn_lights(commands: &mut Commands, view_distance: f32) {

@@ -460,3 +460,54 @@ fn an_edit_with_levels_of_detail_swaps_at_once_without_a_fade() {
         0
     );
 }
+
+#[test]
+fn fog_far_plane_and_sky_follow_a_changed_view_distance() {
+    use bevy::pbr::{DistanceFog, FogFalloff};
+    use loam_bevy::scene;
+    let (mut app, _) = lod_app(3, 200.0);
+    app.add_systems(Update, scene::follow_view_distance);
+    let built = {
+        let w = &app.world().resource::<LoamWorld>().world;
+        scene::view_distance(w.settings(), 1.0)
+    };
+    let cam = app
+        .world_mut()
+        .spawn((
+            Camera3d::default(),
+            scene::projection(built),
+            scene::fog(built),
+        ))
+        .id();
+    let dome = app
+        .world_mut()
+        .spawn((Transform::default(), scene::SkyDome))
+        .id();
+    app.update();
+    let (lo, hi) = app
+        .world()
+        .resource::<LoamWorld>()
+        .world
+        .view_distance_range()
+        .unwrap();
+    assert_eq!((lo, hi), (64.0, 256.0));
+    let set = app
+        .world_mut()
+        .resource_mut::<LoamWorld>()
+        .world
+        .set_view_distance(100.0)
+        .unwrap();
+    assert_eq!(set, 100.0);
+    app.update();
+    let fog = app.world().get::<DistanceFog>(cam).unwrap();
+    match fog.falloff {
+        FogFalloff::Linear { start, end } => assert_eq!((start, end), (45.0, 92.0)),
+        ref f => panic!("{f:?}"),
+    }
+    match app.world().get::<Projection>(cam).unwrap() {
+        Projection::Perspective(p) => assert_eq!(p.far, 1000.0_f32.max(110.0)),
+        p => panic!("{p:?}"),
+    }
+    let scale = app.world().get::<Transform>(dome).unwrap().scale;
+    assert_eq!(scale, Vec3::splat(100.0 / built));
+}

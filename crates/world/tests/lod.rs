@@ -542,3 +542,73 @@ fn a_viewer_flying_on_never_sees_a_hole() {
     assert!(probes.iter().all(|&p| covered(&shown, p)));
     assert_eq!(shown.open_edges(&world.view(), vs).inside, 0);
 }
+
+/// The view distance changed on a running world: the view shrinks to it in one change and
+/// grows back to the view it had, crack-free and equal to from scratch at every step; bad
+/// distances and worlds without levels of detail are refused.
+#[test]
+fn the_view_distance_changes_at_run_time() {
+    let field = noise_field(4);
+    let vs = field.settings().voxel_size;
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let settings = loam_world::WorldSettings {
+        view_radius: 2,
+        threads: 2,
+        lod_levels: 4,
+        view_distance: 500.0,
+        ..Default::default()
+    };
+    let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+    assert_eq!(world.view_distance_range(), Some((64.0, 512.0)));
+    let mut shown = loam_world::Shown::default();
+    let at = [0.0, h(0.0, 0.0) + 10.0, 0.0];
+    settle(&mut world, &mut shown, at);
+    let wide = world.view();
+    let box_distance = |k: &LodKey| {
+        let o = k.origin(vs);
+        let size = f64::from(loam_field::CHUNK_CELLS) * k.cell_size(vs);
+        (0..3)
+            .map(|a| (o[a] - at[a]).max(at[a] - (o[a] + size)).max(0.0).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    // The view is a tiling by chunks of the coarsest level (3 here) within the distance of
+    // the viewer, refined near it: what reaches out is the coarsest ancestors' boxes.
+    let reach = |view: &std::collections::BTreeSet<LodKey>| {
+        view.iter()
+            .map(|k| box_distance(&k.ancestor(3)))
+            .fold(0.0f64, f64::max)
+    };
+    assert!(reach(&wide) > 300.0, "{}", reach(&wide));
+
+    assert_eq!(world.set_view_distance(150.0), Ok(150.0));
+    assert_eq!(world.settings().view_distance, 150.0);
+    let groups = settle(&mut world, &mut shown, at);
+    assert_eq!(groups.len(), 1, "one view change");
+    let narrow = world.view();
+    assert!(narrow.len() < wide.len());
+    // Within 150 m, or 25 % more for coarsest chunks that were shown (hysteresis).
+    assert!(reach(&narrow) <= 150.0 * 1.25, "{}", reach(&narrow));
+    loam_world::verify_shown_lod(&world, &shown, &field).expect("from scratch");
+    assert_eq!(shown.open_edges(&narrow, vs).inside, 0);
+
+    // Clamped to the reach of the coarsest level; back to the view it had.
+    assert_eq!(world.set_view_distance(1e5), Ok(512.0));
+    assert_eq!(world.set_view_distance(500.0), Ok(500.0));
+    settle(&mut world, &mut shown, at);
+    assert_eq!(world.view(), wide);
+    loam_world::verify_shown_lod(&world, &shown, &field).expect("from scratch");
+    assert_eq!(shown.open_edges(&wide, vs).inside, 0);
+
+    assert!(world.set_view_distance(f64::NAN).is_err());
+    assert!(world.set_view_distance(f64::INFINITY).is_err());
+    assert_eq!(world.settings().view_distance, 500.0);
+    let flat = loam_world::WorldSettings {
+        view_radius: 2,
+        threads: 1,
+        ..Default::default()
+    };
+    let mut level0 = loam_world::World::new(field, flat).expect("world");
+    assert_eq!(level0.view_distance_range(), None);
+    assert!(level0.set_view_distance(300.0).is_err());
+}

@@ -233,7 +233,12 @@ pub fn run(options: EditorOptions) -> AppExit {
     .init_resource::<Physics>()
     .add_systems(
         Update,
-        (input::place_marker, players::show_players).after(LoamSet::Upload),
+        (
+            input::place_marker,
+            players::show_players,
+            scene::follow_view_distance,
+        )
+            .after(LoamSet::Upload),
     )
     // Every op applied this frame reaches the world file before the next frame; closing the
     // editor saves.

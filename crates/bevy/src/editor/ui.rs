@@ -21,7 +21,8 @@ use loam_blocks::BlockSize;
 pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut editor: ResMut<Editor>,
-    world: Res<LoamWorld>,
+    mut world: ResMut<LoamWorld>,
+    mut fade: ResMut<crate::fade::LevelFadeSettings>,
     stats: Res<ChunkStats>,
     diagnostics: Option<Res<DiagnosticsStore>>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
@@ -60,6 +61,18 @@ pub(crate) fn panels(
                         "view {:.0} m   {} levels   [L] level tint",
                         s.view_distance, s.lod_levels
                     ));
+                }
+                if let Some((lo, hi)) = world.world.view_distance_range() {
+                    let mut d = world.world.settings().view_distance;
+                    let view = egui::Slider::new(&mut d, lo..=hi)
+                        .logarithmic(true)
+                        .text("view m");
+                    if ui.add(view).changed()
+                        && let Err(e) = world.world.set_view_distance(d)
+                    {
+                        editor.status = e.to_string();
+                    }
+                    ui.add(egui::Slider::new(&mut fade.seconds, 0.0..=2.0).text("level fade s"));
                 }
                 ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
                 ui.label(format!(

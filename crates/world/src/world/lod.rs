@@ -201,3 +201,48 @@ impl World {
         debug_assert!(self.outbox.iter().all(|o| !matches!(o, Out::Removed(_))));
     }
 }
+
+impl World {
+    /// The view distances [`World::set_view_distance`] accepts, metres: from level 0's radius
+    /// to the reach of the coarsest level (`lod0_radius · 2^(levels − 1)`); `None` without
+    /// levels of detail.
+    pub fn view_distance_range(&self) -> Option<(f64, f64)> {
+        self.lod.map(|l| {
+            (
+                l.lod0_radius,
+                l.lod0_radius * f64::from(1u32 << (l.levels - 1)),
+            )
+        })
+    }
+
+    /// Changes how far the view reaches, metres, clamped to
+    /// [`World::view_distance_range`]; the next [`World::update`] turns the change into one
+    /// view change (one batch, as a viewer's move). Returns the distance set. The number of
+    /// levels stays what the world was made with.
+    ///
+    /// # Errors
+    /// [`WorldError::OutOfRange`] (world unchanged) without levels of detail or for a
+    /// distance that is not finite.
+    pub fn set_view_distance(&mut self, metres: f64) -> Result<f64, crate::WorldError> {
+        let Some((lo, hi)) = self.view_distance_range().filter(|_| metres.is_finite()) else {
+            return Err(crate::WorldError::OutOfRange {
+                name: "view_distance",
+                value: if metres.is_finite() {
+                    metres.clamp(0.0, u64::MAX as f64) as u64
+                } else {
+                    u64::MAX
+                },
+                range: "finite metres, with levels of detail on",
+            });
+        };
+        let d = metres.clamp(lo, hi);
+        if let Some(l) = self.lod.as_mut()
+            && l.view_distance != d
+        {
+            l.view_distance = d;
+            self.settings.view_distance = d;
+            self.restream = true;
+        }
+        Ok(d)
+    }
+}
