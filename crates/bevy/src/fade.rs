@@ -80,7 +80,12 @@ impl FadeStart<'_> {
     /// Starts a cross-fade for a group, if it should fade: a streaming group without ops in a
     /// world with levels of detail, and fading not turned off. Returns its cohort.
     pub(crate) fn begin(&mut self, lod: bool, group: &loam_world::Group) -> Option<u64> {
-        let seconds = self.settings.as_ref().map_or(0.4, |s| s.seconds);
+        let seconds = self
+            .settings
+            .as_deref()
+            .copied()
+            .unwrap_or_default()
+            .seconds;
         if !lod
             || seconds.is_nan()
             || seconds <= 0.0
@@ -167,7 +172,7 @@ pub fn advance_fades(
     if fades.cohorts.is_empty() {
         return;
     }
-    let seconds = settings.map_or(0.4, |s| s.seconds);
+    let seconds = settings.as_deref().copied().unwrap_or_default().seconds;
     let now = time.elapsed_secs_f64();
     let mut ended = Vec::new();
     for (&id, c) in &fades.cohorts {
