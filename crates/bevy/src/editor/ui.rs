@@ -72,7 +72,12 @@ pub(crate) fn panels(
                     {
                         editor.status = e.to_string();
                     }
-                    ui.add(egui::Slider::new(&mut fade.seconds, 0.0..=2.0).text("level fade s"));
+                    // The range of --lod-fade: egui clamps the value to the slider's range.
+                    let fade_s = egui::Slider::new(&mut fade.seconds, 0.0..=60.0)
+                        .logarithmic(true)
+                        .smallest_positive(0.05)
+                        .text("level fade s");
+                    ui.add(fade_s);
                 }
                 ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
                 ui.label(format!(
