@@ -297,35 +297,25 @@ pub fn upload_meshes(
                             None => {
                                 let transform =
                                     Transform::from_xyz(o[0] as f32, o[1] as f32, o[2] as f32);
-                                let e = match cohort {
-                                    Some(c) => commands.spawn((
-                                        Mesh3d(handle),
-                                        MeshMaterial3d(fade.material(
-                                            c,
-                                            false,
-                                            chunk.level,
-                                            &material,
-                                            &debug,
-                                        )),
-                                        transform,
-                                        tag,
-                                        crate::fade::Fading {
-                                            cohort: c,
-                                            out: false,
-                                        },
-                                    )),
-                                    None => commands.spawn((
-                                        Mesh3d(handle),
-                                        MeshMaterial3d(chunk_material(
-                                            chunk.level,
-                                            &material,
-                                            &debug,
-                                        )),
-                                        transform,
-                                        tag,
-                                    )),
+                                let shade = match cohort {
+                                    Some(c) => {
+                                        fade.material(c, false, chunk.level, &material, &debug)
+                                    }
+                                    None => chunk_material(chunk.level, &material, &debug),
+                                };
+                                let mut e = commands.spawn((
+                                    Mesh3d(handle),
+                                    MeshMaterial3d(shade),
+                                    transform,
+                                    tag,
+                                ));
+                                if let Some(c) = cohort {
+                                    e.insert(crate::fade::Fading {
+                                        cohort: c,
+                                        out: false,
+                                    });
                                 }
-                                .id();
+                                let e = e.id();
                                 entities.0.insert(lod_key, e);
                             }
                         }

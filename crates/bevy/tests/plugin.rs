@@ -465,7 +465,7 @@ fn an_edit_with_levels_of_detail_swaps_at_once_without_a_fade() {
 fn fog_far_plane_and_sky_follow_a_changed_view_distance() {
     use bevy::pbr::{DistanceFog, FogFalloff};
     use loam_bevy::scene;
-    let (mut app, _) = lod_app(3, 200.0);
+    let (mut app, _) = lod_app(5, 2048.0);
     app.add_systems(Update, scene::follow_view_distance);
     let built = {
         let w = &app.world().resource::<LoamWorld>().world;
@@ -490,24 +490,25 @@ fn fog_far_plane_and_sky_follow_a_changed_view_distance() {
         .world
         .view_distance_range()
         .unwrap();
-    assert_eq!((lo, hi), (64.0, 256.0));
+    assert_eq!((lo, hi), (64.0, 1024.0));
     let set = app
         .world_mut()
         .resource_mut::<LoamWorld>()
         .world
-        .set_view_distance(100.0)
+        .set_view_distance(1000.0)
         .unwrap();
-    assert_eq!(set, 100.0);
+    assert_eq!(set, 1000.0);
     app.update();
     let fog = app.world().get::<DistanceFog>(cam).unwrap();
     match fog.falloff {
-        FogFalloff::Linear { start, end } => assert_eq!((start, end), (45.0, 92.0)),
+        FogFalloff::Linear { start, end } => assert_eq!((start, end), (450.0, 920.0)),
         ref f => panic!("{f:?}"),
     }
     match app.world().get::<Projection>(cam).unwrap() {
-        Projection::Perspective(p) => assert_eq!(p.far, 1000.0_f32.max(110.0)),
+        Projection::Perspective(p) => assert_eq!(p.far, 1100.0),
         p => panic!("{p:?}"),
     }
     let scale = app.world().get::<Transform>(dome).unwrap().scale;
-    assert_eq!(scale, Vec3::splat(100.0 / built));
+    assert_eq!(built, 2048.0);
+    assert_eq!(scale, Vec3::splat(1000.0 / 2048.0));
 }
