@@ -231,6 +231,9 @@ async fn a_dig_under_a_tower_collapses_it_identically_everywhere() {
         last = a.send_block_op(&place(full(4, y, 0))).await.unwrap();
     }
     confirmed(&mut a, last).await.unwrap();
+    // B's block deltas feed a mirror (as the editor keeps one), started mid-stream: the
+    // first delta brings what B holds by then.
+    b.mirror_blocks(true);
     // B digs the ground away under the tower.
     let dig = EditOp::Sphere {
         mode: CsgMode::Subtract,
@@ -253,6 +256,27 @@ async fn a_dig_under_a_tower_collapses_it_identically_everywhere() {
     }
     same_as_server(&mut a, hash, &file).await;
     same_as_server(&mut b, hash, &file).await;
+    let deltas = b.take_block_deltas();
+    assert!(deltas.len() >= 2, "{deltas:?}");
+    let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
+    let mut mirror = loam_blocks::BlockWorld::new(
+        MaterialTable::standard(),
+        loam_blocks::BlockSettings::default(),
+    )
+    .unwrap();
+    for d in &deltas {
+        mirror.apply_delta(&mut physics, d).unwrap();
+    }
+    assert_eq!(
+        block_hash(&mirror, None, 1.0),
+        hash,
+        "the mirror holds B's blocks"
+    );
+    assert_eq!(
+        rubble_bits(&mirror.pieces().cloned().collect::<Vec<_>>()),
+        rubble_bits(&file.pieces)
+    );
+    assert!(b.take_block_deltas().is_empty(), "taken once");
     server.shutdown().await.unwrap();
 }
 

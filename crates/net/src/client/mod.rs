@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use loam_blocks::{BlockOp, BlockWorld};
+use loam_blocks::{BlockDelta, BlockOp, BlockWorld};
 use loam_field::{EditOp, Field, Generator};
 use loam_physics::PhysicsWorld;
 use tokio::net::TcpStream;
@@ -283,6 +283,26 @@ impl Client {
         let s = &mut self.state;
         s.blocks.follow(&mut s.physics, dt_seconds)?;
         Ok(())
+    }
+
+    /// Starts (or stops) keeping every block delta this client applies, for a mirror of
+    /// [`Client::blocks`] in another physics world (the editor's, which has terrain
+    /// colliders): a fresh [`BlockWorld`] that applies [`Client::take_block_deltas`] in
+    /// order ([`BlockWorld::apply_delta`]) holds the same held blocks and pieces, bit for
+    /// bit, and plays falls back with [`BlockWorld::follow`]. Starting queues the blocks
+    /// held now as the first delta.
+    pub fn mirror_blocks(&mut self, on: bool) {
+        self.state.mirror_blocks(on);
+    }
+
+    /// The block deltas applied since the last call, in order (empty unless
+    /// [`Client::mirror_blocks`] is on).
+    pub fn take_block_deltas(&mut self) -> Vec<BlockDelta> {
+        self.state
+            .mirror
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The client's block hash over `region` (every block it holds when `None`), as

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loam_blocks::{
-    BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
+    BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, HeldBlock, MaterialTable, PieceId,
 };
 use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
@@ -194,6 +194,9 @@ pub(crate) struct State {
     pub physics: PhysicsWorld,
     pub pending_blocks: BTreeMap<u64, PendingBlock>,
     block_catching: Option<BlockCatching>,
+    /// Every block delta applied to `blocks`, in order, while a mirror follows them
+    /// ([`crate::Client::mirror_blocks`]); `None` when nobody does.
+    pub mirror: Option<Vec<BlockDelta>>,
     /// Own strokes the server confirmed, for undo and redo.
     pub own: OwnStrokes,
     /// Own undo (`true`) and redo ops on their way, by op id, with their client stroke.
@@ -231,6 +234,7 @@ impl State {
                 .map_err(|e| NetError::Blocks(e.into()))?,
             pending_blocks: BTreeMap::new(),
             block_catching: None,
+            mirror: None,
             own: OwnStrokes::default(),
             reverting: BTreeMap::new(),
             players: BTreeMap::new(),
@@ -268,7 +272,42 @@ impl State {
     fn apply_delta(&mut self, delta: &BlockDelta) -> Result<(), NetError> {
         self.blocks
             .apply_delta(&mut self.physics, delta)
-            .map_err(|e| NetError::Protocol(format!("block records: {e}")))
+            .map_err(|e| NetError::Protocol(format!("block records: {e}")))?;
+        if let Some(m) = &mut self.mirror
+            && !delta.is_empty()
+        {
+            m.push(delta.clone());
+        }
+        Ok(())
+    }
+
+    /// Starts (or stops) keeping the applied block deltas for a mirror. Starting queues one
+    /// delta holding every held block and piece as they are now, so a mirror that starts
+    /// empty and applies the queue in order holds what `blocks` holds.
+    pub fn mirror_blocks(&mut self, on: bool) {
+        if !on {
+            self.mirror = None;
+            return;
+        }
+        let now = BlockDelta {
+            held: self
+                .blocks
+                .store()
+                .iter()
+                .map(|(pos, block)| HeldBlock {
+                    pos,
+                    block: block.clone(),
+                    rests_on: self.blocks.rests_on(pos).collect(),
+                })
+                .collect(),
+            pieces: self.blocks.pieces().cloned().collect(),
+            ..Default::default()
+        };
+        self.mirror = Some(if now.is_empty() {
+            Vec::new()
+        } else {
+            vec![now]
+        });
     }
 
     pub fn confirmed(&self) -> &Field {
