@@ -92,8 +92,11 @@ async fn run(
     updates: mpsc::Sender<RemoteUpdate>,
     mut status: RemoteStatus,
 ) {
+    // The editor's blocks are a replica of this client's: every delta goes to it in order.
+    client.mirror_blocks(true);
     let _ = updates.send(RemoteUpdate {
         field: None,
+        blocks: client.take_block_deltas(),
         status: status.clone(),
     });
     loop {
@@ -123,6 +126,11 @@ async fn run(
                         };
                         if let Err(e) = client.set_presence(report).await {
                             status.note = format!("presence not sent: {e}");
+                        }
+                    }
+                    Some(RemoteCommand::Block { op }) => {
+                        if let Err(e) = client.send_block_op(&op).await {
+                            status.note = format!("block op not sent: {e}");
                         }
                     }
                     Some(RemoteCommand::Undo) => {
@@ -176,7 +184,9 @@ async fn run(
             // what it can send).
             while let Ok(c) = commands.try_recv() {
                 match c {
-                    RemoteCommand::Op { .. } => status.note = "offline: the op was not sent".into(),
+                    RemoteCommand::Op { .. } | RemoteCommand::Block { .. } => {
+                        status.note = "offline: the op was not sent".into();
+                    }
                     RemoteCommand::Undo | RemoteCommand::Redo => {
                         status.note = "offline: undo and redo wait for the server".into();
                     }
@@ -204,6 +214,7 @@ async fn run(
         if updates
             .send(RemoteUpdate {
                 field,
+                blocks: client.take_block_deltas(),
                 status: status.clone(),
             })
             .is_err()
@@ -283,6 +294,66 @@ mod tests {
         config.listen = "127.0.0.1:0".parse().unwrap();
         let server = rt.block_on(loam_net::serve(config)).unwrap();
         (dir, rt, server)
+    }
+
+    /// Block ops from the editor go through the client thread to the server's order; the
+    /// client's block deltas come back in the updates, and a replica applying another
+    /// editor's deltas in order (as `LoamBlocks` does) ends with the server's blocks.
+    #[test]
+    fn block_ops_go_to_the_server_and_come_back_as_deltas() {
+        use loam_blocks::{BlockOp, BlockPos, BlockSettings, BlockSize, BlockWorld, MaterialTable};
+        let (_dir, rt, server) = serve_new_world();
+        let url = server.url();
+        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let h = a.field.generator().surface_height(0.0, 0.0);
+        // Two blocks in the air above the ground: they fall and come to rest on it.
+        for x in [0, 1] {
+            let at = BlockPos::new(BlockSize::Full, [x, h.ceil() as i32 + 3, 0]).unwrap();
+            (a.link.send)(RemoteCommand::Block {
+                op: BlockOp::Place {
+                    at,
+                    material: MaterialTable::STONE,
+                    shape: Default::default(),
+                    paint: None,
+                },
+            });
+        }
+        let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
+        let mut replica =
+            BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+        let start = Instant::now();
+        let rx = b.link.updates.lock().unwrap();
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the blocks never settled"
+            );
+            if let Ok(u) = rx.recv_timeout(Duration::from_millis(200)) {
+                for d in &u.blocks {
+                    replica.apply_delta(&mut physics, d).unwrap();
+                }
+            }
+            let (_, hash, file) = rt.block_on(server.blocks(None)).unwrap();
+            let settled = !file.pieces.is_empty()
+                && file
+                    .pieces
+                    .iter()
+                    .all(|p| matches!(p.state, loam_blocks::PieceState::Rubble { .. }));
+            if settled
+                && loam_net::block_hash(&replica, None, a.field.settings().voxel_size) == hash
+            {
+                assert_eq!(
+                    replica.pieces().map(|p| p.blocks.len()).sum::<usize>(),
+                    2,
+                    "both blocks fell"
+                );
+                break;
+            }
+        }
+        drop(rx);
+        drop((a, b));
+        rt.block_on(server.shutdown()).unwrap();
     }
 
     #[test]

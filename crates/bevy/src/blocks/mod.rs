@@ -39,6 +39,10 @@ pub struct LoamBlocks {
     /// No physics steps while set (terrain edits are still followed): a headless render
     /// holds the blocks until the terrain colliders around them are built.
     pub paused: bool,
+    /// A replica of an authority's blocks (an editor joined to a server): deltas applied
+    /// from outside ([`BlockWorld::apply_delta`]) decide everything, and each frame only
+    /// plays the falls back ([`BlockWorld::follow`]); no support checks, no loose lumps.
+    pub replica: bool,
     /// Seconds simulated so far.
     pub sim_time: f64,
     /// Block ops applied so far, in order (what a world file or a server would log).
@@ -77,6 +81,7 @@ impl LoamBlocks {
         Self {
             world,
             paused: false,
+            replica: false,
             sim_time: 0.0,
             ops: 0,
             step_base: 0,
@@ -86,6 +91,59 @@ impl LoamBlocks {
             pending: Vec::new(),
             islands_seen: 0,
         }
+    }
+
+    /// Applies an authority's records ([`BlockWorld::apply_delta`]) to a replica, with
+    /// their effects in this frame's update: a knock for each block newly held, and for each
+    /// piece that comes to rest from a fall a landing (at the speed its playback reached)
+    /// with its dust and thud.
+    ///
+    /// # Errors
+    /// As [`BlockWorld::apply_delta`]; nothing changes then.
+    pub fn apply_delta(
+        &mut self,
+        physics: &mut Physics,
+        delta: &loam_blocks::BlockDelta,
+    ) -> Result<(), BlockError> {
+        let placed: Vec<BlockPos> = delta
+            .held
+            .iter()
+            .filter(|h| self.world.store().get(h.pos).is_none())
+            .map(|h| h.pos)
+            .collect();
+        let landed: Vec<Effect> = delta
+            .pieces
+            .iter()
+            .filter(|p| matches!(p.state, PieceState::Rubble { .. }))
+            .filter_map(|p| {
+                let before = self.world.piece(p.id)?;
+                if !matches!(before.state, PieceState::Falling) {
+                    return None;
+                }
+                let v = before.velocity;
+                let colour = p
+                    .blocks
+                    .first()
+                    .map_or([0.5; 3], |b| block_colour(&self.world, &b.block));
+                Some(Effect::Land {
+                    at: Vec3::from_array(p.pose.position),
+                    speed: (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt(),
+                    mass_kg: self
+                        .world
+                        .piece_body(p.id)
+                        .and_then(|b| physics.world.body_mass(b))
+                        .unwrap_or(0.0),
+                    colour,
+                })
+            })
+            .collect();
+        self.world.apply_delta(&mut physics.world, delta)?;
+        self.pending
+            .extend(placed.into_iter().map(|pos| Effect::Place {
+                at: vec3(pos.centre()),
+            }));
+        self.pending.extend(landed);
+        Ok(())
     }
 
     /// Applies a block op on the ground of `world`'s field, physics in `physics`, and
@@ -220,7 +278,7 @@ fn drop_islands(
     mut physics: ResMut<Physics>,
 ) {
     let fresh = world.applied().len();
-    if fresh == blocks.islands_seen {
+    if fresh == blocks.islands_seen || blocks.replica {
         return;
     }
     let changed: Vec<SampleBox> = world.applied()[blocks.islands_seen.min(fresh)..]
@@ -297,12 +355,14 @@ fn step_blocks(
             continue;
         };
         let region = WorldBox::from_samples(changed, vs);
-        match blocks
-            .world
-            .terrain_changed(&mut physics.world, &FieldGround(field), region)
-        {
-            Ok(c) => blocks.broken.extend(c.broken.iter().copied()),
-            Err(e) => warn!("blocks could not follow a terrain edit: {e}"),
+        if !blocks.replica {
+            match blocks
+                .world
+                .terrain_changed(&mut physics.world, &FieldGround(field), region)
+            {
+                Ok(c) => blocks.broken.extend(c.broken.iter().copied()),
+                Err(e) => warn!("blocks could not follow a terrain edit: {e}"),
+            }
         }
         if !matches!(applied.op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
             effects.write(dig_effect(field, region));
@@ -326,6 +386,14 @@ fn step_blocks(
     }
     // Virtual time: a headless render advances it by a fixed step per frame.
     let dt = time.delta_secs().min(0.1);
+    if blocks.replica {
+        // The authority decides impacts, damage and rest; its deltas come in `remote::sync`.
+        if let Err(e) = blocks.world.follow(&mut physics.world, dt) {
+            warn!("block playback failed: {e}");
+        }
+        blocks.sim_time += f64::from(dt);
+        return;
+    }
     let report = match blocks.world.step(&mut physics.world, dt) {
         Ok(r) => r,
         Err(e) => {

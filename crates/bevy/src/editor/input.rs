@@ -265,7 +265,7 @@ pub(crate) fn apply_block_tool(
     mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     mut physics: ResMut<Physics>,
-    remote: Option<Res<Remote>>,
+    mut remote: Option<ResMut<Remote>>,
 ) {
     if editor.kind == ToolKind::Terrain || !captured(&cursor) {
         return;
@@ -285,10 +285,6 @@ pub(crate) fn apply_block_tool(
     } else {
         return;
     };
-    if remote.is_some() {
-        editor.status = "blocks are not shared with the server yet: the block tools are off".into();
-        return;
-    }
     let Some(aim) = editor.block_aim else {
         return;
     };
@@ -324,6 +320,17 @@ pub(crate) fn apply_block_tool(
         )
     {
         editor.status = format!("place refused: {e}");
+        return;
+    }
+    if let Some(r) = remote.as_mut() {
+        // The pad and the block go to the server in this order; the block's records come
+        // back in its order (`remote::sync`).
+        if let Some(levelling) = action.levelling {
+            let stroke = r.new_stroke();
+            r.send_op(stroke, levelling);
+            editor.ops += 1;
+        }
+        r.send_block(action.op);
         return;
     }
     if let Some(levelling) = &action.levelling {

@@ -169,6 +169,8 @@ pub fn run(options: EditorOptions) -> AppExit {
     app.world_mut().resource_mut::<LoamBlocks>().journaling = journaling;
     if let Some((link, url)) = remote {
         app.insert_resource(Remote::new(link, url));
+        // The server's blocks come as deltas; nothing is decided here.
+        app.world_mut().resource_mut::<LoamBlocks>().replica = true;
     }
     app.insert_resource(Editor {
         tool: ToolSettings::default(),

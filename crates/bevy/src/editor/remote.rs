@@ -11,19 +11,30 @@
 //!   World::replace_bricks ◀─ RemoteUpdate { field, status } ◀─ client thread ◀─ ordered ops
 //!   Ctrl+Z / Ctrl+Y ─ RemoteCommand::Undo / Redo ─▶ (this player's own strokes only)
 //!   camera + aim ─ RemoteCommand::Presence ─▶ … ◀─ RemoteStatus::players ─▶ [`players`]
+//!   block tool ─ RemoteCommand::Block ─▶ …  (not predicted: the server decides what falls)
+//!   LoamBlocks (a replica) ◀─ RemoteUpdate::blocks (the client's block deltas, in order)
 //! ```
+//!
+//! Blocks: the editor's [`LoamBlocks`] becomes a replica ([`LoamBlocks::replica`]) of the
+//! client's blocks, which are the server's: it applies the same deltas in the same order, so
+//! it holds the same held blocks and pieces bit for bit, and plays the falls back in the
+//! editor's physics world, which has the terrain colliders the client's lacks, until the
+//! server's records put each piece at its rest.
 
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use bevy::prelude::*;
+use loam_blocks::{BlockDelta, BlockOp};
 use loam_field::{EditOp, Field};
 
 use super::block_tool::{BlockAim, ToolKind};
 use super::players::PresenceTracker;
 use super::{Editor, EditorCamera};
 use crate::LoamWorld;
+use crate::blocks::LoamBlocks;
+use crate::walk::Physics;
 
 /// What the editor asks of the client thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +57,12 @@ pub enum RemoteCommand {
         position: [f64; 3],
         /// The tool.
         aim: RemoteAim,
+    },
+    /// Send a block op (place, break, chisel) to be ordered; its records come back as
+    /// [`RemoteUpdate::blocks`].
+    Block {
+        /// The op.
+        op: BlockOp,
     },
     /// Undo this player's newest stroke the server has confirmed (not others' strokes).
     Undo,
@@ -108,6 +125,9 @@ pub struct RemoteUpdate {
     /// The client's field now (its bricks are shared, so this is cheap to send), if it
     /// changed.
     pub field: Option<Field>,
+    /// The block deltas the client applied since the last update, in order (the first
+    /// update's first delta holds the blocks it had at the start).
+    pub blocks: Vec<BlockDelta>,
     /// The connection.
     pub status: RemoteStatus,
 }
@@ -162,6 +182,11 @@ impl Remote {
         (self.link.send)(RemoteCommand::Op { stroke, op });
     }
 
+    /// Sends a block op to the server's order.
+    pub fn send_block(&self, op: BlockOp) {
+        (self.link.send)(RemoteCommand::Block { op });
+    }
+
     /// Asks the client thread to undo this player's newest stroke.
     pub fn undo(&self) {
         (self.link.send)(RemoteCommand::Undo);
@@ -196,11 +221,14 @@ fn own_aim(editor: &Editor) -> RemoteAim {
 const REPORT_AFTER_M: f32 = 8.0;
 
 /// Takes in the client thread's reports (the newest field replaces the world's bricks, so
-/// its changed chunks form this frame's batch) and reports the viewer when it has moved.
+/// its changed chunks form this frame's batch; block deltas go to the blocks replica in
+/// order) and reports the viewer when it has moved.
 pub(crate) fn sync(
     remote: Option<ResMut<Remote>>,
     mut world: ResMut<LoamWorld>,
     mut editor: ResMut<Editor>,
+    blocks: Option<ResMut<LoamBlocks>>,
+    physics: Option<ResMut<Physics>>,
     camera: Query<&Transform, With<EditorCamera>>,
 ) {
     let Some(mut remote) = remote else {
@@ -208,12 +236,21 @@ pub(crate) fn sync(
     };
     let mut newest = None;
     let mut status = None;
+    let mut deltas = Vec::new();
     if let Ok(rx) = remote.link.updates.lock() {
         for u in rx.try_iter() {
             if u.field.is_some() {
                 newest = u.field;
             }
+            deltas.extend(u.blocks);
             status = Some(u.status);
+        }
+    }
+    if let (Some(mut blocks), Some(mut physics)) = (blocks, physics) {
+        for d in &deltas {
+            if let Err(e) = blocks.apply_delta(&mut physics, d) {
+                editor.status = format!("the server's blocks cannot be shown: {e}");
+            }
         }
     }
     if let Some(s) = status {

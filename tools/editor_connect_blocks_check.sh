@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Blocks over the network in the editor, in a virtual X server (Xvfb, lavapipe): `loam
+# serve` on a new world; editor A joins with --connect, switches to the block tool and places
+# three blocks (the server orders them and stores them); A quits; editor B joins and must
+# hold them (its snapshot). Screenshots of both; fails unless the server's world file holds
+# the three blocks. Usage: tools/editor_connect_blocks_check.sh LOAM OUT
+set -euo pipefail
+loam=$(realpath "$1")
+out=$2
+rm -rf "$out"
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+. tools/editor_check_lib.sh
+start_xvfb
+start_server "$loam" "$out"
+trap 'kill $xvfb $server 2>/dev/null || true' EXIT
+
+editor() { # $1: name; $2: what to do
+  RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" \
+    --size 800x450 >"$out/$1.log" 2>&1 &
+  local pid=$!
+  editor_window $pid "$out/$1.log" >/dev/null
+  $2
+  import -window root "$out/$1.png"
+  quit_editor $pid "$out/$1.log"
+}
+
+build() {
+  xdotool key t # terrain → blocks
+  sleep 8
+  xdotool mousemove 400 225 click 1 # capture (places nothing)
+  sleep 8
+  for _ in 1 2 3; do
+    xdotool click 1
+    sleep 8
+  done
+  sleep 10
+}
+
+look() { sleep 20; }
+
+editor a build
+editor b look
+kill -INT $server
+wait $server || true
+cat "$out/serve.log"
+"$loam" world info "$out/w.loam" | tee "$out/info"
+grep -q "blocks      3 held" "$out/info" || {
+  echo "expected the server's world to hold 3 blocks" >&2
+  exit 1
+}
