@@ -209,12 +209,16 @@ fn a_replica_plays_falls_back_on_its_terrain_and_decides_nothing() {
     assert_eq!(blocks.pieces().next().unwrap().state, piece.state);
     // Its landing is heard and seen: one `Effect::Land` at the rest pose.
     let messages = app.world().resource::<Messages<Effect>>();
-    let lands: Vec<Vec3> = messages
+    let lands: Vec<(Vec3, f32)> = messages
         .iter_current_update_messages()
         .filter_map(|e| match e {
-            Effect::Land { at, .. } => Some(*at),
+            Effect::Land { at, speed, .. } => Some((*at, *speed)),
             _ => None,
         })
         .collect();
-    assert_eq!(lands, vec![Vec3::from_array(piece.pose.position)]);
+    assert_eq!(lands.len(), 1, "{lands:?}");
+    assert_eq!(lands[0].0, Vec3::from_array(piece.pose.position));
+    // It fell about 4 m before lying still: it hit at the speed of that fall (√(2·g·4 m)
+    // = 8.9 m/s), not at its speed when the record came.
+    assert!(lands[0].1 > 6.0 && lands[0].1 < 10.0, "{lands:?}");
 }

@@ -62,6 +62,9 @@ pub struct LoamBlocks {
     pending: Vec<Effect>,
     /// This frame's applied terrain ops already searched for loose lumps.
     islands_seen: usize,
+    /// A replica's falling pieces: the fastest each has played back so far, m/s (its
+    /// landing's speed when the authority's record brings it to rest).
+    fall_speed: std::collections::BTreeMap<PieceId, f32>,
 }
 
 impl LoamBlocks {
@@ -90,13 +93,15 @@ impl LoamBlocks {
             broken: Vec::new(),
             pending: Vec::new(),
             islands_seen: 0,
+            fall_speed: Default::default(),
         }
     }
 
     /// Applies an authority's records ([`BlockWorld::apply_delta`]) to a replica, with
     /// their effects in this frame's update: a knock for each block newly held, and for each
-    /// piece that comes to rest from a fall a landing (at the speed its playback reached)
-    /// with its dust and thud.
+    /// piece that comes to rest from a fall a landing (at the fastest speed its playback
+    /// reached) with its dust and thud. The landing is heard when the record comes, which
+    /// may be a moment after the playback touched the ground.
     ///
     /// # Errors
     /// As [`BlockWorld::apply_delta`]; nothing changes then.
@@ -121,13 +126,15 @@ impl LoamBlocks {
                     return None;
                 }
                 let v = before.velocity;
+                let now = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                let speed = self.fall_speed.get(&p.id).copied().unwrap_or(0.0).max(now);
                 let colour = p
                     .blocks
                     .first()
                     .map_or([0.5; 3], |b| block_colour(&self.world, &b.block));
                 Some(Effect::Land {
                     at: Vec3::from_array(p.pose.position),
-                    speed: (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt(),
+                    speed,
                     mass_kg: self
                         .world
                         .piece_body(p.id)
@@ -138,6 +145,12 @@ impl LoamBlocks {
             })
             .collect();
         self.world.apply_delta(&mut physics.world, delta)?;
+        let world = &self.world;
+        self.fall_speed.retain(|id, _| {
+            world
+                .piece(*id)
+                .is_some_and(|p| p.state == PieceState::Falling)
+        });
         self.pending
             .extend(placed.into_iter().map(|pos| Effect::Place {
                 at: vec3(pos.centre()),
@@ -390,6 +403,19 @@ fn step_blocks(
         // The authority decides impacts, damage and rest; its deltas come in `remote::sync`.
         if let Err(e) = blocks.world.follow(&mut physics.world, dt) {
             warn!("block playback failed: {e}");
+        }
+        let fastest: Vec<(PieceId, f32)> = blocks
+            .world
+            .pieces()
+            .filter(|p| p.state == PieceState::Falling)
+            .map(|p| {
+                let v = p.velocity;
+                (p.id, (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            })
+            .collect();
+        for (id, speed) in fastest {
+            let s = blocks.fall_speed.entry(id).or_insert(0.0);
+            *s = s.max(speed);
         }
         blocks.sim_time += f64::from(dt);
         return;
