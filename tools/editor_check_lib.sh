@@ -6,6 +6,9 @@
 #   quit_editor PID LOG   Ctrl+Q, then waits for the editor to exit cleanly
 #   start_server LOAM OUT a new world OUT/w.loam served on a random loopback port (in $port,
 #                         pid in $server, log in OUT/serve.log)
+#   joined_session LOAM OUT NAME ACTION
+#                         an editor joined to that server as NAME: runs ACTION in its window,
+#                         screenshots OUT/NAME.png, quits (log in OUT/NAME.log)
 
 start_xvfb() {
   export WGPU_BACKEND=vulkan
@@ -60,4 +63,14 @@ start_server() {
   "$1" serve --world "$2/w.loam" --listen "127.0.0.1:$port" >"$2/serve.log" 2>&1 &
   server=$!
   sleep 3
+}
+
+joined_session() {
+  RUST_LOG=${RUST_LOG:-info} "$1" edit --connect "ws://127.0.0.1:$port/ws" --name "$3" \
+    --size 800x450 >"$2/$3.log" 2>&1 &
+  local pid=$!
+  editor_window $pid "$2/$3.log" >/dev/null
+  $4
+  import -window root "$2/$3.png"
+  quit_editor $pid "$2/$3.log"
 }

@@ -15,16 +15,6 @@ start_xvfb
 start_server "$loam" "$out"
 trap 'kill $xvfb $server 2>/dev/null || true' EXIT
 
-editor() { # $1: name; $2: what to do
-  RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" \
-    --size 800x450 >"$out/$1.log" 2>&1 &
-  local pid=$!
-  editor_window $pid "$out/$1.log" >/dev/null
-  $2
-  import -window root "$out/$1.png"
-  quit_editor $pid "$out/$1.log"
-}
-
 build() {
   xdotool key t # terrain → blocks
   sleep 8
@@ -39,8 +29,8 @@ build() {
 
 look() { sleep 20; }
 
-editor a build
-editor b look
+joined_session "$loam" "$out" a build
+joined_session "$loam" "$out" b look
 kill -INT $server
 wait $server || true
 cat "$out/serve.log"

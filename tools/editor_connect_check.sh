@@ -13,16 +13,6 @@ start_xvfb
 start_server "$loam" "$out"
 trap 'kill $xvfb $server 2>/dev/null || true' EXIT
 
-editor() { # $1: name; $2: what to do
-  RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" \
-    --size 800x450 >"$out/$1.log" 2>&1 &
-  local pid=$!
-  editor_window $pid "$out/$1.log" >/dev/null
-  $2
-  import -window root "$out/$1.png"
-  quit_editor $pid "$out/$1.log"
-}
-
 dig() {
   xdotool mousemove 400 225 click 1 # capture
   sleep 8
@@ -38,8 +28,8 @@ dig() {
 
 look() { sleep 10; }
 
-editor a dig
-editor b look
+joined_session "$loam" "$out" a dig
+joined_session "$loam" "$out" b look
 kill -INT $server
 wait $server || true
 cat "$out/serve.log"

@@ -2,11 +2,13 @@
 //! clean up after themselves; a tower on the terrain falls when the ground under it is dug,
 //! lands with an impact, and the landing puffs dust and is heard.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use common::{noise_field_without_caves, run_until};
 use loam_bevy::audio::{SoundPlugin, SoundRecording, Sounds};
 use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
 use loam_bevy::dust::{DustPlugin, DustStats, Particle, Puff};
@@ -14,9 +16,7 @@ use loam_bevy::effects::Effect;
 use loam_bevy::walk::{Physics, chunk_of};
 use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
 use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable};
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp};
 use loam_world::{World, WorldSettings};
 
 const FRAME: Duration = Duration::from_millis(50);
@@ -80,29 +80,9 @@ fn puffs_follow_their_strength_and_leave_nothing_behind() {
     assert_eq!(app.world().entities().count_spawned(), before);
 }
 
-/// Runs frames until `done` or `seconds` of real time pass.
-fn run_until(app: &mut App, seconds: u64, mut done: impl FnMut(&mut App) -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(seconds) {
-        app.update();
-        if done(app) {
-            return true;
-        }
-    }
-    false
-}
-
 #[test]
 fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound() {
-    let g = Generator::noise(
-        &NoiseTerrainSettings::default(),
-        &CaveSettings {
-            enabled: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+    let field = noise_field_without_caves();
     let h = field.generator().surface_height(0.5, 0.5);
     let top = h.round();
     let settings = WorldSettings {

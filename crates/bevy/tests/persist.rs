@@ -3,28 +3,18 @@
 //! world exactly (held blocks, shapes, paint, a piece in mid-fall), and a load restores the
 //! save and replays the ops after it.
 
-use std::sync::Arc;
+mod common;
 
 use loam_bevy::blocks::LoamBlocks;
 use loam_bevy::blocks::persist;
 use loam_bevy::walk::Physics;
 use loam_blocks::{BlockOp, BlockPos, BlockSize, ChiselShape, Edge, MaterialTable, PieceState};
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp, Field};
 use loam_store::{LogRecord, Store};
 use loam_world::{World, WorldSettings};
 
 fn base() -> Field {
-    let g = Generator::noise(
-        &NoiseTerrainSettings::default(),
-        &CaveSettings {
-            enabled: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
+    common::noise_field_without_caves()
 }
 
 fn settings() -> WorldSettings {
@@ -263,7 +253,7 @@ mod app {
     //! The same in an app: rubble saved by the editor is where it lay after a load, not
     //! fallen through ground whose colliders did not exist yet.
 
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use bevy::prelude::*;
     use bevy::time::TimeUpdateStrategy;
@@ -274,6 +264,8 @@ mod app {
     use loam_field::CsgMode;
     use loam_store::Store;
     use loam_world::World;
+
+    use crate::common::run_until;
 
     fn app(world: World, y: f32) -> App {
         let mut app = App::new();
@@ -292,17 +284,6 @@ mod app {
             LoamViewer,
         ));
         app
-    }
-
-    fn run_until(app: &mut App, seconds: u64, mut done: impl FnMut(&mut App) -> bool) -> bool {
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(seconds) {
-            app.update();
-            if done(app) {
-                return true;
-            }
-        }
-        false
     }
 
     fn resting(app: &App) -> bool {

@@ -2,11 +2,13 @@
 //! deltas and only plays falls back on its terrain colliders; it decides nothing itself
 //! (no support checks after a dig, no rest), so it keeps what the authority's records say.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use common::{noise_field_without_caves, run_until};
 use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
 use loam_bevy::effects::Effect;
 use loam_bevy::walk::{Physics, chunk_of};
@@ -15,9 +17,7 @@ use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockSize, BlockWorld, FieldGround,
     MaterialTable, PieceState,
 };
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp};
 use loam_world::{World, WorldSettings};
 
 const FRAME: Duration = Duration::from_millis(50);
@@ -40,28 +40,9 @@ fn receive(app: &mut App, delta: &BlockDelta) {
     });
 }
 
-fn run_until(app: &mut App, seconds: u64, mut done: impl FnMut(&mut App) -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(seconds) {
-        app.update();
-        if done(app) {
-            return true;
-        }
-    }
-    false
-}
-
 #[test]
 fn a_replica_plays_falls_back_on_its_terrain_and_decides_nothing() {
-    let g = Generator::noise(
-        &NoiseTerrainSettings::default(),
-        &CaveSettings {
-            enabled: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+    let field = noise_field_without_caves();
     let top = field.generator().surface_height(0.5, 0.5).round();
     let settings = WorldSettings {
         view_radius: 2,
