@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use common::{noise_field_without_caves, run_until};
+use common::{cuboid, noise_field_without_caves, pad_ops, run_until};
 use loam_bevy::audio::{SoundPlugin, SoundRecording, Sounds};
 use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
 use loam_bevy::dust::{DustPlugin, DustStats, Particle, Puff};
@@ -16,7 +16,7 @@ use loam_bevy::effects::Effect;
 use loam_bevy::walk::{Physics, chunk_of};
 use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
 use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable};
-use loam_field::{CsgMode, EditOp};
+use loam_field::CsgMode;
 use loam_world::{World, WorldSettings};
 
 const FRAME: Duration = Duration::from_millis(50);
@@ -104,17 +104,9 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
     // A flat pad whose top is at `top`, clear air above it.
     {
         let mut w = app.world_mut().resource_mut::<LoamWorld>();
-        let pad = |mode, y: f64, hy: f64| EditOp::Cuboid {
-            mode,
-            center: [0.5, y, 0.5],
-            half_extents: [4.0, hy, 4.0],
-            rotation: [0.0, 0.0, 0.0, 1.0],
-            material: 0,
-            blend: 0.0,
-        };
-        w.apply(None, &pad(CsgMode::Union, top - 3.0, 3.0)).unwrap();
-        w.apply(None, &pad(CsgMode::Subtract, top + 6.0, 6.0))
-            .unwrap();
+        for op in &pad_ops(top) {
+            w.apply(None, op).unwrap();
+        }
     }
     // A tower of three stone blocks on it.
     {
@@ -159,14 +151,7 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
         .resource_mut::<LoamWorld>()
         .apply(
             None,
-            &EditOp::Cuboid {
-                mode: CsgMode::Subtract,
-                center: [0.5, top - 1.5, 0.5],
-                half_extents: [3.0, 1.5, 3.0],
-                rotation: [0.0, 0.0, 0.0, 1.0],
-                material: 0,
-                blend: 0.0,
-            },
+            &cuboid(CsgMode::Subtract, [0.5, top - 1.5, 0.5], [3.0, 1.5, 3.0]),
         )
         .unwrap();
     app.update();

@@ -13,6 +13,8 @@ use loam_field::{CsgMode, EditOp, Field};
 use loam_store::{LogRecord, Store};
 use loam_world::{World, WorldSettings};
 
+use common::cuboid;
+
 fn base() -> Field {
     common::noise_field_without_caves()
 }
@@ -23,17 +25,6 @@ fn settings() -> WorldSettings {
         view_depth: 1,
         threads: 1,
         ..Default::default()
-    }
-}
-
-fn cuboid(mode: CsgMode, center: [f64; 3], half: [f64; 3]) -> EditOp {
-    EditOp::Cuboid {
-        mode,
-        center,
-        half_extents: half,
-        rotation: [0.0, 0.0, 0.0, 1.0],
-        material: 0,
-        blend: 0.0,
     }
 }
 

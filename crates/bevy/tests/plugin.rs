@@ -2,26 +2,17 @@
 //! chunks are swapped in the same frame, old meshes stay until new ones arrive, and chunks
 //! that leave the view are despawned.
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use loam_bevy::{ChunkEntities, ChunkEntity, ChunkStats, LoamPlugin, LoamViewer, LoamWorld};
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp};
 use loam_world::{World, WorldSettings};
 
 fn app(view_radius: u32) -> (App, f64) {
-    let g = Generator::noise(
-        &NoiseTerrainSettings::default(),
-        &CaveSettings {
-            enabled: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+    let field = common::noise_field_without_caves();
     let h = field.generator().surface_height(0.0, 0.0);
     let settings = WorldSettings {
         view_radius,

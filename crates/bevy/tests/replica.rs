@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use common::{noise_field_without_caves, run_until};
+use common::{cuboid, noise_field_without_caves, pad_ops, run_until};
 use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
 use loam_bevy::effects::Effect;
 use loam_bevy::walk::{Physics, chunk_of};
@@ -17,7 +17,7 @@ use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockSize, BlockWorld, FieldGround,
     MaterialTable, PieceState,
 };
-use loam_field::{CsgMode, EditOp};
+use loam_field::CsgMode;
 use loam_world::{World, WorldSettings};
 
 const FRAME: Duration = Duration::from_millis(50);
@@ -50,18 +50,7 @@ fn a_replica_plays_falls_back_on_its_terrain_and_decides_nothing() {
         threads: 2,
         ..Default::default()
     };
-    let pad = |mode, y: f64, hy: f64| EditOp::Cuboid {
-        mode,
-        center: [0.5, y, 0.5],
-        half_extents: [4.0, hy, 4.0],
-        rotation: [0.0, 0.0, 0.0, 1.0],
-        material: 0,
-        blend: 0.0,
-    };
-    let pads = [
-        pad(CsgMode::Union, top - 3.0, 3.0),
-        pad(CsgMode::Subtract, top + 6.0, 6.0),
-    ];
+    let pads = pad_ops(top);
     // The authority: its own field with the same pad, a tracked block world.
     let mut authority_field = field.clone();
     for op in &pads {
@@ -144,14 +133,7 @@ fn a_replica_plays_falls_back_on_its_terrain_and_decides_nothing() {
         .resource_mut::<LoamWorld>()
         .apply(
             None,
-            &EditOp::Cuboid {
-                mode: CsgMode::Subtract,
-                center: [0.5, top - 1.5, 0.5],
-                half_extents: [1.5, 1.5, 1.5],
-                rotation: [0.0, 0.0, 0.0, 1.0],
-                material: 0,
-                blend: 0.0,
-            },
+            &cuboid(CsgMode::Subtract, [0.5, top - 1.5, 0.5], [1.5, 1.5, 1.5]),
         )
         .unwrap();
     for _ in 0..5 {
