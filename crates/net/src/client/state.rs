@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loam_blocks::{
-    BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, HeldBlock, MaterialTable, PieceId,
+    BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
 };
 use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
@@ -289,18 +289,11 @@ impl State {
             self.mirror = None;
             return;
         }
+        // The same records a saved block world holds.
+        let file = self.blocks.save();
         let now = BlockDelta {
-            held: self
-                .blocks
-                .store()
-                .iter()
-                .map(|(pos, block)| HeldBlock {
-                    pos,
-                    block: block.clone(),
-                    rests_on: self.blocks.rests_on(pos).collect(),
-                })
-                .collect(),
-            pieces: self.blocks.pieces().cloned().collect(),
+            held: file.blocks,
+            pieces: file.pieces,
             ..Default::default()
         };
         self.mirror = Some(if now.is_empty() {
