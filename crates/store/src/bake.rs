@@ -1,6 +1,7 @@
 //! Baking (the bricks changed since the last bake, the undo history and, for a world with
 //! blocks, the blocks snapshot, in one transaction) and compaction.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use loam_field::{Brick, BrickKey, Field, History};
@@ -11,6 +12,33 @@ use crate::brick_blob;
 use crate::checks::meta_digest;
 use crate::error::StoreError;
 use crate::store::{Store, now_unix, retry};
+
+/// The ids of a store's bricks as last baked ([`Store::baked_bricks`]): what
+/// [`Store::prepare_bake`] leaves out.
+#[derive(Debug, Clone, Default)]
+pub struct BakedBricks(BTreeMap<BrickKey, u64>);
+
+/// A bake encoded by [`Store::prepare_bake`], to be written by [`Store::commit_bake`].
+#[derive(Debug)]
+pub struct PreparedBake {
+    seq: u64,
+    /// Each changed brick's key, id and blob.
+    blobs: Vec<(BrickKey, u64, Vec<u8>)>,
+    history: Vec<u8>,
+    snapshot: Option<(u64, Vec<u8>)>,
+}
+
+impl PreparedBake {
+    /// The op the bake covers: the world as it was after it.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Bricks it will write.
+    pub fn bricks(&self) -> usize {
+        self.blobs.len()
+    }
+}
 
 impl Store {
     /// Bakes `field` and `history` as they are after op `seq`: the bricks that changed since
@@ -58,28 +86,40 @@ impl Store {
         blocks: Option<(u64, &[u8])>,
     ) -> Result<usize, StoreError> {
         self.writable()?;
-        if seq > self.last_seq {
-            return Err(StoreError::OutOfOrder {
-                last: self.last_seq,
-                got: seq,
-            });
-        }
-        if blocks.is_none()
-            && let Some(at) = self.bake_needs_blocks(seq)?
-        {
-            return Err(StoreError::BlocksNotBaked { seq: at });
-        }
+        self.check_bake(seq, blocks.is_some())?;
+        let prepared = Self::prepare_bake(&self.baked_bricks(), field, history, seq, blocks);
+        self.commit_bake(prepared)
+    }
+
+    /// The ids of the bricks as last baked, for [`Store::prepare_bake`] on another thread.
+    pub fn baked_bricks(&self) -> BakedBricks {
+        BakedBricks(self.baked.clone())
+    }
+
+    /// The first half of a bake, with no access to the file so that it can run on another
+    /// thread while the store goes on appending ops: encodes the bricks of `field` that
+    /// changed since `baked` (quantised, zstd-compressed, checksummed blobs), the history and,
+    /// for a world with blocks, the blocks snapshot `(step, data)` as
+    /// [`Store::bake_with_blocks`] takes it. [`Store::commit_bake`] writes the result. Most
+    /// of a bake's time is here.
+    pub fn prepare_bake(
+        baked: &BakedBricks,
+        field: &Field,
+        history: &History,
+        seq: u64,
+        blocks: Option<(u64, &[u8])>,
+    ) -> PreparedBake {
         let snapshot = blocks.map(|(step, data)| (step, snapshot_blob(seq, step, data)));
         let changed: Vec<(BrickKey, Arc<Brick>)> = field
             .bricks()
-            .filter(|(k, b)| self.baked.get(k) != Some(&b.id()))
+            .filter(|(k, b)| baked.0.get(k) != Some(&b.id()))
             .map(|(k, b)| (k, b.clone()))
             .collect();
-        let blobs: Vec<(BrickKey, Vec<u8>)> = changed
+        let blobs = changed
             .iter()
-            .map(|(k, b)| (*k, brick_blob::encode([k.x, k.y, k.z], b)))
+            .map(|(k, b)| (*k, b.id(), brick_blob::encode([k.x, k.y, k.z], b)))
             .collect();
-        let hist = crate::tag::seal(
+        let history = crate::tag::seal(
             &crate::tag::key(&[seq as i64]),
             zstd::bulk::compress(
                 &rmp_serde::to_vec(history).expect("a history serialises"),
@@ -87,6 +127,31 @@ impl Store {
             )
             .expect("compressing to memory"),
         );
+        PreparedBake {
+            seq,
+            blobs,
+            history,
+            snapshot,
+        }
+    }
+
+    /// The second half of a bake: writes a [`PreparedBake`] in one transaction (busy is
+    /// retried) and returns how many bricks it wrote. Ops appended after the prepared
+    /// sequence number stay in the log, so a load replays them over the baked bricks.
+    ///
+    /// # Errors
+    /// As [`Store::bake_with_blocks`] ([`StoreError::BlocksNotBaked`] when the bake was
+    /// prepared without blocks as [`Store::bake`] would refuse it); SQLite failures (nothing
+    /// is written then).
+    pub fn commit_bake(&mut self, prepared: PreparedBake) -> Result<usize, StoreError> {
+        self.writable()?;
+        self.check_bake(prepared.seq, prepared.snapshot.is_some())?;
+        let PreparedBake {
+            seq,
+            blobs,
+            history,
+            snapshot,
+        } = prepared;
         let now = now_unix().to_string();
         retry(|| {
             let tx = self.conn.transaction()?;
@@ -94,13 +159,13 @@ impl Store {
                 let mut put = tx.prepare(
                     "INSERT OR REPLACE INTO bricks (x, y, z, seq, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 )?;
-                for (k, blob) in &blobs {
+                for (k, _, blob) in &blobs {
                     put.execute(params![k.x, k.y, k.z, seq as i64, blob])?;
                 }
             }
             tx.execute(
                 "INSERT OR REPLACE INTO history (id, seq, data) VALUES (1, ?1, ?2)",
-                params![seq as i64, hist],
+                params![seq as i64, history],
             )?;
             if let Some((step, blob)) = &snapshot {
                 tx.execute(
@@ -117,10 +182,24 @@ impl Store {
             tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
             tx.commit()
         })?;
-        for (k, b) in changed {
-            self.baked.insert(k, b.id());
+        for (k, id, _) in &blobs {
+            self.baked.insert(*k, *id);
         }
         Ok(blobs.len())
+    }
+
+    /// Whether a bake after op `seq` (with or without a blocks snapshot) may be written.
+    fn check_bake(&self, seq: u64, with_blocks: bool) -> Result<(), StoreError> {
+        if seq > self.last_seq {
+            return Err(StoreError::OutOfOrder {
+                last: self.last_seq,
+                got: seq,
+            });
+        }
+        if !with_blocks && let Some(at) = self.bake_needs_blocks(seq)? {
+            return Err(StoreError::BlocksNotBaked { seq: at });
+        }
+        Ok(())
     }
 
     /// Drops the ops (terrain and block) the bake covers (undo and redo of earlier strokes

@@ -41,6 +41,7 @@ mod migrate;
 mod store;
 mod tag;
 
+pub use bake::{BakedBricks, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};

@@ -364,3 +364,70 @@ fn read_only_worlds_load_and_refuse_writes() {
     ));
     drop(writer);
 }
+
+/// A bake encoded at one op ([`Store::prepare_bake`], as the server's baker thread does)
+/// and written after more ops were appended: a load takes the baked bricks and replays only
+/// the ops after the bake, so it equals the live world; the history comes back as it was at
+/// the bake's op, then the replay brings it up to date.
+#[test]
+fn a_bake_prepared_earlier_and_written_after_more_appends_loads_the_live_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let ops = script(&field);
+    let mut prepared = None;
+    let mut snapshot = None;
+    for (i, (stroke, op)) in ops.into_iter().enumerate() {
+        let seq = i as u64 + 1;
+        history.apply(&mut field, stroke, &op).unwrap();
+        store.append(&LogEntry::new(seq, stroke, op)).unwrap();
+        if seq == 12 {
+            // The snapshot the server hands over: clones sharing the bricks and strokes.
+            let (f, h) = (field.clone(), history.clone());
+            prepared = Some(Store::prepare_bake(
+                &store.baked_bricks(),
+                &f,
+                &h,
+                seq,
+                None,
+            ));
+            snapshot = Some(f.hash());
+        }
+    }
+    // The live world moved on; the snapshot did not.
+    assert_ne!(snapshot.unwrap(), field.hash());
+    let prepared = prepared.unwrap();
+    assert_eq!(prepared.seq(), 12);
+    assert!(prepared.bricks() > 0);
+    assert!(store.commit_bake(prepared).unwrap() > 0);
+    let info = store.info().unwrap();
+    assert_eq!((info.bake_seq, info.last_seq), (12, 33));
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let loaded = store.load(base()).unwrap();
+    assert_eq!(loaded.field.hash(), field.hash());
+    assert_eq!(loaded.history, history);
+    // Compaction drops the 12 ops the bake covers and keeps the world.
+    assert_eq!(store.compact().unwrap(), 12);
+    drop(store);
+    let loaded = Store::open(&path).unwrap().load(base()).unwrap();
+    assert_eq!(loaded.field.hash(), field.hash());
+}
+
+/// A prepared bake beyond the log is refused when written, and nothing changes.
+#[test]
+fn a_prepared_bake_beyond_the_log_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let (live, history) = write_world(&path, 0);
+    let mut store = Store::open(&path).unwrap();
+    let p = Store::prepare_bake(&store.baked_bricks(), &live, &history, 40, None);
+    assert!(matches!(
+        store.commit_bake(p),
+        Err(StoreError::OutOfOrder { last: 33, got: 40 })
+    ));
+    assert_eq!(store.info().unwrap().bake_seq, 0);
+    assert_eq!(store.load(base()).unwrap().field.hash(), live.hash());
+}

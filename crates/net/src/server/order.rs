@@ -155,7 +155,7 @@ pub(crate) struct Order {
     pub(super) inflight: VecDeque<Item>,
     /// Applied ops not yet handed to the writer.
     pub(super) unsent: Vec<LogRecord>,
-    /// Whether the writer has a group (or a bake).
+    /// Whether the writer has a group.
     writing: bool,
     durable: u64,
     /// The last op acknowledged and broadcast.
@@ -371,18 +371,11 @@ impl Order {
         loop {
             tokio::select! {
                 biased;
-                ack = self.acks.recv() => match ack {
-                    Some(Ack::Durable(seq)) => {
-                        self.writing = false;
-                        self.durable = self.durable.max(seq);
-                        self.release();
-                        if self.resume_deferred() {
-                            return self.close("the server is shutting down");
-                        }
+                ack = self.acks.recv() => {
+                    if let Some(end) = self.take_ack(ack) {
+                        return end;
                     }
-                    Some(Ack::Failed(why)) => return self.fail(why),
-                    None => return self.fail("the writer stopped".into()),
-                },
+                }
                 cmd = rx.recv() => {
                     let Some(cmd) = cmd else {
                         return self.close("the server is shutting down");
@@ -395,6 +388,15 @@ impl Order {
                         if self.unsent.len() >= MAX_BATCH {
                             self.pump();
                         }
+                        // The writer's acks as they come: a long run of commands must not
+                        // hold back the releases, nor the next group (the writer idles
+                        // until its last group is acknowledged here).
+                        while let Ok(ack) = self.acks.try_recv() {
+                            if let Some(end) = self.take_ack(Some(ack)) {
+                                return end;
+                            }
+                        }
+                        self.pump();
                         next = rx.try_recv().ok();
                     }
                 }
@@ -405,6 +407,23 @@ impl Order {
                 return self.close("the server is shutting down");
             }
             self.pump();
+        }
+    }
+
+    /// Takes one of the writer's reports; `Some` with the thread's result when it must stop.
+    fn take_ack(&mut self, ack: Option<Ack>) -> Option<Result<(), NetError>> {
+        match ack {
+            Some(Ack::Durable(seq)) => {
+                self.writing = false;
+                self.durable = self.durable.max(seq);
+                self.release();
+                if self.resume_deferred() {
+                    return Some(self.close("the server is shutting down"));
+                }
+                None
+            }
+            Some(Ack::Failed(why)) => Some(self.fail(why)),
+            None => Some(self.fail("the writer stopped".into())),
         }
     }
 
@@ -460,7 +479,6 @@ impl Order {
         while self.idle() && !self.deferred.is_empty() {
             if self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
                 self.bake();
-                return false;
             }
             let waiting = std::mem::take(&mut self.deferred);
             for cmd in waiting {
@@ -500,11 +518,11 @@ impl Order {
     }
 
     /// Hands a snapshot of the field, history and blocks to the writer to bake (nothing in
-    /// flight).
+    /// flight, so every op it covers is in the log). The writer encodes it beside the next
+    /// groups, so the ops go on.
     fn bake(&mut self) {
         self.writer.send(self.bake_write());
         self.baked = self.seq;
-        self.writing = true;
     }
 
     /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
