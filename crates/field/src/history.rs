@@ -12,6 +12,7 @@
 //! without the stroke.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BRICK_SAMPLES, BrickKey, SamplePos};
@@ -19,6 +20,27 @@ use crate::edit::{EditOutcome, Write, generate_each};
 use crate::field::{Field, SampleReader};
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
+
+/// Serde for the shared strokes: each as the plain stroke (the format of an unshared list).
+mod shared_strokes {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Stroke;
+
+    pub fn serialize<S: Serializer>(v: &VecDeque<Arc<Stroke>>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|a| &**a))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<VecDeque<Arc<Stroke>>, D::Error> {
+        Ok(VecDeque::<Stroke>::deserialize(d)?
+            .into_iter()
+            .map(Arc::new)
+            .collect())
+    }
+}
 
 /// Sample deltas of one brick: local index → (value, material).
 type BrickDelta = BTreeMap<u16, (f32, MaterialId)>;
@@ -57,7 +79,11 @@ impl Stroke {
 pub struct History {
     budget: usize,
     used: usize,
-    strokes: VecDeque<Stroke>,
+    /// Shared, so that a clone (a bake's snapshot, taken on the thread that applies ops) costs
+    /// a pointer per stroke rather than a copy of every delta; a stroke is copied only when
+    /// it changes while shared.
+    #[serde(with = "shared_strokes")]
+    strokes: VecDeque<Arc<Stroke>>,
     /// The stroke new ops go to, until another begins or it is undone.
     open: Option<u64>,
     /// The highest stroke id seen: a new stroke needs a higher one.
@@ -199,15 +225,15 @@ impl History {
                 if self.open != Some(stroke) {
                     self.open = Some(stroke);
                     self.last_id = Some(stroke);
-                    self.strokes.push_back(Stroke {
+                    self.strokes.push_back(Arc::new(Stroke {
                         id: stroke,
                         state: State::Done,
                         before: BTreeMap::new(),
                         after: BTreeMap::new(),
                         samples: 0,
-                    });
+                    }));
                 }
-                let s = self.strokes.back_mut().expect("the open stroke");
+                let s = Arc::make_mut(self.strokes.back_mut().expect("the open stroke"));
                 let before = s.samples;
                 for w in &plan.writes {
                     let (key, local) = w.pos.brick();
@@ -236,7 +262,7 @@ impl History {
         if self.open == Some(id) {
             self.open = None;
         }
-        let s = &mut self.strokes[i];
+        let s = Arc::make_mut(&mut self.strokes[i]);
         let (writes, after) = restore(field, &s.before);
         self.used += after.values().map(BTreeMap::len).sum::<usize>() * BYTES_PER_SAMPLE;
         s.samples += after.values().map(BTreeMap::len).sum::<usize>();
@@ -254,7 +280,7 @@ impl History {
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
         let i = self.kept(id, State::Undone)?;
-        let s = &mut self.strokes[i];
+        let s = Arc::make_mut(&mut self.strokes[i]);
         let (writes, _) = restore(field, &s.after);
         let freed = s.after.values().map(BTreeMap::len).sum::<usize>();
         s.after.clear();
