@@ -32,9 +32,24 @@ pub(crate) struct Write {
 }
 
 /// Every sample an op changes, in ascending (z, y, x) order within the op's box.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Plan {
     pub writes: Vec<Write>,
+}
+
+/// An op planned on a field ([`Field::plan_edit`]): the samples it changes, old and new,
+/// valid for [`Field::commit_edit`] on that field until it is next written.
+#[derive(Debug, Clone)]
+pub struct PlannedEdit {
+    plan: Plan,
+    revision: u64,
+}
+
+impl PlannedEdit {
+    /// Samples the edit changes.
+    pub fn samples(&self) -> usize {
+        self.plan.writes.len()
+    }
 }
 
 impl Plan {
@@ -87,6 +102,33 @@ impl Field {
         Ok(self.commit(&plan.writes, generate))
     }
 
+    /// Plans `op` on the field as it is now, without changing it: the checks and the new
+    /// values of [`Field::apply`], for [`Field::commit_edit`] to write later. A client that
+    /// queues its own op until the server confirms it plans once and writes the plan then,
+    /// rather than planning twice.
+    ///
+    /// # Errors
+    /// As [`Field::apply`]; the field is unchanged either way.
+    pub fn plan_edit(&self, op: &EditOp) -> Result<PlannedEdit, EditError> {
+        Ok(PlannedEdit {
+            plan: self.plan(op)?,
+            revision: self.revision,
+        })
+    }
+
+    /// Writes an edit planned by [`Field::plan_edit`] on this field (or a clone of it) with
+    /// no write in between: the result is bit for bit that of [`Field::apply`] of the op.
+    ///
+    /// # Errors
+    /// [`EditError::FieldChanged`] when the field was written since the edit was planned
+    /// (its values may differ from those the plan read); the field is unchanged then.
+    pub fn commit_edit(&mut self, edit: &PlannedEdit) -> Result<EditOutcome, EditError> {
+        if edit.revision != self.revision {
+            return Err(EditError::FieldChanged);
+        }
+        Ok(self.commit(&edit.plan.writes, generate_each))
+    }
+
     /// Plans `op` without touching the field.
     pub(crate) fn plan(&self, op: &EditOp) -> Result<Plan, EditError> {
         op.validate(self.settings.max_edit_radius)?;
@@ -115,6 +157,7 @@ impl Field {
         writes: &[Write],
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> EditOutcome {
+        self.revision = crate::field::next_revision();
         let mut out = EditOutcome::default();
         let mut per_brick: BTreeMap<BrickKey, Vec<(usize, f32, MaterialId)>> = BTreeMap::new();
         for w in writes {

@@ -106,6 +106,15 @@ pub struct Field {
     pub(crate) hot: Vec<BrickKey>,
     /// Most bricks held hot; the least recently written beyond it are packed.
     pub(crate) hot_capacity: usize,
+    /// Changes at every write (a number no other field state has had): a clone shares it
+    /// until either side is written. [`crate::PlannedEdit`] checks it.
+    pub(crate) revision: u64,
+}
+
+/// The next field revision, unique in the process.
+pub(crate) fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Bricks held decoded (hot, 96 KiB each) by default: the last few ops' (a 3 × 3 × 3 block).
@@ -128,6 +137,7 @@ impl Field {
             columns: Arc::default(),
             hot: Vec::new(),
             hot_capacity: DEFAULT_HOT_BRICKS,
+            revision: next_revision(),
         })
     }
 
@@ -340,6 +350,7 @@ impl Field {
     /// If a brick is on another quantisation grid than this field's band.
     pub fn insert_bricks(&mut self, bricks: impl IntoIterator<Item = (BrickKey, Brick)>) {
         let quant = crate::Quant::new(self.settings.band());
+        self.revision = next_revision();
         let map = Arc::make_mut(&mut self.bricks);
         let cols = Arc::make_mut(&mut self.columns);
         let hot = &mut self.hot;

@@ -56,7 +56,7 @@ pub use brick::{
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };
-pub use edit::EditOutcome;
+pub use edit::{EditOutcome, PlannedEdit};
 pub use field::{COLUMN_HALO, DEFAULT_HOT_BRICKS, Field, FieldSettings, SettingsError};
 pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,

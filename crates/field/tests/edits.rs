@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::util::*;
-use loam_field::{BrickKey, EditError, EditOp, Field, FieldSettings, SamplePos};
+use loam_field::{Brick, BrickKey, EditError, EditOp, Field, FieldSettings, SamplePos};
 
 /// Exact values of a dig then a build of the same ball on flat ground `y − 10`, band 2.
 #[test]
@@ -408,4 +408,52 @@ fn cached_generator_bricks_fill_and_edit_like_the_generator() {
         })
         .unwrap();
     assert_eq!(plain.hash(), cached.hash());
+}
+
+/// An edit planned now and written later equals the op applied then, while nothing was
+/// written in between (on the field or a clone of it); after any write, it is refused with
+/// the field unchanged.
+#[test]
+fn a_planned_edit_commits_like_apply_until_the_field_is_written() {
+    let base = flat_field(10.0);
+    let op = dig([4.0, 10.0, 4.0], 2.5);
+    let mut want = base.clone();
+    let out_apply = want.apply(&op).unwrap();
+
+    let mut f = base.clone();
+    let planned = f.plan_edit(&op).unwrap();
+    assert_eq!(planned.samples() as u64, out_apply.samples_changed);
+    assert_eq!(f.hash(), base.hash(), "planning writes nothing");
+    // A clone taken before the commit shares the plan's revision.
+    let mut g = f.clone();
+    let out = f.commit_edit(&planned).unwrap();
+    assert_eq!(out, out_apply);
+    assert_eq!(f.hash(), want.hash());
+    assert_eq!(
+        f.sample(SamplePos::new(4, 10, 4)).to_bits(),
+        want.sample(SamplePos::new(4, 10, 4)).to_bits()
+    );
+    g.commit_edit(&planned).unwrap();
+    assert_eq!(g.hash(), want.hash());
+
+    // Written since: by an op, by the same plan again, by inserted bricks.
+    let mut h = base.clone();
+    let planned = h.plan_edit(&op).unwrap();
+    h.apply(&build([20.0, 10.0, 4.0], 2.0, 3)).unwrap();
+    let before = h.hash();
+    assert_eq!(h.commit_edit(&planned), Err(EditError::FieldChanged));
+    assert_eq!(h.hash(), before);
+    let mut k = base.clone();
+    let planned = k.plan_edit(&op).unwrap();
+    k.commit_edit(&planned).unwrap();
+    assert_eq!(k.commit_edit(&planned), Err(EditError::FieldChanged));
+    let mut m = base.clone();
+    let planned = m.plan_edit(&op).unwrap();
+    m.insert_bricks(want.bricks().map(|(key, b)| (key, Brick::clone(&b))));
+    assert_eq!(m.commit_edit(&planned), Err(EditError::FieldChanged));
+    // Bad ops are refused at planning, as by apply.
+    assert!(matches!(
+        base.plan_edit(&dig([f64::NAN, 0.0, 0.0], 1.0)),
+        Err(EditError::NotFinite { .. })
+    ));
 }

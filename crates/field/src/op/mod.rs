@@ -330,6 +330,9 @@ pub enum EditError {
         /// The centre, metres.
         center: [f64; 3],
     },
+    /// A [`crate::PlannedEdit`] was committed to a field written since it was planned.
+    #[error("the field was written since the edit was planned")]
+    FieldChanged,
     /// Undo and redo need a stroke history ([`crate::History`]); [`crate::Field::apply`]
     /// alone has none.
     #[error("`{kind}` needs the stroke history")]

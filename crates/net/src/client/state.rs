@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
 };
-use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry};
+use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry, PlannedEdit};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
 mod catch_up;
@@ -124,6 +124,9 @@ pub(crate) struct Pending {
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
     pub message: Vec<u8>,
+    /// The op planned on the confirmed field when nothing was pending: written as it is
+    /// when the server confirms it first (the field unchanged since), not planned again.
+    pub planned: Option<PlannedEdit>,
 }
 
 /// The server's hash and the local one over the same bricks at the same sequence number.
@@ -316,8 +319,11 @@ impl State {
             let mut f = self.confirmed.clone();
             for p in &self.pending {
                 // An op the server may still take can fail here (e.g. an undo): it simply
-                // predicts nothing.
-                if !matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+                // predicts nothing. The first op's plan is still good while the confirmed
+                // field has not changed since it was made.
+                if !matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. })
+                    && !p.planned.as_ref().is_some_and(|e| f.commit_edit(e).is_ok())
+                {
                     let _ = f.apply(&p.op);
                 }
             }
@@ -327,15 +333,34 @@ impl State {
         self.predicted.as_ref().unwrap_or(&self.confirmed)
     }
 
-    /// Applies an own op to the prediction and queues it. Undo and redo are not predicted.
+    /// Checks an own op and queues it; the prediction ([`State::predicted`]) includes it.
+    /// Undo and redo are not predicted.
+    ///
+    /// The prediction is made when it is asked for: an up-to-date one (someone looks at it,
+    /// as the editor does every frame) takes the op at once; otherwise the op is only
+    /// planned. Planned on the confirmed field with nothing pending, the plan is kept and
+    /// written when the server confirms the op first. So a client that does not look (a
+    /// bot, the load benchmark's clients) plans each op once and copies no brick for a
+    /// prediction.
     ///
     /// # Errors
     /// The field's [`loam_field::EditError`]: nothing is queued then.
     pub fn predict(&mut self, stroke: u64, op: EditOp) -> Result<(u64, Vec<u8>), NetError> {
+        let mut planned = None;
         if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
-            self.predicted();
-            let f = self.predicted.get_or_insert_with(|| self.confirmed.clone());
-            f.apply(&op)?;
+            match self.predicted.as_mut() {
+                Some(f) if !self.stale && !self.pending.is_empty() => {
+                    f.apply(&op)?;
+                }
+                _ => {
+                    let plan = self.confirmed.plan_edit(&op)?;
+                    if self.pending.is_empty() {
+                        planned = Some(plan);
+                    }
+                    self.predicted = None;
+                    self.stale = false;
+                }
+            }
         }
         let op_id = self.next_op_id;
         self.next_op_id += 1;
@@ -347,6 +372,7 @@ impl State {
             op,
             sent_at: Instant::now(),
             message: message.clone(),
+            planned,
         });
         Ok((op_id, message))
     }
@@ -583,12 +609,21 @@ impl State {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");
         } else if !reverts {
-            self.confirmed
-                .apply(&entry.op)
-                .map_err(|source| NetError::Diverged {
-                    seq: entry.seq,
-                    source,
-                })?;
+            // Our first pending op, planned on the confirmed field as it still is: write the
+            // plan rather than plan again.
+            let planned = self
+                .pending
+                .front()
+                .filter(|p| front && p.op == entry.op)
+                .and_then(|p| p.planned.as_ref());
+            if !planned.is_some_and(|e| self.confirmed.commit_edit(e).is_ok()) {
+                self.confirmed
+                    .apply(&entry.op)
+                    .map_err(|source| NetError::Diverged {
+                        seq: entry.seq,
+                        source,
+                    })?;
+            }
         }
         if front {
             self.pending.pop_front();
