@@ -40,9 +40,13 @@ pub struct BenchNetArgs {
     /// Ops per second per client.
     #[arg(long, default_value_t = 313.0)]
     pub rate: f64,
-    /// Seconds of load.
+    /// Seconds of load measured, after the warm-up.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
+    /// Seconds of load before the measured window (the first edits in each client's place
+    /// generate its bricks); its p99 is printed as `warmup_p99_ms`.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
     /// The server's token, if it has one.
     #[arg(long)]
     pub token: Option<String>,
@@ -102,6 +106,7 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
         factory(),
     );
     config.token = args.token.clone();
+    config.warmup_s = args.warmup;
     let report = runtime()?.block_on(bench_net(config))?;
     println!("{}", report.json());
     Ok(())

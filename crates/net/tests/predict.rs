@@ -7,10 +7,12 @@ use loam_net::{BrickBox, Client, ClientConfig, ClientEvent};
 use crate::util::{factory, new_world, start, viewer};
 
 /// The next op or refusal, past catch-ups.
+/// The next event that is not a catch-up or another player's presence (which the server
+/// sends whenever a player joins or moves, in no fixed place among the ops).
 async fn next_op(c: &mut Client) -> ClientEvent {
     loop {
         match c.next_event().await.unwrap() {
-            ClientEvent::CaughtUp { .. } => {}
+            ClientEvent::CaughtUp { .. } | ClientEvent::Presence { .. } => {}
             e => return e,
         }
     }

@@ -1,0 +1,66 @@
+//! The load benchmark's driver at a small size, against a server that bakes every 50 ops (so
+//! bakes are encoded beside the appends while clients edit): every op is confirmed, every
+//! client converges, the warm-up is reported apart, and the world file loads to the
+//! server's field after a clean stop.
+
+use loam_field::FieldSettings;
+use loam_net::{BenchConfig, bench_net};
+use loam_store::Store;
+
+use crate::util::{factory, new_world, start};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_clients_under_load_converge_and_the_baked_world_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_world(dir.path());
+    let server = start(&world, |c| c.bake_every_ops = 50).await;
+    let mut cfg = BenchConfig::new(server.url(), 4, 40.0, 1.5, factory());
+    cfg.warmup_s = 0.5;
+    let report = bench_net(cfg).await.unwrap();
+    assert!(report.converged, "{report:?}");
+    assert_eq!(report.dropped, 0);
+    assert_eq!(report.clients, 4);
+    assert!(report.sent > 0);
+    assert_eq!(report.confirmed, report.sent, "every op came back ordered");
+    // Four clients at 40 ops/s cannot confirm more than they send in the 1.5 s window.
+    assert!(
+        report.ops_per_s > 0.0 && report.ops_per_s <= 160.0 * 1.05,
+        "{report:?}"
+    );
+    assert!(report.seconds >= 1.5);
+    assert_eq!(report.warmup_s, 0.5);
+    assert!(report.warmup_p99_ms > 0.0 && report.p50_ms > 0.0);
+    assert!(report.p50_ms <= report.p99_ms);
+    let line: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+    for key in ["ops_per_s", "p50_ms", "p99_ms", "dropped", "converged"] {
+        assert!(line.get(key).is_some(), "the JSON line has {key}");
+    }
+    let status = server.status().await.unwrap();
+    assert_eq!(status.accepted, report.sent);
+    let (_, hash) = server.hash(None).await.unwrap();
+    server.shutdown().await.unwrap();
+    let mut store = Store::open(&world).unwrap();
+    let info = store.info().unwrap();
+    assert_eq!(info.bake_seq, info.last_seq, "the last bake covers the log");
+    let generator = factory()(&info.generator_json).unwrap();
+    let field =
+        loam_field::Field::new(FieldSettings::default(), std::sync::Arc::new(generator)).unwrap();
+    assert_eq!(store.load(field).unwrap().field.hash(), hash);
+}
+
+/// Bad numbers are typed errors before anyone connects.
+#[tokio::test]
+async fn bad_benchmark_settings_are_refused() {
+    let mut cfg = BenchConfig::new("ws://127.0.0.1:1/ws", 1, 10.0, 1.0, factory());
+    cfg.warmup_s = -1.0;
+    let e = bench_net(cfg).await.unwrap_err();
+    assert!(e.to_string().contains("warmup_s"), "{e}");
+    let cfg = BenchConfig::new("ws://127.0.0.1:1/ws", 0, 10.0, 1.0, factory());
+    assert!(
+        bench_net(cfg)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("clients")
+    );
+}
