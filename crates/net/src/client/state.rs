@@ -322,7 +322,7 @@ impl State {
                 // predicts nothing. The first op's plan is still good while the confirmed
                 // field has not changed since it was made.
                 if !matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. })
-                    && !p.planned.as_ref().is_some_and(|e| f.commit_edit(e).is_ok())
+                    && p.planned.as_ref().is_none_or(|e| f.commit_edit(e).is_err())
                 {
                     let _ = f.apply(&p.op);
                 }
@@ -616,7 +616,7 @@ impl State {
                 .front()
                 .filter(|p| front && p.op == entry.op)
                 .and_then(|p| p.planned.as_ref());
-            if !planned.is_some_and(|e| self.confirmed.commit_edit(e).is_ok()) {
+            if planned.is_none_or(|e| self.confirmed.commit_edit(e).is_err()) {
                 self.confirmed
                     .apply(&entry.op)
                     .map_err(|source| NetError::Diverged {
