@@ -449,7 +449,7 @@ fn a_planned_edit_commits_like_apply_until_the_field_is_written() {
     assert_eq!(k.commit_edit(&planned), Err(EditError::FieldChanged));
     let mut m = base.clone();
     let planned = m.plan_edit(&op).unwrap();
-    m.insert_bricks(want.bricks().map(|(key, b)| (key, Brick::clone(&b))));
+    m.insert_bricks(want.bricks().map(|(key, b)| (key, Brick::clone(b))));
     assert_eq!(m.commit_edit(&planned), Err(EditError::FieldChanged));
     // Bad ops are refused at planning, as by apply.
     assert!(matches!(
