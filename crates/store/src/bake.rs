@@ -86,6 +86,7 @@ impl Store {
         blocks: Option<(u64, &[u8])>,
     ) -> Result<usize, StoreError> {
         self.writable()?;
+        // Checked before the encoding too, so that a refused bake costs nothing.
         self.check_bake(seq, blocks.is_some())?;
         let prepared = Self::prepare_bake(&self.baked_bricks(), field, history, seq, blocks);
         self.commit_bake(prepared)
