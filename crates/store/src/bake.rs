@@ -2,9 +2,8 @@
 //! blocks, the blocks snapshot, in one transaction) and compaction.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use loam_field::{Brick, BrickKey, Field, History};
+use loam_field::{BrickKey, Field, History};
 use rusqlite::params;
 
 use crate::blocks::snapshot_blob;
@@ -111,14 +110,10 @@ impl Store {
         blocks: Option<(u64, &[u8])>,
     ) -> PreparedBake {
         let snapshot = blocks.map(|(step, data)| (step, snapshot_blob(seq, step, data)));
-        let changed: Vec<(BrickKey, Arc<Brick>)> = field
+        let blobs = field
             .bricks()
             .filter(|(k, b)| baked.0.get(k) != Some(&b.id()))
-            .map(|(k, b)| (k, b.clone()))
-            .collect();
-        let blobs = changed
-            .iter()
-            .map(|(k, b)| (*k, b.id(), brick_blob::encode([k.x, k.y, k.z], b)))
+            .map(|(k, b)| (k, b.id(), brick_blob::encode([k.x, k.y, k.z], b)))
             .collect();
         let history = crate::tag::seal(
             &crate::tag::key(&[seq as i64]),

@@ -38,8 +38,6 @@ use crate::protocol::{
     encode_brick,
 };
 
-/// Most ops in one group (one transaction).
-const MAX_BATCH: usize = 1024;
 /// How often a client whose region saw no op is told the log moved on.
 pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
 /// Encoded bricks kept for catch-ups and patches.
@@ -385,12 +383,10 @@ impl Order {
                         if self.dispatch(cmd) {
                             return self.close("the server is shutting down");
                         }
-                        if self.unsent.len() >= MAX_BATCH {
-                            self.pump();
-                        }
                         // The writer's acks as they come: a long run of commands must not
                         // hold back the releases, nor the next group (the writer idles
-                        // until its last group is acknowledged here).
+                        // until its last group is acknowledged here). A group is whatever
+                        // was applied while the writer synced the last one.
                         while let Ok(ack) = self.acks.try_recv() {
                             if let Some(end) = self.take_ack(Some(ack)) {
                                 return end;
