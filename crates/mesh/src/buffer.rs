@@ -42,6 +42,14 @@ pub(crate) struct Scratch {
     pub(crate) masks: Vec<u64>,
     /// Whether a zero-area triangle was pushed this call.
     pub(crate) has_degenerate: bool,
+    /// Vertices where sheets of surface may touch, for [`crate::pinch::split_pinches`].
+    pub(crate) pinch: Vec<u32>,
+    /// Per vertex, bit 1: a pinch candidate; bit 2: on a candidate's triangle.
+    pub(crate) pinch_mark: Vec<u8>,
+    /// Whether the candidates' neighbours are split too (MC33's folded sheets need it).
+    pub(crate) pinch_ring: bool,
+    /// `(vertex, triangle)` corners at marked vertices.
+    pub(crate) pinch_corners: Vec<(u32, u32)>,
 }
 
 impl Scratch {
@@ -79,6 +87,8 @@ impl MeshBuffer {
         self.normals.clear();
         self.materials.clear();
         self.indices.clear();
+        self.scratch.pinch.clear();
+        self.scratch.pinch_ring = false;
     }
 
     /// A copy of the mesh (positions, normals, materials, indices) sized to fit, without the

@@ -233,6 +233,9 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         out.normals.push(normal);
         out.materials
             .push(grid.material(base + corner_offset[deepest.1]));
+        if PINCH_PATCHES[inside] >> component & 1 != 0 {
+            out.scratch.pinch.push(id);
+        }
         if component == 0 {
             out.scratch.ids[key] = id;
             out.scratch.written.push(key);
@@ -327,6 +330,47 @@ const fn patch_edges_table() -> [[u16; 4]; 256] {
                 out[case][p as usize] |= 1 << e;
             }
             e += 1;
+        }
+        case += 1;
+    }
+    out
+}
+
+/// For each case, the bit set of the patches that hold all four crossings of a cell face (an
+/// ambiguous face whose two segments the cell joins): where the cell across that face does
+/// the same, four quads share the edge between the two vertices, which
+/// [`crate::pinch::split_pinches`] then cuts.
+static PINCH_PATCHES: [u8; 256] = pinch_patches_table();
+
+const fn pinch_patches_table() -> [u8; 256] {
+    let mut out = [0u8; 256];
+    let mut case = 0;
+    while case < 256 {
+        let mut axis = 0;
+        while axis < 3 {
+            let mut side = 0;
+            while side < 2 {
+                // The four edges of the face `axis = side`, and the patch of their crossings.
+                let mut patch = NO_PATCH;
+                let mut count = 0;
+                let mut e = 0;
+                while e < 12 {
+                    let [c0, c1] = EDGES[e];
+                    if CORNERS[c0 as usize][axis] == side && CORNERS[c1 as usize][axis] == side {
+                        let p = PATCH_OF_EDGE[case][e];
+                        if p != NO_PATCH && (patch == NO_PATCH || patch == p) {
+                            patch = p;
+                            count += 1;
+                        }
+                    }
+                    e += 1;
+                }
+                if count == 4 {
+                    out[case] |= 1 << patch;
+                }
+                side += 1;
+            }
+            axis += 1;
         }
         case += 1;
     }

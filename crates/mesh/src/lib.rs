@@ -13,7 +13,9 @@
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring
-//! chunks cut from one field share their border vertices bit for bit.
+//! chunks cut from one field share their border vertices bit for bit. Meshes are closed and
+//! consistently oriented, and manifold also where solids touch on samples worth exactly 0:
+//! such a pinched vertex is split into one per sheet (`pinch.rs`).
 //!
 //! No dependencies, threads, files or clocks: the crate builds for
 //! `wasm32-unknown-unknown`.
@@ -45,6 +47,7 @@ mod marching_cubes;
 mod mc33;
 mod mc33_tables;
 mod normals;
+mod pinch;
 mod stats;
 mod surface_nets;
 pub mod tables;

@@ -3,7 +3,9 @@
 //! Ambiguous faces are decided by the signs of the face's four samples alone (the table
 //! always separates inside corners on a face), so the two cells sharing a face agree and the
 //! mesh is watertight. Vertices are shared: one per crossed edge, and one per sample when a
-//! crossing lands exactly on a sample whose value is 0.
+//! crossing lands exactly on a sample whose value is 0. Where two sheets of surface touch on
+//! such a sample, its vertex is then split into one per sheet ([`crate::pinch`]), so the mesh
+//! is also manifold.
 
 use crate::buffer::MeshBuffer;
 use crate::cells::{SEGMENT, SegmentMasks, for_each_surface_cell, surface_cells_by_segment};
@@ -16,6 +18,9 @@ use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 /// Reads the samples of the cells and one more on each side for the central-difference
 /// normals (one-sided at the grid border). Positions are local metres, normals unit length
 /// toward the air, triangles counter-clockwise seen from the air; no triangle has zero area.
+/// The mesh is a closed, consistently oriented manifold where the surface does not reach the
+/// grid border: surfaces that touch at samples worth exactly 0 get one vertex each there (two
+/// vertices at one position), not a shared edge.
 ///
 /// # Panics
 /// If the grid breaks [`Grid::check`]'s contract.
@@ -290,6 +295,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
                         out.positions.push(grid.position(gs.map(|c| c as f32)));
                         out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
                         out.materials.push(inside_material(grid, ia, ib, va));
+                        out.scratch.pinch.push(id);
                         ids[key] = id;
                         id
                     }
@@ -419,6 +425,7 @@ pub(crate) fn edge_vertex(
         out.materials.push(inside_material(grid, ia, ib, va));
         out.scratch.sample_ids[s] = id;
         out.scratch.sample_written.push(s);
+        out.scratch.pinch.push(id);
         return id;
     }
     let key = 3 * ia + axis;

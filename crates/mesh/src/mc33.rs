@@ -29,9 +29,9 @@ const INNER_MARGIN: f32 = 1.0 / 16.0;
 /// 2003 ("Efficient implementation of Marching Cubes' cases with topological guarantees") and a
 /// corrected interior test (see `mc33/cases.rs`): the mesh has the topology of the trilinear
 /// interpolant of the samples, with a saddle worth exactly 0 counted as air like a sample
-/// worth 0. The mesh is closed and consistently oriented; without samples worth exactly 0 it is
-/// also manifold, while surfaces that touch at such samples share their vertices and may share
-/// an edge (four triangles), as with [`crate::marching_cubes`]. Reads the samples of the cells and one more
+/// worth 0. The mesh is a closed, consistently oriented manifold; surfaces that touch at
+/// samples worth exactly 0 get one vertex each there, as with [`crate::marching_cubes`]. Reads
+/// the samples of the cells and one more
 /// on each side for the central-difference normals (one-sided at the grid border). Positions
 /// are local metres, normals unit length toward the air, triangles counter-clockwise seen from
 /// the air; no triangle has zero area. A cell whose interior is ambiguous may get one vertex
@@ -94,6 +94,9 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     push_flat(out, &mut flat);
     out.scratch.flat = flat;
     out.scratch.reset();
+    // Faces flat on exact zeros and tunnel walls fold sheets over the sample vertices, so
+    // edges between two of their neighbours can be shared too.
+    out.scratch.pinch_ring = true;
     finish(out);
 }
 

@@ -103,7 +103,18 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         .map(|t| [t[0], t[1], t[2]].map(|i| remap[i as usize]))
         .filter(|[a, b, c]| a != b && b != c && a != c)
         .collect();
-    split_slivers(&out.positions, &mut tris);
+    // Merged vertices and the vertices of split slivers may join sheets: pinch candidates,
+    // like the mesher's own.
+    let mut pinch = std::mem::take(&mut out.scratch.pinch);
+    for p in pinch.iter_mut() {
+        *p = remap[*p as usize];
+    }
+    pinch.extend(
+        (0..n as u32)
+            .filter(|&i| remap[i as usize] != i)
+            .map(|i| remap[i as usize]),
+    );
+    split_slivers(&out.positions, &mut tris, &mut pinch);
     let kept: Vec<u32> = tris.iter().flatten().copied().collect();
     // Compact: keep used vertices in their original order.
     let mut new_id = vec![u32::MAX; n];
@@ -133,6 +144,11 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     out.materials.truncate(w);
     out.indices.clear();
     out.indices.extend(kept.iter().map(|&i| new_id[i as usize]));
+    pinch.retain_mut(|p| {
+        *p = new_id[*p as usize];
+        *p != u32::MAX
+    });
+    out.scratch.pinch = pinch;
 }
 
 fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
@@ -150,7 +166,9 @@ fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
 /// new slivers), within a budget of a few per sliver, because a fan of collinear slivers would
 /// otherwise split without end. Slivers left after that are dropped; that happens only where
 /// whole patches are flat on exact-zero samples, and may leave an open edge there.
-fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>) {
+///
+/// The vertices of every sliver split or cancelled go to `touched`.
+fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>, touched: &mut Vec<u32>) {
     let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
     let mut pending: Vec<usize> = (0..tris.len()).filter(|&i| is_sliver(tris[i])).collect();
     if pending.is_empty() {
@@ -191,6 +209,7 @@ fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>) {
                 })
                 .expect("three edges");
             let (a, b, c) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
+            touched.extend([a, b, c]);
             let has_ac = |u: [u32; 3]| (0..3).any(|e| key(u[e], u[(e + 1) % 3]) == key(a, c));
             let others: Vec<usize> = users[&key(a, c)]
                 .iter()
@@ -279,6 +298,7 @@ fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>) {
 /// that vanishes too.
 pub(crate) fn finish(out: &mut MeshBuffer) {
     remove_degenerate(out);
+    crate::pinch::split_pinches(out);
     let mut need_fallback = false;
     for n in out.normals.iter_mut() {
         let l2 = len2(*n);

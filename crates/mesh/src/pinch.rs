@@ -1,0 +1,369 @@
+//! Pinches: vertices where two sheets of surface touch, split so that every edge has exactly
+//! two triangles.
+//!
+//! Two kinds of vertex can be shared by sheets that only touch there:
+//! - a sample worth exactly 0 (air, DESIGN.md) on which crossings of several solids land: the
+//!   Marching Cubes meshers give every crossing on it one vertex, so two solids meeting along
+//!   a line of such samples share its edges, each edge then has four triangles;
+//! - a dual vertex whose cell patch holds both crossing segments of an ambiguous face, next to
+//!   a cell doing the same across that face: the four quads around the face's edges all use
+//!   the edge between the two vertices (a tube pinched to one edge, Nielson 2004 §5).
+//!
+//! The meshers list such vertices as they make them ([`Scratch::pinch`]), and
+//! [`split_pinches`] then looks at those vertices only (for MC33, their neighbours too).
+//! Around a vertex `v`, its triangles are grouped into fans, and every fan but the first gets a copy of `v`
+//! (same position, normal and material), as CGAL's `duplicate_non_manifold_vertices` does; the
+//! surface stays closed and consistently oriented:
+//! - an edge `(v, x)` with one triangle each way joins them;
+//! - an edge used `k > 1` times each way pairs them around the edge by angle, each triangle
+//!   with the next one across a wedge of solid, so that solids that touch come apart
+//!   (Guéziec et al. 2001, "Cutting and stitching: converting sets of polygons to manifold
+//!   surfaces");
+//! - where the surface folds, or in the pinched tube, a fan can still pass one edge twice;
+//!   two of its pairs there then swap partners, which cuts the fan in two, until no fan passes
+//!   an edge twice. So every edge on a split vertex ends with exactly two triangles.
+//!
+//! Twin triangles (the same three vertices, both windings: a fin of no thickness, left where
+//! dual vertices merged) are dropped first.
+//!
+//! [`Scratch::pinch`]: crate::buffer::Scratch
+
+use crate::buffer::MeshBuffer;
+
+/// Splits the candidate vertices listed in the buffer's scratch (and their neighbours where the
+/// mesher asked for them) where sheets touch (module docs). Positions, normals and materials of copies equal their
+/// original's; triangles keep their order and winding, except twins, which are dropped.
+pub(crate) fn split_pinches(out: &mut MeshBuffer) {
+    let mut cand = std::mem::take(&mut out.scratch.pinch);
+    if cand.is_empty() {
+        out.scratch.pinch_ring = false;
+        return;
+    }
+    // Marks: bit 1 for a candidate, bit 2 for a vertex of a triangle on one, where the mesher
+    // asks for that ring (an edge between two non-candidates can be shared too when its
+    // triangles fold over a candidate, as MC33's can).
+    let mut mark = std::mem::take(&mut out.scratch.pinch_mark);
+    mark.clear();
+    mark.resize(out.positions.len(), 0);
+    for &c in &cand {
+        mark[c as usize] = 1;
+    }
+    if std::mem::take(&mut out.scratch.pinch_ring) {
+        for tri in out.indices.chunks_exact(3) {
+            if tri.iter().any(|&v| mark[v as usize] & 1 != 0) {
+                for &v in tri {
+                    mark[v as usize] |= 2;
+                }
+            }
+        }
+    }
+    let mut corners = std::mem::take(&mut out.scratch.pinch_corners);
+    marked_corners(&out.indices, &mark, &mut corners);
+    if cancel_twins(&mut out.indices, &corners) {
+        marked_corners(&out.indices, &mark, &mut corners);
+    }
+    let mut work = Work::default();
+    let mut i = 0;
+    while i < corners.len() {
+        let v = corners[i].0;
+        let j = i + corners[i..].iter().take_while(|c| c.0 == v).count();
+        work.tris.clear();
+        work.tris.extend(corners[i..j].iter().map(|c| c.1));
+        split_vertex(out, v, &mut work);
+        i = j;
+    }
+    cand.clear();
+    out.scratch.pinch = cand;
+    out.scratch.pinch_mark = mark;
+    out.scratch.pinch_corners = corners;
+}
+
+/// `(vertex, triangle)` for every corner of a triangle at a marked vertex, ascending.
+fn marked_corners(indices: &[u32], mark: &[u8], corners: &mut Vec<(u32, u32)>) {
+    corners.clear();
+    for (t, tri) in indices.chunks_exact(3).enumerate() {
+        for &v in tri {
+            if mark[v as usize] != 0 {
+                corners.push((v, t as u32));
+            }
+        }
+    }
+    corners.sort_unstable();
+}
+
+/// Buffers reused from vertex to vertex.
+#[derive(Default)]
+struct Work {
+    tris: Vec<u32>,
+    wings: Vec<Wing>,
+    joined: Vec<usize>,
+}
+
+/// Drops pairs of twin triangles on a candidate (the same three vertices, opposite windings:
+/// a fin of no thickness, left where dual vertices merged): each of their edges loses one use
+/// each way, so the surface stays closed, and the edges they shared with the rest are no
+/// longer used four times.
+fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)]) -> bool {
+    let mut tris: Vec<u32> = corners.iter().map(|c| c.1).collect();
+    tris.sort_unstable();
+    tris.dedup();
+    // Each triangle rotated to start at its lowest vertex, the other two ascending, and its
+    // winding (whether they were ascending); a twin has the same key, the other winding.
+    let mut keys: Vec<([u32; 3], bool, u32)> = tris
+        .iter()
+        .map(|&t| {
+            let tri = &indices[3 * t as usize..3 * t as usize + 3];
+            let k = (0..3).min_by_key(|&k| tri[k]).expect("three corners");
+            let (a, b, c) = (tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]);
+            ([a, b.min(c), b.max(c)], b < c, t)
+        })
+        .collect();
+    keys.sort_unstable();
+    let mut drop = Vec::new();
+    for same in keys.chunk_by(|x, y| x.0 == y.0) {
+        // Sorted: one winding, then the other; each pairs with one of the other.
+        let cw = same.iter().take_while(|k| !k.1).count();
+        for (a, b) in same[..cw].iter().zip(&same[cw..]) {
+            drop.extend([a.2, b.2]);
+        }
+    }
+    if drop.is_empty() {
+        return false;
+    }
+    drop.sort_unstable();
+    let mut d = 0;
+    let mut w = 0;
+    for t in 0..indices.len() / 3 {
+        if d < drop.len() && drop[d] as usize == t {
+            d += 1;
+        } else {
+            indices.copy_within(3 * t..3 * t + 3, 3 * w);
+            w += 1;
+        }
+    }
+    indices.truncate(3 * w);
+    true
+}
+
+/// One triangle around a vertex `v`, on its edge `(v, x)`.
+#[derive(Clone, Copy)]
+struct Wing {
+    /// The edge's other end.
+    x: u32,
+    /// Local index of the triangle among `v`'s.
+    local: usize,
+    /// Whether the triangle runs `v → x` (else `x → v`).
+    out: bool,
+    /// The triangle's third vertex.
+    third: u32,
+}
+
+/// Splits `v` (on triangles `work.tris`, ascending) into one vertex per fan (module docs).
+fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
+    let Work {
+        tris,
+        wings,
+        joined,
+    } = work;
+    let m = tris.len();
+    if m < 2 {
+        return;
+    }
+    wings.clear();
+    for (local, &t) in tris.iter().enumerate() {
+        let tri = &out.indices[3 * t as usize..3 * t as usize + 3];
+        let k = tri
+            .iter()
+            .position(|&i| i == v)
+            .expect("the vertex is a corner");
+        let (a, b) = (tri[(k + 1) % 3], tri[(k + 2) % 3]);
+        wings.push(Wing {
+            x: a,
+            local,
+            out: true,
+            third: b,
+        });
+        wings.push(Wing {
+            x: b,
+            local,
+            out: false,
+            third: a,
+        });
+    }
+    wings.sort_by_key(|w| (w.x, w.local, w.out));
+    // Fans joined by edges with one triangle each way; pairs (x → v, v → x) at shared edges.
+    joined.clear();
+    joined.extend(0..m);
+    let mut pairs: Vec<(u32, usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < wings.len() {
+        let x = wings[i].x;
+        let j = i + wings[i..].iter().take_while(|w| w.x == x).count();
+        let group = &wings[i..j];
+        let outs = group.iter().filter(|w| w.out).count();
+        if outs == 1 && group.len() == 2 {
+            union(joined, group[0].local, group[1].local);
+        } else if outs > 1 && 2 * outs == group.len() {
+            pairs.extend(
+                pair_around(&out.positions, v, group)
+                    .into_iter()
+                    .map(|(a, b)| (x, a, b)),
+            );
+        } else {
+            // Not one way as often as the other (an open or misoriented edge, which the
+            // meshers leave only where slivers on exact zeros could not be split): no pairing
+            // to follow, so its triangles stay on one vertex rather than opening it further.
+            for w in &group[1..] {
+                union(joined, group[0].local, w.local);
+            }
+        }
+        i = j;
+    }
+    // A fan that passes one edge twice: swap the partners of two of its pairs there, which
+    // cuts it in two where the fan is a cycle of triangles. Where it is not (an edge left
+    // unbalanced joined more than two of its triangles), a swap may not cut it: it is undone
+    // and that pair of pairs not tried again. Each kept swap adds a fan, so this ends.
+    if pairs.is_empty() && (0..m).all(|i| find(joined, i) == 0) {
+        // One fan: a manifold vertex, the common case on the candidates' ring.
+        return;
+    }
+    let fans_of = |pairs: &[(u32, usize, usize)]| {
+        let mut fans = joined.clone();
+        for &(_, a, b) in pairs {
+            union(&mut fans, a, b);
+        }
+        let count = (0..m).filter(|&i| find(&mut fans, i) == i).count();
+        (fans, count)
+    };
+    let mut tried: Vec<(usize, usize)> = Vec::new();
+    let (mut fans, mut count) = fans_of(&pairs);
+    'cut: loop {
+        for p in 0..pairs.len() {
+            for q in p + 1..pairs.len() {
+                let ((x, a, _), (y, c, _)) = (pairs[p], pairs[q]);
+                if x != y || find(&mut fans, a) != find(&mut fans, c) || tried.contains(&(p, q)) {
+                    continue;
+                }
+                let (bp, bq) = (pairs[p].2, pairs[q].2);
+                pairs[p].2 = bq;
+                pairs[q].2 = bp;
+                let (f, n) = fans_of(&pairs);
+                if n > count {
+                    (fans, count) = (f, n);
+                    continue 'cut;
+                }
+                pairs[q].2 = bq;
+                pairs[p].2 = bp;
+                tried.push((p, q));
+            }
+        }
+        break;
+    }
+    // The fan of the first triangle keeps `v`; each other fan gets a copy.
+    let mut new_id = vec![u32::MAX; m];
+    let first = find(&mut fans, 0);
+    for (local, &t) in tris.iter().enumerate() {
+        let r = find(&mut fans, local);
+        if r == first {
+            continue;
+        }
+        if new_id[r] == u32::MAX {
+            let id = out.positions.len() as u32;
+            out.positions.push(out.positions[v as usize]);
+            out.normals.push(out.normals[v as usize]);
+            out.materials.push(out.materials[v as usize]);
+            new_id[r] = id;
+        }
+        let t = t as usize;
+        for c in &mut out.indices[3 * t..3 * t + 3] {
+            if *c == v {
+                *c = new_id[r];
+            }
+        }
+    }
+}
+
+/// Pairs the triangles of one edge `(v, x)` used `k > 1` times each way, as (running
+/// `x → v`, running `v → x`) local indices. Sorted by the angle of their third vertex around
+/// the axis `v → x`, a triangle running `x → v` has the solid on its side of increasing angle,
+/// one running `v → x` on its side of decreasing angle (its normal, `(x − v) × (third − v)`,
+/// points to increasing angle). Each is paired with the next of the other direction across
+/// the solid, matched like brackets around the circle so that pairs never cross.
+fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, usize)> {
+    let p = |i: u32| positions[i as usize].map(f64::from);
+    let o = p(v);
+    let axis = sub(p(group[0].x), o);
+    let aa = dot(axis, axis);
+    let perp = |w: &Wing| {
+        let d = sub(p(w.third), o);
+        let s = dot(d, axis) / aa;
+        sub(d, [axis[0] * s, axis[1] * s, axis[2] * s])
+    };
+    let u = group
+        .iter()
+        .map(perp)
+        .find(|d| dot(*d, *d) > 0.0)
+        .unwrap_or([0.0; 3]);
+    let w = cross(axis, u);
+    let mut order: Vec<(f64, bool, usize)> = group
+        .iter()
+        .map(|g| {
+            let d = perp(g);
+            (dot(d, w).atan2(dot(d, u)), g.out, g.local)
+        })
+        .collect();
+    // Ties: a triangle running x → v (an opener) first, so that a zero-width wedge of solid
+    // pairs its two sides.
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let n = order.len();
+    let mut matched = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut pairs = Vec::with_capacity(n / 2);
+    for step in 0..2 * n {
+        let i = step % n;
+        if matched[i] {
+            continue;
+        }
+        if !order[i].1 {
+            if step < n {
+                stack.push(i);
+            }
+        } else if let Some(j) = stack.pop() {
+            matched[i] = true;
+            matched[j] = true;
+            pairs.push((order[j].2, order[i].2));
+        }
+    }
+    pairs
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+fn union(parent: &mut [usize], a: usize, b: usize) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        parent[ra.max(rb)] = ra.min(rb);
+    }
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
