@@ -44,7 +44,7 @@ pub(crate) struct Scratch {
     pub(crate) has_degenerate: bool,
     /// Vertices where sheets of surface may touch, for [`crate::pinch::split_pinches`].
     pub(crate) pinch: Vec<u32>,
-    /// Per vertex, bit 1: a pinch candidate; bit 2: on a candidate's triangle.
+    /// Per vertex, value bit 0 (1): a pinch candidate; bit 1 (2): on a candidate's triangle.
     pub(crate) pinch_mark: Vec<u8>,
     /// Whether the candidates' neighbours are split too (MC33's folded sheets need it).
     pub(crate) pinch_ring: bool,

@@ -13,9 +13,12 @@
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring
-//! chunks cut from one field share their border vertices bit for bit. Meshes are closed and
-//! consistently oriented, and manifold also where solids touch on samples worth exactly 0:
-//! such a pinched vertex is split into one per sheet (`pinch.rs`).
+//! chunks cut from one field share their border vertices bit for bit. Away from the grid
+//! border (where a chunk's mesh is open), meshes are closed and consistently oriented, and
+//! the Marching Cubes meshers' are manifold also where solids touch on samples worth exactly
+//! 0: such a pinched vertex is split into one per sheet (`pinch.rs`). Surface Nets and Dual
+//! Contouring are too, except where a sliver flat on exact zeros had to be dropped (about 1
+//! grid in 10 000 of only −1 and 0; BENCHMARKS.md).
 //!
 //! No dependencies, threads, files or clocks: the crate builds for
 //! `wasm32-unknown-unknown`.

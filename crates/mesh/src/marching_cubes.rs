@@ -19,8 +19,8 @@ use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 /// normals (one-sided at the grid border). Positions are local metres, normals unit length
 /// toward the air, triangles counter-clockwise seen from the air; no triangle has zero area.
 /// The mesh is a closed, consistently oriented manifold where the surface does not reach the
-/// grid border: surfaces that touch at samples worth exactly 0 get one vertex each there (two
-/// vertices at one position), not a shared edge.
+/// grid border: surfaces that touch at samples worth exactly 0 get one vertex each there
+/// (several vertices at one position), not a shared edge.
 ///
 /// # Panics
 /// If the grid breaks [`Grid::check`]'s contract.

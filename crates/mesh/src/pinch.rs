@@ -21,7 +21,9 @@
 //!   surfaces");
 //! - where the surface folds, or in the pinched tube, a fan can still pass one edge twice;
 //!   two of its pairs there then swap partners, which cuts the fan in two, until no fan passes
-//!   an edge twice. So every edge on a split vertex ends with exactly two triangles.
+//!   an edge twice. So every edge on a split vertex used equally often each way ends with
+//!   exactly two triangles; an edge used more often one way than the other (an open border,
+//!   or a sliver dropped on exact zeros) keeps its triangles on one vertex.
 //!
 //! Twin triangles (the same three vertices, both windings: a fin of no thickness, left where
 //! dual vertices merged) are dropped first.
@@ -31,15 +33,19 @@
 use crate::buffer::MeshBuffer;
 
 /// Splits the candidate vertices listed in the buffer's scratch (and their neighbours where the
-/// mesher asked for them) where sheets touch (module docs). Positions, normals and materials of copies equal their
-/// original's; triangles keep their order and winding, except twins, which are dropped.
+/// mesher asked for them) where sheets touch (module docs). Copies keep their original's
+/// position and material; each fan of a split vertex gets the normalised area-weighted normal
+/// of its own triangles (the field's gradient between two touching solids points into one of
+/// them). Triangles keep their order and winding, except twins, which are dropped, and the
+/// vertices only they used.
 pub(crate) fn split_pinches(out: &mut MeshBuffer) {
     let mut cand = std::mem::take(&mut out.scratch.pinch);
     if cand.is_empty() {
+        out.scratch.pinch = cand;
         out.scratch.pinch_ring = false;
         return;
     }
-    // Marks: bit 1 for a candidate, bit 2 for a vertex of a triangle on one, where the mesher
+    // Marks: 1 for a candidate, or-ed with 2 for a vertex of a triangle on one where the mesher
     // asks for that ring (an edge between two non-candidates can be shared too when its
     // triangles fold over a candidate, as MC33's can).
     let mut mark = std::mem::take(&mut out.scratch.pinch_mark);
@@ -59,7 +65,8 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
     }
     let mut corners = std::mem::take(&mut out.scratch.pinch_corners);
     marked_corners(&out.indices, &mark, &mut corners);
-    if cancel_twins(&mut out.indices, &corners) {
+    let twins = cancel_twins(&mut out.indices, &corners);
+    if twins {
         marked_corners(&out.indices, &mark, &mut corners);
     }
     let mut work = Work::default();
@@ -72,10 +79,39 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
         split_vertex(out, v, &mut work);
         i = j;
     }
+    if twins {
+        drop_unused(out);
+    }
     cand.clear();
     out.scratch.pinch = cand;
     out.scratch.pinch_mark = mark;
     out.scratch.pinch_corners = corners;
+}
+
+/// Removes the vertices no triangle uses (the tips of cancelled twins), keeping the others in
+/// order.
+fn drop_unused(out: &mut MeshBuffer) {
+    let n = out.positions.len();
+    let mut new_id = vec![u32::MAX; n];
+    for &i in &out.indices {
+        new_id[i as usize] = 0;
+    }
+    let mut w = 0;
+    for (i, id) in new_id.iter_mut().enumerate() {
+        if *id == 0 {
+            *id = w as u32;
+            out.positions[w] = out.positions[i];
+            out.normals[w] = out.normals[i];
+            out.materials[w] = out.materials[i];
+            w += 1;
+        }
+    }
+    out.positions.truncate(w);
+    out.normals.truncate(w);
+    out.materials.truncate(w);
+    for i in &mut out.indices {
+        *i = new_id[*i as usize];
+    }
 }
 
 /// `(vertex, triangle)` for every corner of a triangle at a marked vertex, ascending.
@@ -99,7 +135,7 @@ struct Work {
     joined: Vec<usize>,
 }
 
-/// Drops pairs of twin triangles on a candidate (the same three vertices, opposite windings:
+/// Drops pairs of twin triangles on a marked vertex (the same three vertices, opposite windings:
 /// a fin of no thickness, left where dual vertices merged): each of their edges loses one use
 /// each way, so the surface stays closed, and the edges they shared with the rest are no
 /// longer used four times.
@@ -250,6 +286,8 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
                 let (f, n) = fans_of(&pairs);
                 if n > count {
                     (fans, count) = (f, n);
+                    // Partners changed, so pairs of pairs that failed may cut now.
+                    tried.clear();
                     continue 'cut;
                 }
                 pairs[q].2 = bq;
@@ -259,14 +297,17 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
         }
         break;
     }
-    // The fan of the first triangle keeps `v`; each other fan gets a copy.
+    if count == 1 {
+        return;
+    }
+    // The fan of the first triangle keeps `v`; each other fan gets a copy. Each fan's vertex
+    // gets the area-weighted normal of the fan's triangles.
     let mut new_id = vec![u32::MAX; m];
+    let mut normal = vec![[0.0f64; 3]; m];
     let first = find(&mut fans, 0);
+    new_id[first] = v;
     for (local, &t) in tris.iter().enumerate() {
         let r = find(&mut fans, local);
-        if r == first {
-            continue;
-        }
         if new_id[r] == u32::MAX {
             let id = out.positions.len() as u32;
             out.positions.push(out.positions[v as usize]);
@@ -275,10 +316,25 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
             new_id[r] = id;
         }
         let t = t as usize;
-        for c in &mut out.indices[3 * t..3 * t + 3] {
-            if *c == v {
-                *c = new_id[r];
+        let p = |k: usize| out.positions[out.indices[3 * t + k] as usize].map(f64::from);
+        let f = cross(sub(p(1), p(0)), sub(p(2), p(0)));
+        normal[r] = [
+            normal[r][0] + f[0],
+            normal[r][1] + f[1],
+            normal[r][2] + f[2],
+        ];
+        if r != first {
+            for c in &mut out.indices[3 * t..3 * t + 3] {
+                if *c == v {
+                    *c = new_id[r];
+                }
             }
+        }
+    }
+    for (r, &id) in new_id.iter().enumerate() {
+        let l = dot(normal[r], normal[r]).sqrt();
+        if id != u32::MAX && l > 0.0 {
+            out.normals[id as usize] = normal[r].map(|c| (c / l) as f32);
         }
     }
 }

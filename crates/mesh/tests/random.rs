@@ -153,3 +153,58 @@ fn pinch_splitting_ends_on_open_grids() {
         }
     }
 }
+
+/// Two bars of solid touching along a line of samples worth exactly 0 (x = 2, y = 2): the
+/// Marching Cubes meshers give each bar its own vertex on the line, and each vertex's normal
+/// points out of its own bar (toward +x for the bar at x = 1, −x for the bar at x = 3), not
+/// along the field's gradient there, which points into the left bar (−x, the right bar is
+/// deeper).
+#[test]
+fn touching_solids_get_a_vertex_and_normal_each() {
+    let n = 5u32;
+    let mut values = vec![1.0f32; (n * n * n) as usize];
+    for z in 1..=3 {
+        for (x, v) in [(1, -1.0), (2, 0.0), (3, -2.0)] {
+            values[(x + n * (2 + n * z)) as usize] = v;
+        }
+    }
+    let grid = Grid::volume(&values, [n; 3], 1.0);
+    for m in [Mesher::MarchingCubes, Mesher::Mc33] {
+        let b = mesh(m, &grid);
+        let s = stats(&b);
+        assert_eq!(
+            (
+                s.boundary_edges,
+                s.nonmanifold_edges,
+                s.misoriented_edges,
+                s.components
+            ),
+            (0, 0, 0, 2),
+            "{m:?}: {s:?}"
+        );
+        let on_line: Vec<usize> = (0..b.positions.len())
+            .filter(|&i| b.positions[i] == [2.0, 2.0, 2.0])
+            .collect();
+        assert_eq!(on_line.len(), 2, "{m:?}: one vertex per bar");
+        for &i in &on_line {
+            // Which bar the vertex's triangles belong to: the mean x of their corners.
+            let tris: Vec<&[u32]> = b
+                .indices
+                .chunks_exact(3)
+                .filter(|t| t.contains(&(i as u32)))
+                .collect();
+            let mean_x = tris
+                .iter()
+                .flat_map(|t| t.iter().map(|&k| b.positions[k as usize][0]))
+                .sum::<f32>()
+                / (3 * tris.len()) as f32;
+            let n = b.normals[i];
+            // The bar at x = 1 faces +x on the line, the bar at x = 3 faces −x.
+            let want = if mean_x < 2.0 { 1.0 } else { -1.0 };
+            assert!(
+                n[0] * want > 0.5,
+                "{m:?}: vertex {i} (mean x {mean_x}) normal {n:?}"
+            );
+        }
+    }
+}
