@@ -31,11 +31,10 @@ const INNER_MARGIN: f32 = 1.0 / 16.0;
 /// interpolant of the samples, with a saddle worth exactly 0 counted as air like a sample
 /// worth 0. Where the surface does not reach the grid border the mesh is a closed,
 /// consistently oriented manifold; surfaces that touch at samples worth exactly 0 get one
-/// vertex each there, as with [`crate::marching_cubes`]. Reads
-/// the samples of the cells and one more
-/// on each side for the central-difference normals (one-sided at the grid border). Positions
-/// are local metres, normals unit length toward the air, triangles counter-clockwise seen from
-/// the air; no triangle has zero area. A cell whose interior is ambiguous may get one vertex
+/// vertex each there, as with [`crate::marching_cubes`]. Reads the samples of the cells and
+/// one more on each side for the central-difference normals (one-sided at the grid border).
+/// Positions are local metres, normals unit length toward the air, triangles counter-clockwise
+/// seen from the air; no triangle has zero area. A cell whose interior is ambiguous may get one vertex
 /// inside it (the mean of its edge crossings, kept off its faces), whose normal is the
 /// trilinearly interpolated gradient.
 ///

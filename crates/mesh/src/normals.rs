@@ -115,24 +115,28 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             .map(|i| remap[i as usize]),
     );
     split_slivers(&out.positions, &mut tris, &mut pinch);
-    let kept: Vec<u32> = tris.iter().flatten().copied().collect();
-    // Compact: keep used vertices in their original order.
+    out.indices.clear();
+    out.indices.extend(tris.iter().flatten());
+    let new_id = drop_unused_vertices(out);
+    pinch.retain_mut(|p| {
+        *p = new_id[*p as usize];
+        *p != u32::MAX
+    });
+    out.scratch.pinch = pinch;
+}
+
+/// Removes the vertices no triangle uses, keeping the others in their order, and renumbers
+/// the indices. Returns each old vertex's new id (`u32::MAX` for a removed one).
+pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) -> Vec<u32> {
+    let n = out.positions.len();
     let mut new_id = vec![u32::MAX; n];
-    let mut next = 0u32;
-    for &i in &kept {
-        if new_id[i as usize] == u32::MAX {
-            new_id[i as usize] = 0;
-        }
-    }
-    for id in new_id.iter_mut() {
-        if *id == 0 {
-            *id = next;
-            next += 1;
-        }
+    for &i in &out.indices {
+        new_id[i as usize] = 0;
     }
     let mut w = 0;
-    for (i, id) in new_id.iter().enumerate() {
-        if *id != u32::MAX {
+    for (i, id) in new_id.iter_mut().enumerate() {
+        if *id == 0 {
+            *id = w as u32;
             out.positions[w] = out.positions[i];
             out.normals[w] = out.normals[i];
             out.materials[w] = out.materials[i];
@@ -142,13 +146,10 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     out.positions.truncate(w);
     out.normals.truncate(w);
     out.materials.truncate(w);
-    out.indices.clear();
-    out.indices.extend(kept.iter().map(|&i| new_id[i as usize]));
-    pinch.retain_mut(|p| {
-        *p = new_id[*p as usize];
-        *p != u32::MAX
-    });
-    out.scratch.pinch = pinch;
+    for i in &mut out.indices {
+        *i = new_id[*i as usize];
+    }
+    new_id
 }
 
 fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
@@ -167,7 +168,7 @@ fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
 /// otherwise split without end. Slivers left after that are dropped; that happens only where
 /// whole patches are flat on exact-zero samples, and may leave an open edge there.
 ///
-/// The vertices of every sliver split or cancelled go to `touched`.
+/// The vertices of every sliver looked at go to `touched` (pinch candidates).
 fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>, touched: &mut Vec<u32>) {
     let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
     let mut pending: Vec<usize> = (0..tris.len()).filter(|&i| is_sliver(tris[i])).collect();
@@ -293,7 +294,9 @@ fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>, touched: &mut Vec<u32
     });
 }
 
-/// Normalises every vertex normal in place. Where the stored gradient is zero or not finite,
+/// Ends every mesher: drops degenerate triangles ([`remove_degenerate`]), splits pinched
+/// vertices ([`crate::pinch::split_pinches`]), then normalises every vertex normal in place.
+/// Where the stored gradient is zero or not finite,
 /// the normalised sum of the adjacent triangles' normals is used instead, and `(0, 1, 0)` if
 /// that vanishes too.
 pub(crate) fn finish(out: &mut MeshBuffer) {

@@ -31,6 +31,7 @@
 //! [`Scratch::pinch`]: crate::buffer::Scratch
 
 use crate::buffer::MeshBuffer;
+use crate::stats::{cross, dot, find, sub};
 
 /// Splits the candidate vertices listed in the buffer's scratch (and their neighbours where the
 /// mesher asked for them) where sheets touch (module docs). Copies keep their original's
@@ -80,38 +81,13 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
         i = j;
     }
     if twins {
-        drop_unused(out);
+        // The tips of cancelled twins.
+        crate::normals::drop_unused_vertices(out);
     }
     cand.clear();
     out.scratch.pinch = cand;
     out.scratch.pinch_mark = mark;
     out.scratch.pinch_corners = corners;
-}
-
-/// Removes the vertices no triangle uses (the tips of cancelled twins), keeping the others in
-/// order.
-fn drop_unused(out: &mut MeshBuffer) {
-    let n = out.positions.len();
-    let mut new_id = vec![u32::MAX; n];
-    for &i in &out.indices {
-        new_id[i as usize] = 0;
-    }
-    let mut w = 0;
-    for (i, id) in new_id.iter_mut().enumerate() {
-        if *id == 0 {
-            *id = w as u32;
-            out.positions[w] = out.positions[i];
-            out.normals[w] = out.normals[i];
-            out.materials[w] = out.materials[i];
-            w += 1;
-        }
-    }
-    out.positions.truncate(w);
-    out.normals.truncate(w);
-    out.materials.truncate(w);
-    for i in &mut out.indices {
-        *i = new_id[*i as usize];
-    }
 }
 
 /// `(vertex, triangle)` for every corner of a triangle at a marked vertex, ascending.
@@ -393,33 +369,9 @@ fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, us
     pairs
 }
 
-fn find(parent: &mut [usize], mut i: usize) -> usize {
-    while parent[i] != i {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    i
-}
-
 fn union(parent: &mut [usize], a: usize, b: usize) {
     let (ra, rb) = (find(parent, a), find(parent, b));
     if ra != rb {
         parent[ra.max(rb)] = ra.min(rb);
     }
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
 }
