@@ -11,9 +11,10 @@
 //!
 //! The meshers list such vertices as they make them ([`Scratch::pinch`]), and
 //! [`split_pinches`] then looks at those vertices only (for MC33, their neighbours too).
-//! Around a vertex `v`, its triangles are grouped into fans, and every fan but the first gets a copy of `v`
-//! (same position, normal and material), as CGAL's `duplicate_non_manifold_vertices` does; the
-//! surface stays closed and consistently oriented:
+//! Around a vertex `v`, its triangles are grouped into fans, and every fan but the first gets
+//! a copy of `v` (same position and material), as CGAL's `duplicate_non_manifold_vertices`
+//! does; each fan's vertex takes the area-weighted normal of its own triangles. The surface
+//! stays closed and consistently oriented:
 //! - an edge `(v, x)` with one triangle each way joins them;
 //! - an edge used `k > 1` times each way pairs them around the edge by angle, each triangle
 //!   with the next one across a wedge of solid, so that solids that touch come apart
@@ -25,8 +26,8 @@
 //!   exactly two triangles; an edge used more often one way than the other (an open border,
 //!   or a sliver dropped on exact zeros) keeps its triangles on one vertex.
 //!
-//! Twin triangles (the same three vertices, both windings: a fin of no thickness, left where
-//! dual vertices merged) are dropped first.
+//! Twin triangles (the same three vertices, both windings: a fin of no thickness, where two
+//! solids meet face to face on zeros or dual vertices merged) are dropped first.
 //!
 //! [`Scratch::pinch`]: crate::buffer::Scratch
 
@@ -112,7 +113,8 @@ struct Work {
 }
 
 /// Drops pairs of twin triangles on a marked vertex (the same three vertices, opposite windings:
-/// a fin of no thickness, left where dual vertices merged): each of their edges loses one use
+/// a fin of no thickness, where solids meet face to face on zeros or dual vertices merged):
+/// each of their edges loses one use
 /// each way, so the surface stays closed, and the edges they shared with the rest are no
 /// longer used four times.
 fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)]) -> bool {
@@ -231,14 +233,15 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
         }
         i = j;
     }
-    // A fan that passes one edge twice: swap the partners of two of its pairs there, which
-    // cuts it in two where the fan is a cycle of triangles. Where it is not (an edge left
-    // unbalanced joined more than two of its triangles), a swap may not cut it: it is undone
-    // and that pair of pairs not tried again. Each kept swap adds a fan, so this ends.
     if pairs.is_empty() && (0..m).all(|i| find(joined, i) == 0) {
         // One fan: a manifold vertex, the common case on the candidates' ring.
         return;
     }
+    // A fan that passes one edge twice: swap the partners of two of its pairs there, which
+    // cuts it in two where the fan is a cycle of triangles. Where it is not (an edge left
+    // unbalanced joined more than two of its triangles), a swap may not cut it: it is undone
+    // and that pair of pairs not tried again until a swap is kept. Each kept swap adds a fan,
+    // so this ends.
     let fans_of = |pairs: &[(u32, usize, usize)]| {
         let mut fans = joined.clone();
         for &(_, a, b) in pairs {
