@@ -200,6 +200,10 @@ pub struct ServerStatus {
     pub falling: usize,
     /// The physics step, in the world file's numbering.
     pub step: u64,
+    /// Digs waiting for the next tick's search for the lumps of terrain they cut loose
+    /// (that search may add ops of the server's own). With none, and no client sending, the
+    /// field stays as it is.
+    pub digs_pending: usize,
 }
 
 /// What the connection tasks share.

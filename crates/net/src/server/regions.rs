@@ -223,6 +223,7 @@ impl Order {
                     pieces,
                     falling,
                     step: self.log_step(),
+                    digs_pending: self.pending_cuts.len(),
                 });
             }
             Command::Meta { reply } => {

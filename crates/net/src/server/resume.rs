@@ -45,6 +45,8 @@ pub(crate) struct Ring {
     start: u64,
     /// The newest op that block events evicted from the ring followed.
     events_lost: Option<u64>,
+    /// The op at `start`, the last one evicted (a resume from exactly `start` needs it).
+    evicted: Option<RingEntry>,
 }
 
 impl Ring {
@@ -55,6 +57,7 @@ impl Ring {
             cap,
             start,
             events_lost: None,
+            evicted: None,
         }
     }
 
@@ -65,13 +68,13 @@ impl Ring {
             b.seq + 1 == e.seq
         }));
         if self.cap == 0 {
-            self.forget(&e);
+            self.forget(e);
             return;
         }
         if self.entries.len() == self.cap
             && let Some(old) = self.entries.pop_front()
         {
-            self.forget(&old);
+            self.forget(old);
         }
         self.entries.push_back(e);
     }
@@ -82,18 +85,22 @@ impl Ring {
         self.events_lost = Some(self.events_lost.map_or(seq, |s| s.max(seq)));
     }
 
-    fn forget(&mut self, e: &RingEntry) {
+    fn forget(&mut self, e: RingEntry) {
         if e.event {
             self.events_lost = Some(e.seq);
         } else {
             self.start = e.seq;
+            self.evicted = Some(e);
         }
     }
 
-    /// The plan for a client of id `author` that held `held` exactly after op `from`, the log
-    /// now being at `to`; `None` if the ring no longer has every op after `from` (or `from`
-    /// is beyond `to`), if one of them changed bricks nobody knows, or if more than
+    /// The plan for a client of id `author` that held `held` after op `from`, the log now
+    /// being at `to`; `None` if the ring no longer has op `from` and every op after it (or
+    /// `from` is beyond `to`), if one of them changed bricks nobody knows, or if more than
     /// `max_frames` ops would be sent: then the client needs a full snapshot.
+    ///
+    /// The client has op `from` but maybe not all of its patches (the connection may have
+    /// dropped between the op and its patches), so the bricks op `from` patched are stale.
     pub fn plan(
         &self,
         from: u64,
@@ -108,6 +115,14 @@ impl Ring {
             return None;
         }
         let mut plan = ResumePlan::default();
+        if from > 0 {
+            let last = self
+                .entries
+                .iter()
+                .chain(&self.evicted)
+                .find(|e| e.seq == from && !e.event)?;
+            mark_stale(last, held, &mut plan.stale)?;
+        }
         for e in &self.entries {
             if e.seq < from || (e.seq == from && !e.event) {
                 continue;
@@ -123,26 +138,8 @@ impl Ring {
                 }
                 continue;
             }
-            let touched = match e.written {
-                None => return None,
-                Some(w) => w.and_then(|w| w.intersection(held)),
-            };
-            if let Some(t) = touched {
-                // Exact only if every brick the op read was held and exact.
-                let exact = e.reach.is_some_and(|r| {
-                    held.contains_box(&r) && !plan.stale.iter().any(|k| r.contains(*k))
-                });
-                if !exact {
-                    for z in t.min[2]..=t.max[2] {
-                        for y in t.min[1]..=t.max[1] {
-                            for x in t.min[0]..=t.max[0] {
-                                plan.stale.insert([x, y, z]);
-                            }
-                        }
-                    }
-                }
-            }
-            if touched.is_some() || blocks || e.author == author {
+            let touched = mark_stale(e, held, &mut plan.stale)?;
+            if touched || blocks || e.author == author {
                 if plan.frames.len() == max_frames {
                     return None;
                 }
@@ -151,6 +148,29 @@ impl Ring {
         }
         Some(plan)
     }
+}
+
+/// For op `e`: marks the bricks of `held` it changed as stale unless the client computes them
+/// exactly (every brick the op read was held and not stale), the bricks the server patches.
+/// `Some(whether it changed bricks of held)`; `None` if what it changed is unknown.
+fn mark_stale(e: &RingEntry, held: &BrickBox, stale: &mut BTreeSet<[i32; 3]>) -> Option<bool> {
+    let touched = e.written?.and_then(|w| w.intersection(held));
+    let Some(t) = touched else {
+        return Some(false);
+    };
+    let exact = e
+        .reach
+        .is_some_and(|r| held.contains_box(&r) && !stale.iter().any(|k| r.contains(*k)));
+    if !exact {
+        for z in t.min[2]..=t.max[2] {
+            for y in t.min[1]..=t.max[1] {
+                for x in t.min[0]..=t.max[0] {
+                    stale.insert([x, y, z]);
+                }
+            }
+        }
+    }
+    Some(true)
 }
 
 #[cfg(test)]
@@ -194,5 +214,39 @@ mod tests {
         assert!(ring.plan(1, 5, &held, 1, 2).is_none());
         assert!(ring.plan(6, 5, &held, 1, 100).is_none());
         assert!(ring.plan(5, 5, &held, 1, 100).unwrap().frames.is_empty());
+    }
+
+    #[test]
+    fn resume_right_after_a_patched_op_refreshes_its_bricks() {
+        // A drop between an op and its patches: the client has op 4 but maybe not the
+        // bricks it patched, and op 5 read one of them.
+        let mut ring = Ring::new(4, 0);
+        let held = b([0, 0, 0], [3, 3, 3]);
+        ring.push(entry(1, 7, b([1; 3], [1; 3]), Some(b([0; 3], [2; 3]))));
+        ring.push(entry(2, 7, b([9; 3], [9; 3]), Some(b([8; 3], [9; 3]))));
+        ring.push(entry(3, 7, b([1; 3], [1; 3]), Some(b([0; 3], [2; 3]))));
+        ring.push(entry(4, 7, b([3; 3], [3; 3]), Some(b([3; 3], [4; 3]))));
+        ring.push(entry(5, 7, b([2; 3], [2; 3]), Some(b([2; 3], [3; 3]))));
+        let p = ring.plan(4, 5, &held, 1, 100).unwrap();
+        let seqs: Vec<u8> = p.frames.iter().map(|f| f[0]).collect();
+        assert_eq!(seqs, [5]);
+        assert_eq!(p.stale, BTreeSet::from([[3, 3, 3], [2, 2, 2]]));
+        // An op computed exactly leaves nothing stale.
+        assert_eq!(ring.plan(3, 5, &held, 1, 100).unwrap().stale.len(), 2);
+        let p = ring.plan(5, 5, &held, 1, 100).unwrap();
+        assert!(p.frames.is_empty() && p.stale.is_empty());
+        // Op 1 left the ring but is still known: a resume from it works.
+        assert!(ring.plan(1, 5, &held, 1, 100).is_some());
+        // Nothing known about op `start` (a ring filled after a restart): a snapshot.
+        let mut fresh = Ring::new(4, 3);
+        fresh.push(entry(4, 7, b([3; 3], [3; 3]), Some(b([3; 3], [4; 3]))));
+        assert!(fresh.plan(3, 4, &held, 1, 100).is_none());
+        assert!(
+            fresh
+                .plan(4, 4, &held, 1, 100)
+                .unwrap()
+                .stale
+                .contains(&[3, 3, 3])
+        );
     }
 }
