@@ -318,6 +318,26 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
     }
 }
 
+/// A monotone stand-in for the angle of `(x, y)` in `[0, 4)` (the "diamond angle": a quarter
+/// turn per unit), from one division. Unlike `atan2`, whose last bit may differ between libm
+/// builds (native and wasm), IEEE 754 gives it the same bits on every platform, so the pairing
+/// of a pinched edge does too. The zero vector is at 0.
+fn pseudo_angle(y: f64, x: f64) -> f64 {
+    if x == 0.0 && y == 0.0 {
+        0.0
+    } else if y >= 0.0 {
+        if x >= 0.0 {
+            y / (x + y)
+        } else {
+            1.0 - x / (y - x)
+        }
+    } else if x < 0.0 {
+        2.0 - y / (-x - y)
+    } else {
+        3.0 + x / (x - y)
+    }
+}
+
 /// Pairs the triangles of one edge `(v, x)` used `k > 1` times each way, as (running
 /// `x → v`, running `v → x`) local indices. Sorted by the angle of their third vertex around
 /// the axis `v → x`, a triangle running `x → v` has the solid on its side of increasing angle,
@@ -344,7 +364,7 @@ fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, us
         .iter()
         .map(|g| {
             let d = perp(g);
-            (dot(d, w).atan2(dot(d, u)), g.out, g.local)
+            (pseudo_angle(dot(d, w), dot(d, u)), g.out, g.local)
         })
         .collect();
     // Ties: a triangle running x → v (an opener) first, so that a zero-width wedge of solid
