@@ -157,21 +157,34 @@ impl Field {
         writes: &[Write],
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> EditOutcome {
-        self.revision = crate::field::next_revision();
+        let quant = Quant::new(self.settings.band());
         let mut out = EditOutcome::default();
-        let mut per_brick: BTreeMap<BrickKey, Vec<(usize, f32, MaterialId)>> = BTreeMap::new();
+        let mut per_brick: BTreeMap<BrickKey, Vec<(usize, i16, MaterialId)>> = BTreeMap::new();
         for w in writes {
             let (key, local) = w.pos.brick();
-            per_brick
-                .entry(key)
-                .or_default()
-                .push((brick_index(local), w.new.0, w.new.1));
+            per_brick.entry(key).or_default().push((
+                brick_index(local),
+                quant.index(f64::from(w.new.0)),
+                w.new.1,
+            ));
             match &mut out.changed {
                 Some(b) => b.include(w.pos),
                 None => out.changed = Some(SampleBox::point(w.pos)),
             }
         }
         out.samples_changed = writes.len() as u64;
+        out.bricks_created = self.commit_indices(per_brick, generate);
+        out
+    }
+
+    /// Sets samples to grid indices, per brick as `(brick_index, q, material)`, creating the
+    /// bricks that do not exist yet with `generate`; the number created.
+    pub(crate) fn commit_indices(
+        &mut self,
+        per_brick: BTreeMap<BrickKey, Vec<(usize, i16, MaterialId)>>,
+        generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
+    ) -> u32 {
+        self.revision = crate::field::next_revision();
         let new_keys: Vec<BrickKey> = per_brick
             .keys()
             .filter(|k| !self.bricks.contains_key(k))
@@ -185,11 +198,11 @@ impl Field {
         };
         assert_eq!(made.len(), new_keys.len(), "one generated brick per key");
         if per_brick.is_empty() {
-            return out;
+            return 0;
         }
+        let created = new_keys.len() as u32;
         let bricks = Arc::make_mut(&mut self.bricks);
         for (key, brick) in new_keys.into_iter().zip(made) {
-            out.bricks_created += 1;
             let cols = Arc::make_mut(&mut self.columns);
             let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
             *e = (e.0.min(key.y), e.1.max(key.y));
@@ -202,8 +215,8 @@ impl Field {
         for (key, list) in per_brick {
             let old = bricks.remove(&key).expect("made above");
             let mut s = old.into_samples();
-            for (i, v, m) in list {
-                s.q[i] = quant.index(f64::from(v));
+            for (i, q, m) in list {
+                s.q[i] = q;
                 s.m[i] = m;
             }
             bricks.insert(key, Arc::new(Brick::hot(quant, s)));
@@ -213,6 +226,6 @@ impl Field {
         self.hot.retain(|k| touched.binary_search(k).is_err());
         self.hot.extend(touched);
         self.pack_beyond(self.hot_capacity);
-        out
+        created
     }
 }

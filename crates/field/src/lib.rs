@@ -48,6 +48,7 @@ mod quant;
 mod raycast;
 pub mod sculpt;
 mod strided;
+mod write;
 
 pub use brick::{
     Brick, BrickSamples, DECODED_CACHE_DEFAULT_CAPACITY, DecodedCacheStats, GENERATOR_MATERIAL,
@@ -70,3 +71,4 @@ pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };
 pub use sculpt::falloff::Falloff;
+pub use write::{MAX_WRITE_SAMPLES, SampleWriteError};
