@@ -10,7 +10,8 @@ use loam_field::{
 use loam_net::protocol::{
     Aim, BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, CatchUp, ClientMessage, DecodeError,
     Hello, OpRecord, Player, PresenceReport, PresenceUpdate, Refusal, RefusalCode, Resume,
-    ServerMessage, Welcome, WireBrick, WorldMeta, decode_brick, encode_brick, probe_hello_version,
+    ServerMessage, Welcome, WireBrick, WireSamples, WorldMeta, decode_brick, decode_samples,
+    encode_brick, encode_samples, probe_hello_version,
 };
 use loam_net::{DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, generator_fingerprint};
 use proptest::prelude::*;
@@ -195,7 +196,15 @@ fn server_messages() -> Vec<ServerMessage> {
         }),
         ServerMessage::Patch {
             seq: 6,
-            bricks: wires,
+            samples: wires
+                .iter()
+                .map(|w| WireSamples {
+                    key: w.key,
+                    min: [0, 1, 2],
+                    max: [3, 4, 31],
+                    data: w.data.clone(),
+                })
+                .collect(),
         },
         ServerMessage::OpRefused {
             op_id: 2,
@@ -367,6 +376,65 @@ fn bricks_cross_the_wire_bit_for_bit() {
 }
 
 #[test]
+fn changed_samples_cross_the_wire_bit_for_bit() {
+    // The samples a dig changed, per brick, written into a field that has not seen it: the
+    // same bricks.
+    let mut server = field();
+    let out = server.apply(&sphere()).unwrap();
+    let changed = out.changed.unwrap();
+    let mut client = field();
+    let n = loam_field::BRICK_SAMPLES;
+    let (lo, hi) = (changed.min.to_array(), changed.max.to_array());
+    let mut sent = 0;
+    for (k, b) in server.bricks() {
+        let base = [k.x, k.y, k.z].map(|c| c * n);
+        let min: [u8; 3] = std::array::from_fn(|a| (lo[a] - base[a]).clamp(0, n - 1) as u8);
+        let max: [u8; 3] = std::array::from_fn(|a| (hi[a] - base[a]).clamp(0, n - 1) as u8);
+        let w = encode_samples(k, b, min, max);
+        let (region, q, m) = decode_samples(&w).unwrap();
+        assert_eq!(region.volume(), q.len() as u64);
+        client.write_quantized(region, &q, &m).unwrap();
+        sent += w.data.len();
+    }
+    assert_eq!(client.hash(), server.hash());
+    // Far less than the bricks themselves.
+    let whole: usize = server
+        .bricks()
+        .map(|(k, b)| encode_brick(k, b).data.len())
+        .sum();
+    assert!(
+        sent * 2 < whole,
+        "{sent} bytes of samples, {whole} of bricks"
+    );
+    // A uniform box is 4 bytes; a box beyond its brick or damaged data is an error.
+    let deep = encode_samples(
+        BrickKey::new(0, -5, 0),
+        &loam_field::Brick::generate(
+            server.generator(),
+            BrickKey::new(0, -5, 0),
+            server.settings().voxel_size,
+            server.settings().band(),
+        ),
+        [0; 3],
+        [31; 3],
+    );
+    assert_eq!(deep.data.len(), 4);
+    assert_eq!(decode_samples(&deep).unwrap().1.len(), 32 * 32 * 32);
+    let (k, b) = server.bricks().next().unwrap();
+    let w = encode_samples(k, b, [0; 3], [31, 31, 3]);
+    let mut beyond = w.clone();
+    beyond.max = [32, 31, 3];
+    assert!(decode_samples(&beyond).is_err());
+    let mut upside = w.clone();
+    upside.min = [5, 0, 0];
+    upside.max = [4, 31, 3];
+    assert!(decode_samples(&upside).is_err());
+    let mut short = w.clone();
+    short.max = [31, 31, 2];
+    assert!(decode_samples(&short).is_err());
+}
+
+#[test]
 fn the_fingerprint_tells_generators_apart() {
     let a = field();
     let other = loam_field::Generator::noise(
@@ -415,6 +483,17 @@ fn decode_all(bytes: &[u8], band: f64) {
             let _ = decode_brick(w, band);
         }
     }
+    if let Ok(ServerMessage::Patch { samples, .. }) = ServerMessage::decode(bytes, MAX) {
+        for w in &samples {
+            let _ = decode_samples(w);
+        }
+    }
+    let _ = decode_samples(&WireSamples {
+        key: [0; 3],
+        min: [0; 3],
+        max: [bytes.first().copied().unwrap_or(0) % 40, 3, 2],
+        data: bytes.to_vec(),
+    });
 }
 
 proptest! {

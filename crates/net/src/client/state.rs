@@ -27,7 +27,8 @@ mod catch_up;
 use super::strokes::OwnStrokes;
 use crate::blocks::block_hash;
 use crate::error::NetError;
-use crate::protocol::{BrickBox, Player, ServerMessage, Welcome, WorldMeta, decode_brick};
+use crate::interest::op_reach;
+use crate::protocol::{BrickBox, Player, ServerMessage, Welcome, WorldMeta, decode_samples};
 
 /// Something the client learnt from the server ([`crate::Client::next_event`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -455,20 +456,23 @@ impl State {
                 }
                 self.apply_op(rec.author, rec.op_id, &entry)?;
             }
-            ServerMessage::Patch { seq, bricks } => {
+            ServerMessage::Patch { seq, samples } => {
                 if seq != self.last_seq {
                     return Err(NetError::Protocol(format!(
                         "patch for op {seq} after op {}",
                         self.last_seq
                     )));
                 }
-                let band = self.meta.field.band();
-                let decoded = bricks
+                let decoded = samples
                     .iter()
-                    .map(|w| decode_brick(w, band))
+                    .map(decode_samples)
                     .collect::<Result<Vec<_>, _>>()?;
                 let n = decoded.len();
-                self.confirmed.insert_bricks(decoded);
+                for (region, q, m) in decoded {
+                    self.confirmed
+                        .write_quantized(region, &q, &m)
+                        .map_err(|e| NetError::Protocol(format!("patch for op {seq}: {e}")))?;
+                }
                 self.stale = true;
                 self.events
                     .push_back(ClientEvent::Patched { seq, bricks: n });
@@ -582,6 +586,14 @@ impl State {
         Ok(())
     }
 
+    /// Whether this client computes `op` exactly: every brick it may read is in the region
+    /// (held exactly), or no region is held yet.
+    fn reproducible(&self, op: &EditOp) -> bool {
+        self.region.is_none_or(|r| {
+            op_reach(op, self.confirmed.settings()).is_some_and(|reach| r.contains_box(&reach))
+        })
+    }
+
     fn apply_op(&mut self, author: u64, op_id: u64, entry: &LogEntry) -> Result<(), NetError> {
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
         let mine = author == self.id;
@@ -605,10 +617,18 @@ impl State {
         if mine {
             self.reverting.remove(&op_id);
         }
-        if front && !reverts && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
+        // An op that reads samples outside the region is not computed here: with the
+        // generator's values in place of the server's it could change samples of the region
+        // the server did not, which no patch would mend. The server patches the samples it
+        // changed in the region (the same test, on the same region: it sends the catch-up
+        // of a new region before the ops after it).
+        let computed = !reverts && self.reproducible(&entry.op);
+        if !computed {
+            self.stale = true;
+        } else if front && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");
-        } else if !reverts {
+        } else {
             // Our first pending op, planned on the confirmed field as it still is: write the
             // plan rather than plan again.
             let planned = self

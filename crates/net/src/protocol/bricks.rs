@@ -1,15 +1,16 @@
-//! Bricks on the wire: a brick's quantised samples, exactly as the field holds them.
+//! Bricks on the wire: a brick's quantised samples, exactly as the field holds them; and a
+//! box of samples within one brick (a patch: the samples an op changed).
 //!
 //! ```text
-//! data = 0x00, q (i16 LE), material (u8)                  every sample the same
-//!      | 0x01, zstd( q[32³] (i16 LE) ++ material[32³] )   otherwise (x fastest)
+//! data = 0x00, q (i16 LE), material (u8)              every sample the same
+//!      | 0x01, zstd( q[n] (i16 LE) ++ material[n] )   otherwise (x fastest; n = 32³ for a
+//!                                                     brick, the box's volume for a box)
 //! ```
 
-use loam_field::{BRICK_SAMPLES, Brick, BrickKey};
+use loam_field::{BRICK_SAMPLES, Brick, BrickKey, MaterialId, QMAX, SampleBox, SamplePos};
 use serde::{Deserialize, Serialize};
 
 const VOLUME: usize = (BRICK_SAMPLES * BRICK_SAMPLES * BRICK_SAMPLES) as usize;
-const RAW_BYTES: usize = VOLUME * 3;
 const UNIFORM: u8 = 0;
 const ZSTD: u8 = 1;
 /// zstd level: fast; bricks of a smooth field compress well anyway.
@@ -22,6 +23,23 @@ pub struct WireBrick {
     /// Brick coordinate.
     pub key: [i32; 3],
     /// Encoded samples (see the module docs).
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// A box of samples within one brick as sent (in a patch): the brick, the box's lowest and
+/// highest sample in the brick's own indices (`0..32` per axis, inclusive), and the box's
+/// encoded samples (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireSamples {
+    /// Brick coordinate.
+    pub key: [i32; 3],
+    /// Lowest sample of the box, brick-local.
+    pub min: [u8; 3],
+    /// Highest sample of the box, brick-local, inclusive.
+    pub max: [u8; 3],
+    /// Encoded samples of the box.
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
@@ -43,28 +61,133 @@ pub enum BrickDecodeError {
 /// Encodes `brick` (its quantised samples and materials, bit for bit).
 pub fn encode_brick(key: BrickKey, brick: &Brick) -> WireBrick {
     let data = match brick.uniform() {
-        Some((q, m)) => {
-            let q = q.to_le_bytes();
-            vec![UNIFORM, q[0], q[1], m]
-        }
+        Some((q, m)) => uniform(q, m),
         None => {
             let s = brick.samples();
-            let mut raw = Vec::with_capacity(RAW_BYTES);
-            for q in s.quantized() {
-                raw.extend_from_slice(&q.to_le_bytes());
-            }
-            raw.extend_from_slice(s.materials());
-            let z = zstd::bulk::compress(&raw, LEVEL).expect("compressing to memory");
-            let mut data = Vec::with_capacity(z.len() + 1);
-            data.push(ZSTD);
-            data.extend_from_slice(&z);
-            data
+            compress(s.quantized().iter().copied(), s.materials())
         }
     };
     WireBrick {
         key: [key.x, key.y, key.z],
         data,
     }
+}
+
+fn uniform(q: i16, m: MaterialId) -> Vec<u8> {
+    let q = q.to_le_bytes();
+    vec![UNIFORM, q[0], q[1], m]
+}
+
+fn compress(q: impl ExactSizeIterator<Item = i16>, m: &[MaterialId]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(q.len() * 2 + m.len());
+    for q in q {
+        raw.extend_from_slice(&q.to_le_bytes());
+    }
+    raw.extend_from_slice(m);
+    let z = zstd::bulk::compress(&raw, LEVEL).expect("compressing to memory");
+    let mut data = Vec::with_capacity(z.len() + 1);
+    data.push(ZSTD);
+    data.extend_from_slice(&z);
+    data
+}
+
+/// Encodes the samples of `brick` (at `key`) within the brick-local box `min..=max`.
+///
+/// # Panics
+/// If `min > max` on an axis or `max` is beyond the brick (32 samples per axis).
+pub fn encode_samples(key: BrickKey, brick: &Brick, min: [u8; 3], max: [u8; 3]) -> WireSamples {
+    assert!((0..3).all(|a| min[a] <= max[a] && i32::from(max[a]) < BRICK_SAMPLES));
+    let data = match brick.uniform() {
+        Some((q, m)) => uniform(q, m),
+        None => {
+            let s = brick.samples();
+            let (q, ms) = (s.quantized(), s.materials());
+            let mut idx = Vec::new();
+            for z in min[2]..=max[2] {
+                for y in min[1]..=max[1] {
+                    for x in min[0]..=max[0] {
+                        idx.push(loam_field::brick_index([x, y, z].map(i32::from)));
+                    }
+                }
+            }
+            let m: Vec<MaterialId> = idx.iter().map(|&i| ms[i]).collect();
+            let first = (q[idx[0]], m[0]);
+            if idx.iter().zip(&m).all(|(&i, &mi)| (q[i], mi) == first) {
+                uniform(first.0, first.1)
+            } else {
+                compress(idx.iter().map(|&i| q[i]), &m)
+            }
+        }
+    };
+    WireSamples {
+        key: [key.x, key.y, key.z],
+        min,
+        max,
+        data,
+    }
+}
+
+/// Decodes a box of samples: the box in field samples, its grid indices and its materials
+/// (x fastest), ready for [`loam_field::Field::write_quantized`]. Never allocates more than
+/// one brick's samples.
+///
+/// # Errors
+/// [`BrickDecodeError::Malformed`] for a box not within one brick, an unknown tag, a wrong
+/// length, bad zstd data or an index beyond the grid.
+pub fn decode_samples(
+    w: &WireSamples,
+) -> Result<(SampleBox, Vec<i16>, Vec<MaterialId>), BrickDecodeError> {
+    let bad = |why: String| BrickDecodeError::Malformed { key: w.key, why };
+    if !(0..3).all(|a| w.min[a] <= w.max[a] && i32::from(w.max[a]) < BRICK_SAMPLES) {
+        return Err(bad(format!(
+            "box {:?}..={:?} is not within a brick",
+            w.min, w.max
+        )));
+    }
+    let n: usize = (0..3)
+        .map(|a| usize::from(w.max[a] - w.min[a]) + 1)
+        .product();
+    let (q, m) = decode_data(&w.data, n).map_err(bad)?;
+    let corner = |local: [u8; 3]| {
+        let p: [i32; 3] =
+            std::array::from_fn(|a| w.key[a].wrapping_mul(BRICK_SAMPLES) + i32::from(local[a]));
+        SamplePos::new(p[0], p[1], p[2])
+    };
+    let region = SampleBox {
+        min: corner(w.min),
+        max: corner(w.max),
+    };
+    Ok((region, q, m))
+}
+
+/// The `n` grid indices and materials of `data`.
+fn decode_data(data: &[u8], n: usize) -> Result<(Vec<i16>, Vec<MaterialId>), String> {
+    let (q, m): (Vec<i16>, Vec<u8>) = match data.split_first() {
+        Some((&UNIFORM, rest)) => {
+            let &[a, b, m] = rest else {
+                return Err(format!("uniform samples of {} bytes", rest.len()));
+            };
+            (vec![i16::from_le_bytes([a, b]); n], vec![m; n])
+        }
+        Some((&ZSTD, rest)) => {
+            let raw = zstd::bulk::decompress(rest, n * 3).map_err(|e| e.to_string())?;
+            if raw.len() != n * 3 {
+                return Err(format!("{} bytes of samples", raw.len()));
+            }
+            let (qb, mb) = raw.split_at(n * 2);
+            let q = qb
+                .chunks_exact(2)
+                .map(|c| i16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            (q, mb.to_vec())
+        }
+        Some((tag, _)) => return Err(format!("unknown encoding {tag}")),
+        None => return Err("empty".into()),
+    };
+    if q.iter().any(|&x| x < -QMAX) {
+        return Err("index off the grid".into());
+    }
+    Ok((q, m))
 }
 
 /// Decodes a brick for a field whose band is `band` metres. Never allocates more than one
@@ -75,28 +198,7 @@ pub fn encode_brick(key: BrickKey, brick: &Brick) -> WireBrick {
 /// index beyond the grid.
 pub fn decode_brick(w: &WireBrick, band: f64) -> Result<(BrickKey, Brick), BrickDecodeError> {
     let bad = |why: String| BrickDecodeError::Malformed { key: w.key, why };
-    let (q, m): (Vec<i16>, Vec<u8>) = match w.data.split_first() {
-        Some((&UNIFORM, rest)) => {
-            let &[a, b, m] = rest else {
-                return Err(bad(format!("uniform brick of {} bytes", rest.len())));
-            };
-            (vec![i16::from_le_bytes([a, b]); VOLUME], vec![m; VOLUME])
-        }
-        Some((&ZSTD, rest)) => {
-            let raw = zstd::bulk::decompress(rest, RAW_BYTES).map_err(|e| bad(e.to_string()))?;
-            if raw.len() != RAW_BYTES {
-                return Err(bad(format!("{} bytes of samples", raw.len())));
-            }
-            let (qb, mb) = raw.split_at(VOLUME * 2);
-            let q = qb
-                .chunks_exact(2)
-                .map(|c| i16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            (q, mb.to_vec())
-        }
-        Some((tag, _)) => return Err(bad(format!("unknown encoding {tag}"))),
-        None => return Err(bad("empty".into())),
-    };
+    let (q, m) = decode_data(&w.data, VOLUME).map_err(bad)?;
     let brick =
         Brick::from_quantized(band, &q, &m).ok_or_else(|| bad("index off the grid".into()))?;
     Ok((BrickKey::new(w.key[0], w.key[1], w.key[2]), brick))

@@ -8,7 +8,7 @@
 //!                                          ◀── [resume: Op … for the ops missed in the kept region]
 //!                                          ◀── CatchUp {region, keep?, bricks nearest first, done} …
 //!   Op {op id, entry} ──▶                   (ordered, appended durably, applied)
-//!                                          ◀── Op {seq, author, op id, entry} (+ Patch {seq, bricks})
+//!                                          ◀── Op {seq, author, op id, entry} (+ Patch {seq, samples})
 //!                                          ◀── OpRefused {op id, reason}      (world unchanged)
 //!   BlockOp {op id, op} ──▶                 (same order, same log, applied to the block world)
 //!                                          ◀── BlockOp {seq, author, op id, step, op, delta}
@@ -44,7 +44,10 @@
 mod bricks;
 pub mod presence;
 
-pub use bricks::{BrickDecodeError, WireBrick, decode_brick, encode_brick};
+pub use bricks::{
+    BrickDecodeError, WireBrick, WireSamples, decode_brick, decode_samples, encode_brick,
+    encode_samples,
+};
 pub use presence::{Aim, AimError, Player, PresenceReport, PresenceUpdate};
 
 use loam_blocks::BlockDelta;
@@ -54,8 +57,8 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this build speaks. A hello with another version is refused with
 /// [`RefusalCode::ProtocolVersion`]. Version 2 added blocks (block ops, block events, block
 /// catch-ups, the block hash); version 3 added presence (a client's position and aim, the
-/// other players).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// other players); version 4 patches only the samples an op changed, not whole bricks.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Default largest message either side accepts, bytes (1 MiB). A catch-up is split into
 /// messages of at most half of the limit.
@@ -317,14 +320,15 @@ pub enum ServerMessage {
     CatchUp(CatchUp),
     /// An op in the server's order.
     Op(OpRecord),
-    /// The bricks an op changed in the client's region, as they are after op `seq`: sent
-    /// right after that op when the client cannot reproduce it from what it holds (the op
-    /// reads samples outside its region, or it is an undo or redo).
+    /// The samples an op changed in the client's region, as they are after op `seq` (per
+    /// brick, the op's changed box within it): sent right after that op when the client
+    /// cannot reproduce it from what it holds (the op reads samples outside its region, or
+    /// it is an undo or redo). The rest of each brick is as the client holds it.
     Patch {
         /// The op's sequence number.
         seq: u64,
-        /// The bricks.
-        bricks: Vec<WireBrick>,
+        /// The changed samples, one box per brick.
+        samples: Vec<WireSamples>,
     },
     /// A block op in the server's order.
     BlockOp(BlockOpRecord),

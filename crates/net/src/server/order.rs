@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use loam_blocks::{BlockWorld, BlocksFile, IslandSettings};
-use loam_field::{Brick, BrickKey, EditOp, EditOutcome, Field, FieldHash, History, LogEntry};
+use loam_field::{
+    Brick, BrickKey, EditOp, EditOutcome, Field, FieldHash, History, LogEntry, SampleBox,
+};
 use loam_physics::PhysicsWorld;
 use loam_store::{LogRecord, Store};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -34,8 +36,8 @@ use crate::blocks::Colliders;
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
-    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireBrick, WorldMeta,
-    encode_brick,
+    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireBrick, WireSamples,
+    WorldMeta, encode_brick, encode_samples,
 };
 
 /// How often a client whose region saw no op is told the log moved on.
@@ -119,8 +121,10 @@ pub(super) struct Accepted {
     op_id: u64,
     written: Option<BrickBox>,
     reach: Option<BrickBox>,
+    /// The samples it changed.
+    changed: Option<SampleBox>,
     /// Per client that cannot reproduce the op: the bricks it changed in that client's region,
-    /// as they were right after it.
+    /// as they were right after it (their changed samples are sent).
     patches: Vec<(u64, Vec<Held>)>,
 }
 
@@ -231,25 +235,54 @@ pub(super) fn encoded(
     w
 }
 
-/// Splits `bricks` into messages of about `max / 2` bytes each, made by `make(bricks, last)`.
-pub(super) fn chunks(
-    bricks: Vec<Arc<WireBrick>>,
+/// What a message carries per brick: its encoded bytes decide where messages split.
+pub(super) trait Encoded: Clone {
+    /// Encoded bytes.
+    fn bytes(&self) -> usize;
+}
+
+impl Encoded for WireBrick {
+    fn bytes(&self) -> usize {
+        self.data.len()
+    }
+}
+
+impl Encoded for WireSamples {
+    fn bytes(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// Splits `items` into messages of about `max / 2` bytes each, made by `make(items, last)`.
+pub(super) fn chunks<T: Encoded>(
+    items: Vec<Arc<T>>,
     max: usize,
-    mut make: impl FnMut(Vec<WireBrick>, bool) -> ServerMessage,
+    mut make: impl FnMut(Vec<T>, bool) -> ServerMessage,
 ) -> Vec<Bytes> {
     let mut out = Vec::new();
     let mut part = Vec::new();
     let mut size = 0;
-    for w in bricks {
-        if size + w.data.len() > max / 2 && !part.is_empty() {
+    for w in items {
+        if size + w.bytes() > max / 2 && !part.is_empty() {
             out.push(make(std::mem::take(&mut part), false).encode().into());
             size = 0;
         }
-        size += w.data.len() + 32;
+        size += w.bytes() + 32;
         part.push((*w).clone());
     }
     out.push(make(part, true).encode().into());
     out
+}
+
+/// The samples of `brick` (at `key`) within `changed`, for a patch.
+pub(super) fn patch_of(key: BrickKey, brick: &Brick, changed: &SampleBox) -> WireSamples {
+    let n = loam_field::BRICK_SAMPLES;
+    let base = [key.x, key.y, key.z].map(|c| c * n);
+    let (lo, hi) = (changed.min.to_array(), changed.max.to_array());
+    let local = |v: i32, a: usize| (v - base[a]).clamp(0, n - 1) as u8;
+    let min = std::array::from_fn(|a| local(lo[a], a));
+    let max = std::array::from_fn(|a| local(hi[a], a));
+    encode_samples(key, brick, min, max)
 }
 
 impl Order {
@@ -614,6 +647,7 @@ impl Order {
             op_id,
             written,
             reach,
+            changed: outcome.changed,
             patches,
         })));
     }

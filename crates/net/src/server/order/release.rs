@@ -3,7 +3,13 @@
 
 use bytes::Bytes;
 
-use super::{Item, Order, chunks, encoded, push};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use loam_field::BrickKey;
+
+use super::{Item, Order, chunks, patch_of, push};
+use crate::protocol::WireSamples;
 use crate::protocol::{OpRecord, ServerMessage};
 use crate::server::resume::RingEntry;
 
@@ -85,17 +91,23 @@ impl Order {
                             peer.informed = seq;
                         }
                     }
+                    // Each brick's changed samples are encoded once, for every client.
+                    let mut boxes: BTreeMap<BrickKey, Arc<WireSamples>> = BTreeMap::new();
                     for (client, bricks) in a.patches {
-                        let Some(p) = self.peers.get(&client) else {
+                        let (Some(p), Some(changed)) = (self.peers.get(&client), a.changed) else {
                             continue;
                         };
                         let wires = bricks
                             .iter()
-                            .map(|(k, b)| encoded(&mut self.cache, *k, b))
+                            .map(|(k, b)| {
+                                boxes
+                                    .entry(*k)
+                                    .or_insert_with(|| Arc::new(patch_of(*k, b, &changed)))
+                                    .clone()
+                            })
                             .collect();
-                        for f in chunks(wires, self.max_message, |bricks, _| ServerMessage::Patch {
-                            seq,
-                            bricks,
+                        for f in chunks(wires, self.max_message, |samples, _| {
+                            ServerMessage::Patch { seq, samples }
                         }) {
                             push(client, p, f, self.outbox, &mut dead);
                         }
