@@ -463,12 +463,10 @@ impl State {
                         self.last_seq
                     )));
                 }
-                let decoded = samples
-                    .iter()
-                    .map(decode_samples)
-                    .collect::<Result<Vec<_>, _>>()?;
-                let n = decoded.len();
-                for (region, q, m) in decoded {
+                // One box at a time: a message never holds more than one decoded brick.
+                let n = samples.len();
+                for w in &samples {
+                    let (region, q, m) = decode_samples(w)?;
                     self.confirmed
                         .write_quantized(region, &q, &m)
                         .map_err(|e| NetError::Protocol(format!("patch for op {seq}: {e}")))?;

@@ -208,6 +208,11 @@ fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
 /// Sends `frame` to `peer`; a full outbox (a client too slow) or a closed one is noted in
 /// `dead`.
 pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: usize, dead: &mut Vec<(u64, String)>) {
+    // Nothing after a lost frame: the stream may end early, never have a hole (a resume
+    // starts after the last message the client took).
+    if dead.iter().any(|(d, _)| *d == id) {
+        return;
+    }
     match peer.link.tx.try_send(frame) {
         Ok(()) => {}
         Err(TrySendError::Full(_)) => {
@@ -299,7 +304,9 @@ impl Order {
         let mut field = loaded.field;
         field.set_hot_capacity(cfg.hot_bricks);
         blocks.world.set_tracking(true);
-        let start = loaded.last_seq.saturating_sub(cfg.resume_ops as u64);
+        // One op more than the ring holds: the oldest is evicted at once and kept as the op
+        // at the ring's start (a resume from exactly there needs it).
+        let start = loaded.last_seq.saturating_sub(cfg.resume_ops as u64 + 1);
         let mut ring = Ring::new(cfg.resume_ops, start);
         // Who wrote the ops before a restart is not kept: author 0 (no client has that id).
         for r in store.log_after(start)? {

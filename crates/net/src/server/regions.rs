@@ -20,7 +20,8 @@ use crate::protocol::{BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage,
 
 impl Order {
     /// The catch-up of `region` for a viewer: every brick of the server's in `region` but
-    /// outside `keep`, and those of `stale` in `region`, nearest first.
+    /// outside `keep`, and those of `stale` in `region` (the generator's where the server
+    /// holds none), nearest first.
     pub(super) fn catch_up(
         &mut self,
         viewer: &Viewer,
@@ -30,6 +31,12 @@ impl Order {
     ) -> Vec<Bytes> {
         let brick_m = f64::from(loam_field::BRICK_SAMPLES) * self.field.settings().voxel_size;
         let at = viewer.position.map(|c| c / brick_m - 0.5);
+        let distance = |k: [i32; 3]| {
+            k.iter()
+                .zip(at)
+                .map(|(&c, p)| (f64::from(c) - p) * (f64::from(c) - p))
+                .sum::<f64>()
+        };
         let mut list: Vec<(f64, BrickKey, Arc<Brick>)> = self
             .field
             .bricks()
@@ -37,15 +44,21 @@ impl Order {
                 let k = [k.x, k.y, k.z];
                 region.contains(k) && (keep.is_none_or(|b| !b.contains(k)) || stale.contains(&k))
             })
-            .map(|(k, b)| {
-                let d = [k.x, k.y, k.z]
-                    .iter()
-                    .zip(at)
-                    .map(|(&c, p)| (f64::from(c) - p) * (f64::from(c) - p))
-                    .sum::<f64>();
-                (d, k, b.clone())
-            })
+            .map(|(k, b)| (distance([k.x, k.y, k.z]), k, b.clone()))
             .collect();
+        // A stale brick the server does not hold is the generator's: the client may hold a
+        // wrong one (an op computed from a stale brick), so it is sent too.
+        let (vs, band) = (
+            self.field.settings().voxel_size,
+            self.field.settings().band(),
+        );
+        for &k in stale {
+            let key = BrickKey::new(k[0], k[1], k[2]);
+            if region.contains(k) && self.field.brick(key).is_none() {
+                let b = Brick::generate(self.field.generator(), key, vs, band);
+                list.push((distance(k), key, Arc::new(b)));
+            }
+        }
         list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let wires = list
             .iter()

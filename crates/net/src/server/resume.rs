@@ -150,18 +150,20 @@ impl Ring {
     }
 }
 
-/// For op `e`: marks the bricks of `held` it changed as stale unless the client computes them
-/// exactly (every brick the op read was held and not stale), the bricks the server patches.
+/// For op `e`: marks the bricks of `held` the client may hold wrong after it. An op that
+/// reads outside `held` the client does not compute, and the server patches the bricks it
+/// changed there: those. An op within `held` that reads a stale brick the client computes
+/// from wrong samples, which may change any brick of its reach: all of them.
 /// `Some(whether it changed bricks of held)`; `None` if what it changed is unknown.
 fn mark_stale(e: &RingEntry, held: &BrickBox, stale: &mut BTreeSet<[i32; 3]>) -> Option<bool> {
     let touched = e.written?.and_then(|w| w.intersection(held));
-    let Some(t) = touched else {
-        return Some(false);
+    let within = e.reach.filter(|r| held.contains_box(r));
+    let mark = match within {
+        Some(r) if stale.iter().any(|k| r.contains(*k)) => Some(r),
+        Some(_) => None,
+        None => touched,
     };
-    let exact = e
-        .reach
-        .is_some_and(|r| held.contains_box(&r) && !stale.iter().any(|k| r.contains(*k)));
-    if !exact {
+    if let Some(t) = mark {
         for z in t.min[2]..=t.max[2] {
             for y in t.min[1]..=t.max[1] {
                 for x in t.min[0]..=t.max[0] {
@@ -170,12 +172,24 @@ fn mark_stale(e: &RingEntry, held: &BrickBox, stale: &mut BTreeSet<[i32; 3]>) ->
             }
         }
     }
-    Some(true)
+    Some(touched.is_some())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every brick of `lo..=hi` on all three axes.
+    fn cube(lo: i32, hi: i32) -> BTreeSet<[i32; 3]> {
+        let r = lo..=hi;
+        r.clone()
+            .flat_map(|z| {
+                let r = r.clone();
+                r.clone()
+                    .flat_map(move |y| r.clone().map(move |x| [x, y, z]))
+            })
+            .collect()
+    }
 
     fn b(min: [i32; 3], max: [i32; 3]) -> BrickBox {
         BrickBox { min, max }
@@ -210,7 +224,7 @@ mod tests {
         let p = ring.plan(1, 5, &held, 1, 100).unwrap();
         let seqs: Vec<u8> = p.frames.iter().map(|f| f[0]).collect();
         assert_eq!(seqs, [3, 4, 5]);
-        assert_eq!(p.stale, BTreeSet::from([[3, 3, 3], [2, 2, 2]]));
+        assert_eq!(p.stale, cube(2, 3));
         assert!(ring.plan(1, 5, &held, 1, 2).is_none());
         assert!(ring.plan(6, 5, &held, 1, 100).is_none());
         assert!(ring.plan(5, 5, &held, 1, 100).unwrap().frames.is_empty());
@@ -230,9 +244,10 @@ mod tests {
         let p = ring.plan(4, 5, &held, 1, 100).unwrap();
         let seqs: Vec<u8> = p.frames.iter().map(|f| f[0]).collect();
         assert_eq!(seqs, [5]);
-        assert_eq!(p.stale, BTreeSet::from([[3, 3, 3], [2, 2, 2]]));
+        // Op 5 is computed from the stale brick: every brick of its reach may be wrong.
+        assert_eq!(p.stale, cube(2, 3));
         // An op computed exactly leaves nothing stale.
-        assert_eq!(ring.plan(3, 5, &held, 1, 100).unwrap().stale.len(), 2);
+        assert_eq!(ring.plan(3, 5, &held, 1, 100).unwrap().stale, cube(2, 3));
         let p = ring.plan(5, 5, &held, 1, 100).unwrap();
         assert!(p.frames.is_empty() && p.stale.is_empty());
         // Op 1 left the ring but is still known: a resume from it works.
