@@ -655,9 +655,6 @@ impl State {
                 self.stale = true;
             }
         }
-        if reverts && !self.pending.is_empty() {
-            self.stale = true;
-        }
         self.last_seq = entry.seq;
         self.events.push_back(ClientEvent::Op {
             seq: entry.seq,

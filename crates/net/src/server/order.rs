@@ -240,39 +240,23 @@ pub(super) fn encoded(
     w
 }
 
-/// What a message carries per brick: its encoded bytes decide where messages split.
-pub(super) trait Encoded: Clone {
-    /// Encoded bytes.
-    fn bytes(&self) -> usize;
-}
-
-impl Encoded for WireBrick {
-    fn bytes(&self) -> usize {
-        self.data.len()
-    }
-}
-
-impl Encoded for WireSamples {
-    fn bytes(&self) -> usize {
-        self.data.len()
-    }
-}
-
-/// Splits `items` into messages of about `max / 2` bytes each, made by `make(items, last)`.
-pub(super) fn chunks<T: Encoded>(
+/// Splits `items` (of `bytes(item)` encoded bytes each) into messages of about `max / 2`
+/// bytes each, made by `make(items, last)`.
+pub(super) fn chunks<T: Clone>(
     items: Vec<Arc<T>>,
     max: usize,
+    bytes: impl Fn(&T) -> usize,
     mut make: impl FnMut(Vec<T>, bool) -> ServerMessage,
 ) -> Vec<Bytes> {
     let mut out = Vec::new();
     let mut part = Vec::new();
     let mut size = 0;
     for w in items {
-        if size + w.bytes() > max / 2 && !part.is_empty() {
+        if size + bytes(&w) > max / 2 && !part.is_empty() {
             out.push(make(std::mem::take(&mut part), false).encode().into());
             size = 0;
         }
-        size += w.bytes() + 32;
+        size += bytes(&w) + 32;
         part.push((*w).clone());
     }
     out.push(make(part, true).encode().into());
@@ -281,10 +265,9 @@ pub(super) fn chunks<T: Encoded>(
 
 /// The samples of `brick` (at `key`) within `changed`, for a patch.
 pub(super) fn patch_of(key: BrickKey, brick: &Brick, changed: &SampleBox) -> WireSamples {
-    let n = loam_field::BRICK_SAMPLES;
-    let base = [key.x, key.y, key.z].map(|c| c * n);
+    let base = key.min_sample().to_array();
     let (lo, hi) = (changed.min.to_array(), changed.max.to_array());
-    let local = |v: i32, a: usize| (v - base[a]).clamp(0, n - 1) as u8;
+    let local = |v: i32, a: usize| (v - base[a]).clamp(0, loam_field::BRICK_SAMPLES - 1) as u8;
     let min = std::array::from_fn(|a| local(lo[a], a));
     let max = std::array::from_fn(|a| local(hi[a], a));
     encode_samples(key, brick, min, max)

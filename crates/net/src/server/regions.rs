@@ -16,7 +16,9 @@ use super::ServerStatus;
 use super::conn::PeerLink;
 use super::order::{Command, Order, Peer, SEQ_EVERY, chunks, encoded, push};
 use crate::interest::region_for;
-use crate::protocol::{BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, Welcome};
+use crate::protocol::{
+    BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, Welcome, WireBrick,
+};
 
 impl Order {
     /// The catch-up of `region` for a viewer: every brick of the server's in `region` but
@@ -65,15 +67,20 @@ impl Order {
             .map(|(_, k, b)| encoded(&mut self.cache, *k, b))
             .collect();
         let seq = self.seq;
-        chunks(wires, self.max_message, |bricks, done| {
-            ServerMessage::CatchUp(CatchUp {
-                seq,
-                region,
-                keep,
-                bricks,
-                done,
-            })
-        })
+        chunks(
+            wires,
+            self.max_message,
+            |w: &WireBrick| w.data.len(),
+            |bricks, done| {
+                ServerMessage::CatchUp(CatchUp {
+                    seq,
+                    region,
+                    keep,
+                    bricks,
+                    done,
+                })
+            },
+        )
     }
 
     pub(super) fn join(

@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(seqs, [5]);
         // Op 5 is computed from the stale brick: every brick of its reach may be wrong.
         assert_eq!(p.stale, cube(2, 3));
-        // An op computed exactly leaves nothing stale.
+        // From op 3 (computed exactly) the same: op 4's bricks, then op 5's reach.
         assert_eq!(ring.plan(3, 5, &held, 1, 100).unwrap().stale, cube(2, 3));
         let p = ring.plan(5, 5, &held, 1, 100).unwrap();
         assert!(p.frames.is_empty() && p.stale.is_empty());

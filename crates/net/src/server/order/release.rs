@@ -1,16 +1,14 @@
 //! Releasing what became durable: acknowledgements and broadcasts in sequence order, each
 //! op's patches right after it, refusals in their place, and the resume ring fed as they go.
 
-use bytes::Bytes;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use loam_field::BrickKey;
 
 use super::{Item, Order, chunks, patch_of, push};
-use crate::protocol::WireSamples;
-use crate::protocol::{OpRecord, ServerMessage};
+use crate::protocol::{OpRecord, ServerMessage, WireSamples};
 use crate::server::resume::RingEntry;
 
 impl Order {
@@ -106,7 +104,8 @@ impl Order {
                                     .clone()
                             })
                             .collect();
-                        for f in chunks(wires, self.max_message, |samples, _| {
+                        let bytes = |w: &WireSamples| w.data.len();
+                        for f in chunks(wires, self.max_message, bytes, |samples, _| {
                             ServerMessage::Patch { seq, samples }
                         }) {
                             push(client, p, f, self.outbox, &mut dead);
