@@ -21,6 +21,10 @@ use crate::field::{Field, SampleReader};
 use crate::generator::Generator;
 use crate::op::{EditError, EditOp};
 
+mod parts;
+
+pub use parts::{HistoryHeader, HistoryPartsError, SharedStroke};
+
 /// Serde for the shared strokes: each as the plain stroke (the format of an unshared list).
 mod shared_strokes {
     use std::collections::VecDeque;

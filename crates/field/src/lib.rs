@@ -64,7 +64,7 @@ pub use generator::{
     HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES, NoiseLayer, NoiseTerrainSettings,
 };
 pub use hash::FieldHash;
-pub use history::History;
+pub use history::{History, HistoryHeader, HistoryPartsError, SharedStroke};
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
 pub use quant::{QMAX, Quant};
 pub use raycast::{
