@@ -1,9 +1,17 @@
-//! Baking (the bricks changed since the last bake, the undo history and, for a world with
-//! blocks, the blocks snapshot, in one transaction) and compaction.
+//! Baking (the bricks and history strokes changed since the last bake, the history header
+//! and, for a world with blocks, the blocks snapshot) and compaction.
+//!
+//! A bake's rows carry its sequence number and a load reads, per brick and per stroke, the
+//! version of the highest sequence up to the bake the meta table names. So the big rows of a
+//! bake (bricks, strokes) may be written ahead in small transactions between op appends
+//! ([`Store::write_bake_part`]): until the bake's last, small transaction moves `bake_seq`,
+//! no load reads them. A crash in between leaves them behind; the next writable open deletes
+//! them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use loam_field::{BrickKey, Field, History};
+use loam_field::{BrickKey, Field, History, SharedStroke};
 use rusqlite::params;
 
 use crate::blocks::snapshot_blob;
@@ -11,20 +19,43 @@ use crate::brick_blob;
 use crate::checks::meta_digest;
 use crate::error::StoreError;
 use crate::store::{Store, now_unix, retry};
+use crate::strokes::{self, StrokeRow};
 
-/// The ids of a store's bricks as last baked ([`Store::baked_bricks`]): what
-/// [`Store::prepare_bake`] leaves out.
+/// What a store's file holds as of its last bake ([`Store::baked`]), for
+/// [`Store::prepare_bake`] to leave out: each baked brick's id, and the history's strokes as
+/// written (shared with the history they came from; unknown until the store has loaded or
+/// baked once).
 #[derive(Debug, Clone, Default)]
-pub struct BakedBricks(BTreeMap<BrickKey, u64>);
+pub struct Baked {
+    pub(crate) bricks: BTreeMap<BrickKey, u64>,
+    pub(crate) strokes: Option<Arc<[SharedStroke]>>,
+    /// The sequence number the file's bake covers.
+    pub(crate) seq: u64,
+}
 
-/// A bake encoded by [`Store::prepare_bake`], to be written by [`Store::commit_bake`].
+/// A bake encoded by [`Store::prepare_bake`], to be written by [`Store::write_bake_part`]
+/// (optionally) and [`Store::commit_bake`].
 #[derive(Debug)]
 pub struct PreparedBake {
     seq: u64,
     /// Each changed brick's key, id and blob.
     blobs: Vec<(BrickKey, u64, Vec<u8>)>,
-    history: Vec<u8>,
+    /// The new and changed strokes, in rows.
+    rows: Vec<StrokeRow>,
+    /// How many strokes the rows hold.
+    strokes: usize,
+    /// Every stroke row of the file is replaced (the store did not know them, or the history
+    /// dropped strokes other than its oldest).
+    full: bool,
+    header: Vec<u8>,
+    /// The first kept stroke id.
+    first: Option<u64>,
+    kept: Arc<[SharedStroke]>,
     snapshot: Option<(u64, Vec<u8>)>,
+    /// Bricks, then stroke rows, written ahead so far.
+    ahead: usize,
+    /// The bake the prepared one follows.
+    after: u64,
 }
 
 impl PreparedBake {
@@ -37,16 +68,69 @@ impl PreparedBake {
     pub fn bricks(&self) -> usize {
         self.blobs.len()
     }
+
+    /// Bytes of brick blobs it will write.
+    pub fn brick_bytes(&self) -> usize {
+        self.blobs.iter().map(|b| b.2.len()).sum()
+    }
+
+    /// History strokes it will write (new ones, and those changed since the last bake).
+    pub fn strokes(&self) -> usize {
+        self.strokes
+    }
+
+    /// Bytes of stroke rows it will write.
+    pub fn stroke_bytes(&self) -> usize {
+        self.rows.iter().map(|r| r.2.len()).sum()
+    }
+
+    fn items(&self) -> usize {
+        self.blobs.len() + self.rows.len()
+    }
+}
+
+/// The strokes of `now` to write, given those `old` the file holds; and whether every row must
+/// be replaced instead (the history dropped a stroke other than its oldest).
+fn changed_strokes(
+    old: &[SharedStroke],
+    now: &[SharedStroke],
+    first: Option<u64>,
+) -> Option<Vec<SharedStroke>> {
+    let mut changed = Vec::new();
+    let mut j = 0;
+    // A dropped stroke must be older than every kept one: the load reads from `first` on.
+    let evicted = |id: u64| first.is_none_or(|f| id < f);
+    for s in now {
+        while j < old.len() && old[j].id() < s.id() {
+            if !evicted(old[j].id()) {
+                return None;
+            }
+            j += 1;
+        }
+        if j < old.len() && old[j].id() == s.id() {
+            if !old[j].same(s) {
+                changed.push(s.clone());
+            }
+            j += 1;
+        } else {
+            changed.push(s.clone());
+        }
+    }
+    if old[j..].iter().any(|s| !evicted(s.id())) {
+        return None;
+    }
+    Some(changed)
 }
 
 impl Store {
-    /// Bakes `field` and `history` as they are after op `seq`: the bricks that changed since
-    /// the last bake of this session (all of them the first time), the history and the
-    /// covered sequence number, in one transaction. Busy is retried. A world with blocks
-    /// bakes with [`Store::bake_with_blocks`].
+    /// Bakes `field` and `history` as they are after op `seq`: the bricks and history strokes
+    /// that changed since the last bake of this session (all of them the first time), the
+    /// history header and the covered sequence number, in one transaction; then deletes the
+    /// versions it replaced. Busy is retried. A world with blocks bakes with
+    /// [`Store::bake_with_blocks`].
     ///
     /// # Errors
-    /// [`StoreError::OutOfOrder`] if `seq` is beyond the logged ops;
+    /// [`StoreError::OutOfOrder`] if `seq` is beyond the logged ops or before the last bake;
     /// [`StoreError::BlocksNotBaked`] if the world has a blocks snapshot or a block op at or
     /// before `seq` (the bake would leave them behind); SQLite failures (nothing is written
     /// then).
@@ -87,23 +171,29 @@ impl Store {
         self.writable()?;
         // Checked before the encoding too, so that a refused bake costs nothing.
         self.check_bake(seq, blocks.is_some())?;
-        let prepared = Self::prepare_bake(&self.baked_bricks(), field, history, seq, blocks);
+        let prepared = Self::prepare_bake(&self.baked(), field, history, seq, blocks);
         self.commit_bake(prepared)
     }
 
-    /// The ids of the bricks as last baked, for [`Store::prepare_bake`] on another thread.
-    pub fn baked_bricks(&self) -> BakedBricks {
-        BakedBricks(self.baked.clone())
+    /// What the file holds as of the last bake, for [`Store::prepare_bake`] on another
+    /// thread.
+    pub fn baked(&self) -> Baked {
+        Baked {
+            bricks: self.baked.clone(),
+            strokes: self.baked_strokes.clone(),
+            seq: self.bake_seq,
+        }
     }
 
     /// The first half of a bake, with no access to the file so that it can run on another
     /// thread while the store goes on appending ops: encodes the bricks of `field` that
-    /// changed since `baked` (quantised, zstd-compressed, checksummed blobs), the history and,
-    /// for a world with blocks, the blocks snapshot `(step, data)` as
-    /// [`Store::bake_with_blocks`] takes it. [`Store::commit_bake`] writes the result. Most
-    /// of a bake's time is here.
+    /// changed since `baked` (quantised, zstd-compressed, checksummed blobs), the history's
+    /// new and changed strokes and its header and, for a world with blocks, the blocks
+    /// snapshot `(step, data)` as [`Store::bake_with_blocks`] takes it.
+    /// [`Store::write_bake_part`] and [`Store::commit_bake`] write the result. Most of a
+    /// bake's time is here.
     pub fn prepare_bake(
-        baked: &BakedBricks,
+        baked: &Baked,
         field: &Field,
         history: &History,
         seq: u64,
@@ -112,76 +202,151 @@ impl Store {
         let snapshot = blocks.map(|(step, data)| (step, snapshot_blob(seq, step, data)));
         let blobs = field
             .bricks()
-            .filter(|(k, b)| baked.0.get(k) != Some(&b.id()))
+            .filter(|(k, b)| baked.bricks.get(k) != Some(&b.id()))
             .map(|(k, b)| (k, b.id(), brick_blob::encode([k.x, k.y, k.z], b)))
             .collect();
-        let history = crate::tag::seal(
-            &crate::tag::key(&[seq as i64]),
-            zstd::bulk::compress(
-                &rmp_serde::to_vec(history).expect("a history serialises"),
-                3,
-            )
-            .expect("compressing to memory"),
-        );
+        let header = history.header();
+        let kept: Arc<[SharedStroke]> = history.shared_strokes().collect();
+        let changed = baked
+            .strokes
+            .as_deref()
+            .and_then(|old| changed_strokes(old, &kept, header.first));
+        // Rows at the file's own bake sequence would replace rows it reads: all anew then.
+        let changed = changed.filter(|c| c.is_empty() || seq > baked.seq);
+        let full = changed.is_none();
+        let written = changed.as_deref().unwrap_or(&kept);
+        let rows = strokes::encode_rows(seq, written);
         PreparedBake {
             seq,
             blobs,
-            history,
+            rows,
+            strokes: written.len(),
+            full,
+            header: strokes::encode_header(seq, &header),
+            first: header.first,
+            kept,
             snapshot,
+            ahead: 0,
+            after: baked.seq,
         }
     }
 
-    /// The second half of a bake: writes a [`PreparedBake`] in one transaction (busy is
-    /// retried) and returns how many bricks it wrote. Ops appended after the prepared
-    /// sequence number stay in the log, so a load replays them over the baked bricks.
+    /// Writes the next rows of `prepared` (bricks, then history strokes) ahead of its commit,
+    /// about `bytes` of them in one transaction, between op appends; a load does not read
+    /// them until [`Store::commit_bake`]. Returns whether every row is written. Optional:
+    /// the commit writes what is left. (A bake at the sequence number the file's bake
+    /// already covers writes everything in its commit.)
     ///
     /// # Errors
-    /// As [`Store::bake_with_blocks`] ([`StoreError::BlocksNotBaked`] when the bake was
-    /// prepared without blocks as [`Store::bake`] would refuse it); SQLite failures (nothing
-    /// is written then).
+    /// [`StoreError::OutOfOrder`] if the file was baked since `prepared` was;
+    /// SQLite failures (the rows of the part are not written then).
+    pub fn write_bake_part(
+        &mut self,
+        prepared: &mut PreparedBake,
+        bytes: usize,
+    ) -> Result<bool, StoreError> {
+        self.writable()?;
+        if prepared.after != self.bake_seq {
+            return Err(StoreError::OutOfOrder {
+                last: self.bake_seq,
+                got: prepared.seq,
+            });
+        }
+        if prepared.seq <= self.bake_seq || prepared.ahead == prepared.items() {
+            return Ok(true);
+        }
+        let (from, mut to, mut sum) = (prepared.ahead, prepared.ahead, 0);
+        while to < prepared.items() && (to == from || sum < bytes) {
+            sum += match prepared.blobs.get(to) {
+                Some(b) => b.2.len(),
+                None => prepared.rows[to - prepared.blobs.len()].2.len(),
+            };
+            to += 1;
+        }
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            put_items(&tx, prepared, from..to)?;
+            tx.commit()
+        })?;
+        prepared.ahead = to;
+        Ok(to == prepared.items())
+    }
+
+    /// The second half of a bake: writes what [`Store::write_bake_part`] did not, the history
+    /// header, the blocks snapshot and the covered sequence number in one transaction (busy is
+    /// retried), then deletes the versions it replaced; returns how many bricks it wrote. Ops
+    /// appended after the prepared `seq` stay in the log, newer than the bake.
+    ///
+    /// # Errors
+    /// As [`Store::bake`], and [`StoreError::OutOfOrder`] if the file was baked since
+    /// `prepared` was.
     pub fn commit_bake(&mut self, prepared: PreparedBake) -> Result<usize, StoreError> {
         self.writable()?;
         self.check_bake(prepared.seq, prepared.snapshot.is_some())?;
-        let PreparedBake {
-            seq,
-            blobs,
-            history,
-            snapshot,
-        } = prepared;
+        if prepared.after != self.bake_seq {
+            return Err(StoreError::OutOfOrder {
+                last: self.bake_seq,
+                got: prepared.seq,
+            });
+        }
+        let p = &prepared;
+        let seq = p.seq as i64;
         let now = now_unix().to_string();
         retry(|| {
             let tx = self.conn.transaction()?;
-            {
-                let mut put = tx.prepare(
-                    "INSERT OR REPLACE INTO bricks (x, y, z, seq, data) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?;
-                for (k, _, blob) in &blobs {
-                    put.execute(params![k.x, k.y, k.z, seq as i64, blob])?;
+            if p.full {
+                // Every stroke is in this bake's rows, so no other row is kept: those written
+                // ahead are the only ones at this bake's sequence (it is past the file's).
+                if p.ahead > p.blobs.len() {
+                    tx.execute("DELETE FROM strokes WHERE seq <> ?1", [seq])?;
+                } else {
+                    tx.execute("DELETE FROM strokes", [])?;
                 }
             }
+            put_items(&tx, p, p.ahead..p.items())?;
             tx.execute(
                 "INSERT OR REPLACE INTO history (id, seq, data) VALUES (1, ?1, ?2)",
-                params![seq as i64, history],
+                params![seq, p.header],
             )?;
-            if let Some((step, blob)) = &snapshot {
+            if let Some((step, blob)) = &p.snapshot {
                 tx.execute(
                     "INSERT OR REPLACE INTO blocks (id, seq, step, data) VALUES (1, ?1, ?2, ?3)",
-                    params![seq as i64, *step as i64, blob],
+                    params![seq, *step as i64, blob],
                 )?;
             }
             tx.execute(
                 "UPDATE meta SET value = ?1 WHERE key = 'bake_seq'",
-                [seq.to_string()],
+                [p.seq.to_string()],
             )?;
             tx.execute("UPDATE meta SET value = ?1 WHERE key = 'modified'", [&now])?;
             let digest = meta_digest(&tx)?;
             tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
             tx.commit()
         })?;
-        for (k, id, _) in &blobs {
+        self.bake_seq = p.seq;
+        for (k, id, _) in &p.blobs {
             self.baked.insert(*k, *id);
         }
-        Ok(blobs.len())
+        self.baked_strokes = Some(Arc::clone(&p.kept));
+        // What the bake replaced: older versions of its bricks, strokes older than the oldest
+        // kept. (A crash before this leaves them; they are never read.)
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            {
+                let mut drop_old = tx.prepare_cached(
+                    "DELETE FROM bricks WHERE z = ?1 AND y = ?2 AND x = ?3 AND seq < ?4",
+                )?;
+                for (k, _, _) in &p.blobs {
+                    drop_old.execute(params![k.z, k.y, k.x, seq])?;
+                }
+            }
+            match p.first {
+                Some(first) => tx.execute("DELETE FROM strokes WHERE last < ?1", [first as i64])?,
+                None => tx.execute("DELETE FROM strokes", [])?,
+            };
+            tx.commit()
+        })?;
+        Ok(p.blobs.len())
     }
 
     /// Whether a bake after op `seq` (with or without a blocks snapshot) may be written.
@@ -189,6 +354,12 @@ impl Store {
         if seq > self.last_seq {
             return Err(StoreError::OutOfOrder {
                 last: self.last_seq,
+                got: seq,
+            });
+        }
+        if seq < self.bake_seq {
+            return Err(StoreError::OutOfOrder {
+                last: self.bake_seq,
                 got: seq,
             });
         }
@@ -233,4 +404,23 @@ impl Store {
         })?;
         Ok(())
     }
+}
+
+/// Writes bricks and stroke rows `range` of `p` (bricks first, then stroke rows).
+fn put_items(
+    tx: &rusqlite::Transaction<'_>,
+    p: &PreparedBake,
+    range: std::ops::Range<usize>,
+) -> rusqlite::Result<()> {
+    let n = p.blobs.len();
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO bricks (x, y, z, seq, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (k, _, blob) in &p.blobs[range.start.min(n)..range.end.min(n)] {
+            put.execute(params![k.x, k.y, k.z, p.seq as i64, blob])?;
+        }
+    }
+    let rows = range.start.max(n) - n..range.end.max(n) - n;
+    strokes::put_rows(tx, p.seq, &p.rows[rows])
 }

@@ -8,22 +8,26 @@
 //!   stroke, op)` (MessagePack [`loam_field::LogEntry`] records); `block_ops(seq, step, op)`
 //!   (block ops, opaque bytes from loam-blocks, with the physics step they were applied at:
 //!   one sequence numbering across `ops` and `block_ops`); `bricks(x, y, z, seq, data)` (a
-//!   brick blob, format 2: one grid index and material when uniform, else zstd of the 32³
-//!   16-bit grid indices and material ids — exactly the field's quantised samples);
-//!   `history(id = 1, seq, data)` (the undo history at the bake, zstd of MessagePack);
-//!   `blocks(id = 1, seq, step, data)` (the block world at the bake, zstd of loam-blocks'
-//!   opaque snapshot bytes).
-//! - **Formats.** [`FORMAT_VERSION`] is 3. Format-1 (f32 brick blobs) and format-2 (no block
-//!   tables) worlds opened read-only are read as they are (with no blocks); opened writable
-//!   they are migrated first, one transaction per step.
+//!   brick blob as the bake at op `seq` wrote it, format 2: one grid index and material when
+//!   uniform, else zstd of the 32³ 16-bit grid indices and material ids — exactly the
+//!   field's quantised samples); `history(id = 1, seq, data)` (the undo history's header at
+//!   the bake) and `strokes(seq, first, last, data)` (its strokes in rows, each written by
+//!   the bake that first saw it as it is: see `strokes.rs`); `blocks(id = 1, seq, step,
+//!   data)` (the block world at the bake, zstd of loam-blocks' opaque snapshot bytes).
+//! - **Formats.** [`FORMAT_VERSION`] is 4. Older worlds opened read-only are read as they are
+//!   (format 1: f32 brick blobs; 2: no block tables, so no blocks; 3: the history in one
+//!   blob, one row per brick); opened writable they are migrated first, one transaction per
+//!   step.
 //! - **Blocks** stay opaque here (no Rapier, no loam-blocks): [`Store::append_block`] logs
 //!   a block op, [`Store::bake_with_blocks`] bakes the block world with the field (a world
 //!   with blocks must: [`Store::bake`] refuses it), [`Store::load_with`] replays both kinds
 //!   in order.
 //! - **Durability.** WAL with `synchronous = FULL`, one transaction per appended op: when
-//!   [`Store::append`] returns, the op survives a crash. A bake writes its bricks, the history
-//!   and the covered sequence in one transaction; only then may [`Store::compact`] drop the
-//!   covered ops.
+//!   [`Store::append`] returns, the op survives a crash. A bake writes the bricks and history
+//!   strokes that changed since the last bake, then the history header and the covered
+//!   sequence in one small transaction; its bricks and strokes may be written ahead in
+//!   parts ([`Store::write_bake_part`], between appends), and no load reads them before that
+//!   transaction. Only then may [`Store::compact`] drop the covered ops.
 //! - **Loading** = baked bricks + saved history + newer ops replayed, equal bit for bit to a
 //!   full replay from the generator.
 //! - **Safety.** A file is checked read-only before anything is written (not SQLite,
@@ -39,9 +43,10 @@ mod error;
 mod load;
 mod migrate;
 mod store;
+mod strokes;
 mod tag;
 
-pub use bake::{BakedBricks, PreparedBake};
+pub use bake::{Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};

@@ -2,7 +2,6 @@
 //! sequence order (terrain ops applied, block ops handed back).
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use loam_field::{BrickKey, Field, History};
 use rusqlite::OptionalExtension;
@@ -16,6 +15,25 @@ use crate::store::{LoadedWorld, Store};
 const REPLAY_HOT_BRICKS: usize = 1024;
 
 impl Store {
+    /// The saved history of a world before format 4: one blob.
+    fn whole_history(&self, bake: u64) -> Result<History, StoreError> {
+        let saved = self
+            .conn
+            .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .optional()?;
+        let Some((hseq, blob)) = saved else {
+            return Ok(History::default());
+        };
+        if hseq as u64 != bake {
+            return Err(StoreError::CorruptHistory(format!(
+                "saved at op {hseq}, the bake covers op {bake}"
+            )));
+        }
+        crate::strokes::decode_whole(hseq, &blob)
+    }
+
     /// Loads the world over `base` (a fresh field of the world's generator and settings):
     /// the baked bricks, the saved history, then every newer terrain op replayed through it.
     /// Equal bit for bit to replaying the whole log from the generator. The blocks snapshot
@@ -53,8 +71,13 @@ impl Store {
         let band = field.settings().band();
         let mut bricks = Vec::new();
         {
-            let mut stmt = self.conn.prepare("SELECT x, y, z, data FROM bricks")?;
-            let rows = stmt.query_map([], |r| {
+            // Each brick's version of the highest sequence up to the bake (format 4 keeps
+            // one per bake until the older are deleted, and a bake's rows written ahead).
+            let mut stmt = self.conn.prepare(
+                "SELECT x, y, z, data FROM bricks AS b WHERE seq = (SELECT MAX(n.seq) \
+                 FROM bricks AS n WHERE n.z = b.z AND n.y = b.y AND n.x = b.x AND n.seq <= ?1)",
+            )?;
+            let rows = stmt.query_map([bake as i64], |r| {
                 Ok((
                     r.get::<_, i32>(0)?,
                     r.get::<_, i32>(1)?,
@@ -74,29 +97,11 @@ impl Store {
         // after the replay, a later bake would skip bricks only the replayed ops changed and
         // still move `bake_seq` past them, losing those ops once compacted.)
         let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
-        let mut history = match self
-            .conn
-            .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })
-            .optional()?
-        {
-            None => History::default(),
-            Some((hseq, blob)) => {
-                if hseq as u64 != bake {
-                    return Err(StoreError::CorruptHistory(format!(
-                        "saved at op {hseq}, the bake covers op {bake}"
-                    )));
-                }
-                let blob = crate::tag::open(&crate::tag::key(&[hseq]), &blob)
-                    .ok_or_else(|| StoreError::CorruptHistory("checksum mismatch".into()))?;
-                let mut raw = Vec::new();
-                zstd::stream::read::Decoder::new(blob)
-                    .and_then(|mut d| d.read_to_end(&mut raw))
-                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?;
-                rmp_serde::from_slice(&raw)
-                    .map_err(|e| StoreError::CorruptHistory(e.to_string()))?
-            }
+        let (mut history, baked_strokes) = if self.version >= 4 {
+            let (h, kept) = crate::strokes::load(&self.conn, bake)?;
+            (h, Some(kept))
+        } else {
+            (self.whole_history(bake)?, None)
         };
         // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
         // unpacking them op after op, then packs back to the field's own working set.
@@ -134,6 +139,7 @@ impl Store {
         }
         field.set_hot_capacity(keep);
         self.baked = baked;
+        self.baked_strokes = baked_strokes;
         Ok(LoadedWorld {
             field,
             history,

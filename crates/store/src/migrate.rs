@@ -2,17 +2,50 @@
 //! transaction.
 
 use loam_field::FieldSettings;
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::brick_blob;
 use crate::error::StoreError;
+use crate::strokes;
 
 /// A migration takes a world from one format to the next inside one transaction.
 pub(crate) type Migration =
     fn(&rusqlite::Transaction<'_>, &FieldSettings) -> Result<(), StoreError>;
 
 /// The migrations, append only: `MIGRATIONS[i]` takes format `i + 1` to `i + 2`.
-pub(crate) const MIGRATIONS: &[Migration] = &[migrate_1_to_2, migrate_2_to_3];
+pub(crate) const MIGRATIONS: &[Migration] = &[migrate_1_to_2, migrate_2_to_3, migrate_3_to_4];
+
+/// Format 3 → 4: bricks keyed by their bake sequence too (a bake's rows may be written
+/// ahead of its commit), and the undo history split into a header and rows of strokes (a
+/// bake writes only the strokes that changed).
+fn migrate_3_to_4(tx: &rusqlite::Transaction<'_>, _: &FieldSettings) -> Result<(), StoreError> {
+    tx.execute_batch(
+        "CREATE TABLE bricks_4 (
+            x INTEGER NOT NULL, y INTEGER NOT NULL, z INTEGER NOT NULL,
+            seq INTEGER NOT NULL, data BLOB NOT NULL,
+            PRIMARY KEY (z, y, x, seq)
+        ) WITHOUT ROWID;
+        INSERT INTO bricks_4 (x, y, z, seq, data) SELECT x, y, z, seq, data FROM bricks;
+        DROP TABLE bricks;
+        ALTER TABLE bricks_4 RENAME TO bricks;",
+    )?;
+    tx.execute_batch(strokes::STROKES_SCHEMA)?;
+    let saved = tx
+        .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })
+        .optional()?;
+    if let Some((seq, blob)) = saved {
+        let history = strokes::decode_whole(seq, &blob)?;
+        let kept: Vec<_> = history.shared_strokes().collect();
+        strokes::put_rows(tx, seq as u64, &strokes::encode_rows(seq as u64, &kept))?;
+        tx.execute(
+            "UPDATE history SET data = ?1 WHERE id = 1",
+            [strokes::encode_header(seq as u64, &history.header())],
+        )?;
+    }
+    Ok(())
+}
 
 /// Format 2 → 3: the block tables, empty (`block_ops` beside `ops` in one sequence
 /// numbering, `blocks` for the snapshot at a bake); nothing else changes.

@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry};
+use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry, SharedStroke};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::blocks::{BLOCK_SCHEMA, BlockLogEntry, SavedBlocks};
@@ -13,14 +14,17 @@ use crate::checks::{
 };
 use crate::error::StoreError;
 use crate::migrate::MIGRATIONS;
+use crate::strokes::STROKES_SCHEMA;
 
 /// The `format` metadata value of every Loam world.
 pub const FORMAT: &str = "loam-world";
 
-/// The newest world format this build writes and reads. 3: blocks (a snapshot at each bake,
-/// block ops in the op log); 2: bricks hold quantised samples (16-bit grid indices); 1: f32
-/// samples. Older formats are read as they are and migrated on a writable open.
-pub const FORMAT_VERSION: i64 = 3;
+/// The newest world format this build writes and reads. 4: the undo history in a header and
+/// rows of strokes, and bricks and strokes kept per bake sequence (a bake writes only what
+/// changed, ahead of its commit); 3: blocks (a snapshot at each bake, block ops in the op
+/// log); 2: bricks hold quantised samples (16-bit grid indices); 1: f32 samples. Older
+/// formats are read as they are and migrated on a writable open.
+pub const FORMAT_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -28,7 +32,7 @@ CREATE TABLE ops (seq INTEGER PRIMARY KEY, stroke INTEGER NOT NULL, op BLOB NOT 
 CREATE TABLE bricks (
     x INTEGER NOT NULL, y INTEGER NOT NULL, z INTEGER NOT NULL,
     seq INTEGER NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (z, y, x)
+    PRIMARY KEY (z, y, x, seq)
 ) WITHOUT ROWID;
 CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, data BLOB NOT NULL);
 ";
@@ -89,6 +93,11 @@ pub struct Store {
     /// The ids of the bricks of the last bake, to write only what changed since (an edited
     /// brick is a new brick with a new id).
     pub(crate) baked: BTreeMap<BrickKey, u64>,
+    /// The history's strokes as the file holds them (shared with the history they came
+    /// from), once known: after a load or a bake.
+    pub(crate) baked_strokes: Option<Arc<[SharedStroke]>>,
+    /// The sequence number the file's bake covers.
+    pub(crate) bake_seq: u64,
     read_only: bool,
     /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
     pub(crate) version: i64,
@@ -186,6 +195,7 @@ impl Store {
             let tx = store.conn.transaction()?;
             tx.execute_batch(SCHEMA)?;
             tx.execute_batch(BLOCK_SCHEMA)?;
+            tx.execute_batch(STROKES_SCHEMA)?;
             {
                 let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
                 for (k, v) in [
@@ -244,8 +254,28 @@ impl Store {
         let conn = Connection::open(path)?;
         let mut store = Self::configure(conn, path)?;
         store.migrate()?;
+        store.bake_seq = store.meta_u64("bake_seq")?;
+        store.drop_unbaked()?;
         store.last_seq = store.find_last_seq()?;
         Ok(store)
+    }
+
+    /// Deletes what no load reads: rows of a bake that was not committed (a crash while its
+    /// rows were written ahead, or before its old versions were deleted).
+    fn drop_unbaked(&mut self) -> Result<(), StoreError> {
+        let bake = self.bake_seq as i64;
+        retry(|| {
+            let tx = self.conn.transaction()?;
+            tx.execute("DELETE FROM bricks WHERE seq > ?1", [bake])?;
+            tx.execute(
+                "DELETE FROM bricks WHERE seq < (SELECT MAX(n.seq) FROM bricks AS n \
+                 WHERE n.z = bricks.z AND n.y = bricks.y AND n.x = bricks.x)",
+                [],
+            )?;
+            tx.execute("DELETE FROM strokes WHERE seq > ?1", [bake])?;
+            tx.commit()
+        })?;
+        Ok(())
     }
 
     /// Opens a world file for reading only (`info`, `load`, `ops_after`, `export`): the same
@@ -265,9 +295,12 @@ impl Store {
             path: path.into(),
             last_seq: 0,
             baked: BTreeMap::new(),
+            baked_strokes: None,
+            bake_seq: 0,
             read_only: true,
             version,
         };
+        store.bake_seq = store.meta_u64("bake_seq")?;
         store.last_seq = store.find_last_seq()?;
         Ok(store)
     }
@@ -363,6 +396,8 @@ impl Store {
             path: path.into(),
             last_seq: 0,
             baked: BTreeMap::new(),
+            baked_strokes: None,
+            bake_seq: 0,
             read_only: false,
             version: FORMAT_VERSION,
         })
@@ -538,7 +573,10 @@ impl Store {
                 0
             },
             last_seq: self.last_seq,
-            bricks: count("SELECT COUNT(*) FROM bricks")?,
+            bricks: count(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT z, y, x FROM bricks \
+                 WHERE seq <= (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'bake_seq'))",
+            )?,
             bake_seq: self.meta_u64("bake_seq")?,
             file_bytes: file + wal,
         })

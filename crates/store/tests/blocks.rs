@@ -53,7 +53,7 @@ fn block_ops_share_the_log_and_come_back_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.loam");
     let mut store = Store::create(&path, GEN, base().settings(), None).unwrap();
-    assert_eq!(store.format_version(), 3);
+    assert_eq!(store.format_version(), loam_store::FORMAT_VERSION);
     let (live, _, hashes) = write_mixed(&mut store, 6);
     // Either kind must follow the last op of either kind.
     assert!(matches!(

@@ -102,10 +102,10 @@ fn a_format_1_world_loads_read_only_and_migrates_on_a_writable_open() {
     let v1 = baked(&path, band);
     assert!(v1.len() >= 4 && v1.values().all(|(kind, _)| *kind <= 1));
 
-    // Writable: migrated (1 → 2 → 3), then the same world as read-only.
+    // Writable: migrated (1 → 2 → 3 → 4), then the same world as read-only.
     let mut rw = Store::open(&path).unwrap();
     assert_eq!(rw.format_version(), FORMAT_VERSION);
-    assert_eq!(rw.info().unwrap().format_version, 3);
+    assert_eq!(rw.info().unwrap().format_version, FORMAT_VERSION);
     assert_eq!(rw.block_ops_after(0).unwrap(), vec![]);
     assert_eq!(rw.blocks().unwrap(), None);
     assert_eq!(rw.integrity_check().unwrap(), Ok(()));
@@ -201,7 +201,7 @@ fn baked_kinds(path: &Path) -> Vec<u8> {
 const V2_HASH: &str = "15b3749473a4be9367de2e105caa13bb681cd7955b16de2b6b7ff10d877ba986";
 
 #[test]
-fn a_format_2_world_loads_read_only_and_migrates_to_format_3() {
+fn a_format_2_world_loads_read_only_and_migrates_to_the_newest_format() {
     let dir = tempfile::tempdir().unwrap();
     let path = fixture("world-v2.loam", dir.path());
     let original = std::fs::read(&path).unwrap();
@@ -221,8 +221,8 @@ fn a_format_2_world_loads_read_only_and_migrates_to_format_3() {
     // Writable: migrated to 3, the same world, the bricks untouched.
     let before = baked(&path, base().settings().band());
     let mut rw = Store::open(&path).unwrap();
-    assert_eq!(rw.format_version(), 3);
-    assert_eq!(rw.info().unwrap().format_version, 3);
+    assert_eq!(rw.format_version(), FORMAT_VERSION);
+    assert_eq!(rw.info().unwrap().format_version, FORMAT_VERSION);
     assert_eq!(rw.integrity_check().unwrap(), Ok(()));
     let mut w = rw.load(base()).unwrap();
     assert_eq!(w.field.hash().to_string(), V2_HASH);

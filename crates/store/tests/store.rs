@@ -243,7 +243,7 @@ fn bad_files_are_typed_errors_and_never_written() {
             e,
             StoreError::NewerVersion {
                 found: 9,
-                max: 3,
+                max: loam_store::FORMAT_VERSION,
                 ..
             }
         ),
@@ -386,13 +386,7 @@ fn a_bake_prepared_earlier_and_written_after_more_appends_loads_the_live_world()
         if seq == 12 {
             // The snapshot the server hands over: clones sharing the bricks and strokes.
             let (f, h) = (field.clone(), history.clone());
-            prepared = Some(Store::prepare_bake(
-                &store.baked_bricks(),
-                &f,
-                &h,
-                seq,
-                None,
-            ));
+            prepared = Some(Store::prepare_bake(&store.baked(), &f, &h, seq, None));
             snapshot = Some(f.hash());
         }
     }
@@ -423,7 +417,7 @@ fn a_prepared_bake_beyond_the_log_is_refused() {
     let path = dir.path().join("w.loam");
     let (live, history) = write_world(&path, 0);
     let mut store = Store::open(&path).unwrap();
-    let p = Store::prepare_bake(&store.baked_bricks(), &live, &history, 40, None);
+    let p = Store::prepare_bake(&store.baked(), &live, &history, 40, None);
     assert!(matches!(
         store.commit_bake(p),
         Err(StoreError::OutOfOrder { last: 33, got: 40 })

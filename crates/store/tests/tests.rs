@@ -1,5 +1,6 @@
 //! loam-store tests (one binary).
 
+mod bake_parts;
 mod blocks;
 mod crash;
 mod migrate;

@@ -1,0 +1,223 @@
+//! Format 4's bakes: only the strokes that changed are written, rows may be written ahead of
+//! the commit (and are not read until it), and every bake still loads as the live world.
+
+use std::path::Path;
+
+use loam_field::{CsgMode, EditOp, Field, History, LogEntry};
+use loam_store::{Store, StoreError};
+
+use crate::store::{GEN, base};
+
+/// A small dig or build, stroke `i`, along a line of the terrain.
+fn op(field: &Field, i: u64) -> EditOp {
+    let x = (i % 25) as f64 * 1.7;
+    EditOp::Sphere {
+        mode: if i.is_multiple_of(3) {
+            CsgMode::Union
+        } else {
+            CsgMode::Subtract
+        },
+        center: [x, field.generator().surface_height(x, 2.0), 2.0],
+        radius: 1.2,
+        material: (i % 7) as u8,
+        blend: 0.0,
+    }
+}
+
+/// Applies and logs ops `from ..= to` (stroke = sequence number; every seventh op undoes the
+/// stroke five before it, an old one).
+fn run(store: &mut Store, field: &mut Field, history: &mut History, from: u64, to: u64) {
+    for seq in from..=to {
+        let op = if seq.is_multiple_of(7) && history.can_undo(seq - 5) == Some(true) {
+            EditOp::Undo { stroke: seq - 5 }
+        } else {
+            op(field, seq)
+        };
+        history.apply(field, seq, &op).unwrap();
+        store.append(&LogEntry::new(seq, seq, op)).unwrap();
+    }
+}
+
+fn count(path: &Path, sql: &str) -> i64 {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn check_loads(path: &Path, field: &Field, history: &History) {
+    let loaded = Store::open(path).unwrap().load(base()).unwrap();
+    assert_eq!(loaded.field.hash(), field.hash());
+    assert_eq!(&loaded.history, history);
+}
+
+/// A second bake writes the new strokes and the old one an undo changed, not the strokes the
+/// file already holds; strokes the budget forgot are deleted; the world and its history load
+/// as they are live, and undo works after the reload.
+#[test]
+fn a_bake_writes_only_new_and_changed_strokes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    // Room for about 20 of these strokes (~250 bytes each): the oldest are forgotten as the
+    // world goes on.
+    let mut history = History::new(5_000);
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 30);
+    store.bake(&field, &history, 30).unwrap();
+
+    // Five new strokes and an undo of stroke 30 (op 35).
+    run(&mut store, &mut field, &mut history, 31, 36);
+    assert_eq!(history.can_undo(30), Some(false));
+    let incremental = Store::prepare_bake(&store.baked(), &field, &history, 36, None);
+    let whole = Store::prepare_bake(&Default::default(), &field, &history, 36, None);
+    assert_eq!(incremental.strokes(), 6);
+    assert_eq!(whole.strokes(), history.len());
+    assert!(incremental.stroke_bytes() * 2 < whole.stroke_bytes());
+    store.commit_bake(incremental).unwrap();
+    drop(store);
+    let first = history.header().first.unwrap();
+    assert!(first > 1, "the budget forgot the oldest strokes");
+    // No row holds only forgotten strokes, and the rows of the first bake that still hold kept
+    // strokes stay (they were not written again).
+    assert_eq!(
+        count(
+            &path,
+            &format!("SELECT COUNT(*) FROM strokes WHERE last < {first}")
+        ),
+        0
+    );
+    // Each brick once, at its newest bake.
+    assert_eq!(
+        count(
+            &path,
+            "SELECT COUNT(*) FROM (SELECT 1 FROM bricks GROUP BY z, y, x HAVING COUNT(*) > 1)"
+        ),
+        0
+    );
+    check_loads(&path, &field, &history);
+
+    // Undo after the reload equals undo live.
+    let mut store = Store::open(&path).unwrap();
+    let mut loaded = store.load(base()).unwrap();
+    let target = history.undo_target().unwrap();
+    let undo = EditOp::Undo { stroke: target };
+    history.apply(&mut field, 37, &undo).unwrap();
+    loaded.history.apply(&mut loaded.field, 37, &undo).unwrap();
+    assert_eq!(loaded.field.hash(), field.hash());
+    // The loaded store knows its strokes: a bake after the undo writes that stroke alone.
+    store.append(&LogEntry::new(37, 37, undo)).unwrap();
+    let next = Store::prepare_bake(&store.baked(), &loaded.field, &loaded.history, 37, None);
+    assert_eq!(next.strokes(), 1);
+    store.commit_bake(next).unwrap();
+    drop(store);
+    check_loads(&path, &field, &history);
+}
+
+/// Rows written ahead of a commit are not read: a store dropped before the commit (a crash)
+/// loads as the last bake plus the log, and the next open deletes them. Written ahead in
+/// full and committed, the bake loads as the live world.
+#[test]
+fn rows_written_ahead_are_read_only_after_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 20);
+    store.bake(&field, &history, 20).unwrap();
+    run(&mut store, &mut field, &mut history, 21, 45);
+
+    let mut p = Store::prepare_bake(&store.baked(), &field, &history, 45, None);
+    assert!(
+        !store.write_bake_part(&mut p, 1).unwrap(),
+        "one row per part"
+    );
+    // A crash here: the rows are in the file, the bake is not.
+    drop(p);
+    drop(store);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 45"),
+        1
+    );
+    check_loads(&path, &field, &history);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq > 20"),
+        0
+    );
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM strokes WHERE seq > 20"),
+        0
+    );
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.info().unwrap().bake_seq, 20);
+
+    // Loaded, so the store knows what its file holds.
+    store.load(base()).unwrap();
+    let mut p = Store::prepare_bake(&store.baked(), &field, &history, 45, None);
+    let mut parts = 1;
+    while !store.write_bake_part(&mut p, 1).unwrap() {
+        parts += 1;
+    }
+    assert!(parts > 2, "{parts} parts");
+    assert_eq!(store.info().unwrap().bake_seq, 20, "not committed yet");
+    store.commit_bake(p).unwrap();
+    assert_eq!(store.info().unwrap().bake_seq, 45);
+    drop(store);
+    check_loads(&path, &field, &history);
+}
+
+/// A bake prepared before another was committed, or one behind the file's bake, is refused
+/// and changes nothing.
+#[test]
+fn a_stale_or_older_bake_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 15);
+    let baked = store.baked();
+    let first = Store::prepare_bake(&baked, &field.clone(), &history.clone(), 15, None);
+    run(&mut store, &mut field, &mut history, 16, 20);
+    let mut second = Store::prepare_bake(&baked, &field, &history, 20, None);
+    store.commit_bake(first).unwrap();
+    assert!(matches!(
+        store.write_bake_part(&mut second, 1 << 20),
+        Err(StoreError::OutOfOrder { last: 15, got: 20 })
+    ));
+    assert!(matches!(
+        store.commit_bake(second),
+        Err(StoreError::OutOfOrder { last: 15, got: 20 })
+    ));
+    assert!(matches!(
+        store.bake(&field, &history, 10),
+        Err(StoreError::OutOfOrder { last: 15, got: 10 })
+    ));
+    assert_eq!(store.info().unwrap().bake_seq, 15);
+    drop(store);
+    check_loads(&path, &field, &history);
+}
+
+/// A history that is not the old one grown (here a fresh one with other strokes) replaces
+/// every stroke row: none of the old strokes comes back.
+#[test]
+fn a_replaced_history_leaves_no_old_strokes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 20);
+    store.bake(&field, &history, 20).unwrap();
+    // A history of its own: two strokes with ids among the old ones.
+    let mut other = History::default();
+    let mut scratch = base();
+    let (a, b) = (op(&scratch, 3), op(&scratch, 4));
+    other.apply(&mut scratch, 7, &a).unwrap();
+    other.apply(&mut scratch, 9, &b).unwrap();
+    run(&mut store, &mut field, &mut history, 21, 22);
+    store.bake(&field, &other, 22).unwrap();
+    drop(store);
+    let loaded = Store::open(&path).unwrap().load(base()).unwrap();
+    assert_eq!(loaded.history, other);
+    assert_eq!(loaded.field.hash(), field.hash());
+}
