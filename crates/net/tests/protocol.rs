@@ -6,6 +6,7 @@ use std::sync::Arc;
 use loam_blocks::{BlockDelta, BlockOp, BlockSettings, BlockWorld, MaterialTable};
 use loam_field::{
     BrickKey, CsgMode, EditOp, Falloff, Field, FieldSettings, LogEntry, NoiseTerrainSettings,
+    SamplePos,
 };
 use loam_net::protocol::{
     Aim, BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, CatchUp, ClientMessage, DecodeError,
@@ -432,6 +433,27 @@ fn changed_samples_cross_the_wire_bit_for_bit() {
     let mut short = w.clone();
     short.max = [31, 31, 2];
     assert!(decode_samples(&short).is_err());
+    // Keys whose samples leave the i32 range would wrap onto other bricks: refused. The
+    // highest and lowest keys within it decode where they are.
+    for key in [
+        [i32::MAX / 32 + 1, 0, 0],
+        [0, i32::MIN / 32 - 1, 0],
+        [0, 0, i32::MAX],
+    ] {
+        let mut far = w.clone();
+        far.key = key;
+        assert!(decode_samples(&far).is_err(), "{key:?}");
+    }
+    let mut top = w.clone();
+    top.key = [i32::MAX / 32, i32::MIN / 32, 0];
+    let (region, _, _) = decode_samples(&top).unwrap();
+    assert_eq!(
+        (region.min, region.max),
+        (
+            SamplePos::new(i32::MAX / 32 * 32, i32::MIN, 0),
+            SamplePos::new(i32::MAX / 32 * 32 + 31, i32::MIN + 31, 3)
+        )
+    );
 }
 
 #[test]

@@ -148,14 +148,27 @@ pub fn decode_samples(
         .map(|a| usize::from(w.max[a] - w.min[a]) + 1)
         .product();
     let (q, m) = decode_data(&w.data, n).map_err(bad)?;
-    let corner = |local: [u8; 3]| {
-        let p: [i32; 3] =
-            std::array::from_fn(|a| w.key[a].wrapping_mul(BRICK_SAMPLES) + i32::from(local[a]));
-        SamplePos::new(p[0], p[1], p[2])
+    // A key whose samples leave the i32 range would wrap onto another brick's.
+    let origin = w.key.map(|k| {
+        k.checked_mul(BRICK_SAMPLES)
+            .filter(|o| o.checked_add(BRICK_SAMPLES - 1).is_some())
+    });
+    let [Some(x), Some(y), Some(z)] = origin else {
+        return Err(bad(format!(
+            "brick {:?} is outside the sample range",
+            w.key
+        )));
+    };
+    let at = |l: [u8; 3]| {
+        SamplePos::new(
+            x + i32::from(l[0]),
+            y + i32::from(l[1]),
+            z + i32::from(l[2]),
+        )
     };
     let region = SampleBox {
-        min: corner(w.min),
-        max: corner(w.max),
+        min: at(w.min),
+        max: at(w.max),
     };
     Ok((region, q, m))
 }
