@@ -29,6 +29,9 @@ use crate::strokes::{self, StrokeRow};
 pub struct Baked {
     pub(crate) bricks: BTreeMap<BrickKey, u64>,
     pub(crate) strokes: Option<Arc<[SharedStroke]>>,
+    /// Stroke versions the file's rows hold that a later row replaced (unread, kept until
+    /// their row goes; at most this many).
+    pub(crate) stale: usize,
     /// The sequence number the file's bake covers.
     pub(crate) seq: u64,
 }
@@ -44,6 +47,8 @@ pub struct PreparedBake {
     rows: Vec<StrokeRow>,
     /// How many strokes the rows hold.
     strokes: usize,
+    /// How many of them replace a version the file holds.
+    rewritten: usize,
     /// Every stroke row of the file is replaced (the store did not know them, or the history
     /// dropped strokes other than its oldest).
     full: bool,
@@ -89,14 +94,23 @@ impl PreparedBake {
     }
 }
 
-/// The strokes of `now` to write, given those `old` the file holds; and whether every row must
-/// be replaced instead (the history dropped a stroke other than its oldest).
+/// The strokes of `now` to write, given those `old` the file holds, and how many of them
+/// replace a version the file holds (which then lies unread in its row); or `None` when every
+/// row must be replaced instead: the history dropped a stroke other than its oldest, or has
+/// strokes older than every one the file reads (rows may still hold forgotten strokes there).
 fn changed_strokes(
     old: &[SharedStroke],
     now: &[SharedStroke],
     first: Option<u64>,
-) -> Option<Vec<SharedStroke>> {
+) -> Option<(Vec<SharedStroke>, usize)> {
+    match (old.first(), now.first()) {
+        (_, None) => {}
+        (None, Some(_)) => return None,
+        (Some(o), Some(n)) if n.id() < o.id() => return None,
+        _ => {}
+    }
     let mut changed = Vec::new();
+    let mut rewritten = 0;
     let mut j = 0;
     // A dropped stroke must be older than every kept one: the load reads from `first` on.
     let evicted = |id: u64| first.is_none_or(|f| id < f);
@@ -110,6 +124,7 @@ fn changed_strokes(
         if j < old.len() && old[j].id() == s.id() {
             if !old[j].same(s) {
                 changed.push(s.clone());
+                rewritten += 1;
             }
             j += 1;
         } else {
@@ -119,7 +134,7 @@ fn changed_strokes(
     if old[j..].iter().any(|s| !evicted(s.id())) {
         return None;
     }
-    Some(changed)
+    Some((changed, rewritten))
 }
 
 impl Store {
@@ -181,6 +196,7 @@ impl Store {
         Baked {
             bricks: self.baked.clone(),
             strokes: self.baked_strokes.clone(),
+            stale: self.stale_strokes,
             seq: self.bake_seq,
         }
     }
@@ -210,17 +226,24 @@ impl Store {
         let changed = baked
             .strokes
             .as_deref()
-            .and_then(|old| changed_strokes(old, &kept, header.first));
-        // Rows at the file's own bake sequence would replace rows it reads: all anew then.
-        let changed = changed.filter(|c| c.is_empty() || seq > baked.seq);
+            .and_then(|old| changed_strokes(old, &kept, header.first))
+            // Rows at the file's own bake sequence would replace rows it reads: all anew then.
+            .filter(|(c, _)| c.is_empty() || seq > baked.seq)
+            // Replaced versions pile up in rows that also hold live strokes: once they
+            // outnumber the live strokes, every row is written anew.
+            .filter(|&(_, r)| baked.stale + r <= kept.len());
         let full = changed.is_none();
-        let written = changed.as_deref().unwrap_or(&kept);
+        let (written, rewritten) = match &changed {
+            Some((c, r)) => (c.as_slice(), *r),
+            None => (&kept[..], 0),
+        };
         let rows = strokes::encode_rows(seq, written);
         PreparedBake {
             seq,
             blobs,
             rows,
             strokes: written.len(),
+            rewritten,
             full,
             header: strokes::encode_header(seq, &header),
             first: header.first,
@@ -328,9 +351,16 @@ impl Store {
             self.baked.insert(*k, *id);
         }
         self.baked_strokes = Some(Arc::clone(&p.kept));
+        self.stale_strokes = if p.full {
+            0
+        } else {
+            self.stale_strokes + p.rewritten
+        };
         // What the bake replaced: older versions of its bricks, strokes older than the oldest
-        // kept. (A crash before this leaves them; they are never read.)
-        retry(|| {
+        // kept. Never read, so this is tidying only: a crash or a failure here leaves them
+        // to the next bake's tidying (strokes) or the next writable open (bricks), and the
+        // bake stands.
+        let _ = retry(|| {
             let tx = self.conn.transaction()?;
             {
                 let mut drop_old = tx.prepare_cached(
@@ -345,7 +375,7 @@ impl Store {
                 None => tx.execute("DELETE FROM strokes", [])?,
             };
             tx.commit()
-        })?;
+        });
         Ok(p.blobs.len())
     }
 

@@ -97,11 +97,11 @@ impl Store {
         // after the replay, a later bake would skip bricks only the replayed ops changed and
         // still move `bake_seq` past them, losing those ops once compacted.)
         let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
-        let (mut history, baked_strokes) = if self.version >= 4 {
-            let (h, kept) = crate::strokes::load(&self.conn, bake)?;
-            (h, Some(kept))
+        let (mut history, baked_strokes, stale) = if self.version >= 4 {
+            let (h, kept, stale) = crate::strokes::load(&self.conn, bake)?;
+            (h, Some(kept), stale)
         } else {
-            (self.whole_history(bake)?, None)
+            (self.whole_history(bake)?, None, 0)
         };
         // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
         // unpacking them op after op, then packs back to the field's own working set.
@@ -140,6 +140,7 @@ impl Store {
         field.set_hot_capacity(keep);
         self.baked = baked;
         self.baked_strokes = baked_strokes;
+        self.stale_strokes = stale;
         Ok(LoadedWorld {
             field,
             history,

@@ -96,6 +96,8 @@ pub struct Store {
     /// The history's strokes as the file holds them (shared with the history they came
     /// from), once known: after a load or a bake.
     pub(crate) baked_strokes: Option<Arc<[SharedStroke]>>,
+    /// Stroke versions in the file's rows that later rows replaced (see [`crate::Baked`]).
+    pub(crate) stale_strokes: usize,
     /// The sequence number the file's bake covers.
     pub(crate) bake_seq: u64,
     read_only: bool,
@@ -296,6 +298,7 @@ impl Store {
             last_seq: 0,
             baked: BTreeMap::new(),
             baked_strokes: None,
+            stale_strokes: 0,
             bake_seq: 0,
             read_only: true,
             version,
@@ -397,6 +400,7 @@ impl Store {
             last_seq: 0,
             baked: BTreeMap::new(),
             baked_strokes: None,
+            stale_strokes: 0,
             bake_seq: 0,
             read_only: false,
             version: FORMAT_VERSION,

@@ -97,7 +97,8 @@ pub(crate) fn put_rows(conn: &Connection, seq: u64, rows: &[StrokeRow]) -> rusql
 }
 
 /// The saved history of a format-4 world whose bake covers op `bake` (an empty history when
-/// none was saved), and its strokes as the file holds them (for the next bake to leave out).
+/// none was saved), its strokes as the file holds them (for the next bake to leave out), and
+/// how many replaced versions of them the rows read hold.
 ///
 /// # Errors
 /// [`StoreError::CorruptHistory`]: a header saved at another op, a bad tag or encoding,
@@ -105,7 +106,7 @@ pub(crate) fn put_rows(conn: &Connection, seq: u64, rows: &[StrokeRow]) -> rusql
 pub(crate) fn load(
     conn: &Connection,
     bake: u64,
-) -> Result<(History, Arc<[SharedStroke]>), StoreError> {
+) -> Result<(History, Arc<[SharedStroke]>, usize), StoreError> {
     let corrupt = |why: String| StoreError::CorruptHistory(why);
     let Some((hseq, blob)) = conn
         .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
@@ -113,7 +114,7 @@ pub(crate) fn load(
         })
         .optional()?
     else {
-        return Ok((History::default(), Arc::from(Vec::new())));
+        return Ok((History::default(), Arc::from(Vec::new()), 0));
     };
     if hseq as u64 != bake {
         return Err(corrupt(format!(
@@ -125,6 +126,7 @@ pub(crate) fn load(
     let header: HistoryHeader =
         rmp_serde::from_slice(&decompress(payload)?).map_err(|e| corrupt(e.to_string()))?;
     let mut strokes: BTreeMap<u64, SharedStroke> = BTreeMap::new();
+    let mut versions = 0;
     if let Some(first) = header.first {
         let mut stmt = conn.prepare(
             "SELECT seq, first, data FROM strokes WHERE seq <= ?1 AND last >= ?2 \
@@ -149,12 +151,14 @@ pub(crate) fn load(
                 .map_err(|e| corrupt(format!("strokes row ({seq}, {row_first}): {e}")))?;
             for s in batch.into_iter().filter(|s| s.id() >= first) {
                 strokes.insert(s.id(), s);
+                versions += 1;
             }
         }
     }
     let kept: Vec<SharedStroke> = strokes.into_values().collect();
     let history = History::from_parts(header, kept.clone()).map_err(|e| corrupt(e.to_string()))?;
-    Ok((history, Arc::from(kept)))
+    let stale = versions - kept.len();
+    Ok((history, Arc::from(kept), stale))
 }
 
 /// A format-3 history blob (sealed zstd of the whole MessagePack history).

@@ -221,3 +221,171 @@ fn a_replaced_history_leaves_no_old_strokes() {
     assert_eq!(loaded.history, other);
     assert_eq!(loaded.field.hash(), field.hash());
 }
+
+/// A history that starts below the file's oldest kept stroke, with a gap where a stroke the
+/// file's history forgot still sits in a kept row (the row also holds live strokes): every
+/// row is written anew, so the forgotten stroke does not come back.
+#[test]
+fn a_history_reaching_below_the_files_strokes_is_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::new(5_000);
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 30);
+    store.bake(&field, &history, 30).unwrap();
+    let first30 = history.header().first.unwrap();
+    run(&mut store, &mut field, &mut history, 31, 36);
+    store.bake(&field, &history, 36).unwrap();
+    let first36 = history.header().first.unwrap();
+    assert!(first36 > first30 + 1, "{first30} {first36}");
+    // Stroke first30 and every stroke the file's history keeps, but not first30 + 1.
+    let mut other = History::default();
+    let mut scratch = base();
+    let kept: Vec<u64> = history.shared_strokes().map(|s| s.id()).collect();
+    for i in std::iter::once(first30).chain(kept) {
+        let o = op(&scratch, i);
+        other.apply(&mut scratch, i, &o).unwrap();
+    }
+    run(&mut store, &mut field, &mut history, 37, 37);
+    store.bake(&field, &other, 37).unwrap();
+    drop(store);
+    let loaded = Store::open(&path).unwrap().load(base()).unwrap();
+    assert_eq!(loaded.history, other);
+}
+
+/// Undo and redo of one old stroke with a bake after each: each bake writes the stroke again,
+/// and the replaced versions (unread) do not pile up in the file: once they outnumber the
+/// live strokes, the rows are written anew.
+#[test]
+fn replaced_stroke_versions_do_not_pile_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let mut field = base();
+    let mut history = History::default();
+    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    run(&mut store, &mut field, &mut history, 1, 20);
+    store.bake(&field, &history, 20).unwrap();
+    drop(store);
+    let live_rows = count(&path, "SELECT COUNT(*) FROM strokes");
+    let mut store = Store::open(&path).unwrap();
+    let w = store.load(base()).unwrap();
+    let (mut field, mut history) = (w.field, w.history);
+    let live = history.len() as i64;
+    let mut most = 0;
+    for seq in 21..=60 {
+        let op = if seq % 2 == 1 {
+            EditOp::Undo { stroke: 1 }
+        } else {
+            EditOp::Redo { stroke: 1 }
+        };
+        history.apply(&mut field, seq, &op).unwrap();
+        store.append(&LogEntry::new(seq, seq, op)).unwrap();
+        store.bake(&field, &history, seq).unwrap();
+        if seq % 10 == 0 {
+            drop(store);
+            most = most.max(count(&path, "SELECT COUNT(*) FROM strokes"));
+            store = Store::open(&path).unwrap();
+            let w = store.load(base()).unwrap();
+            assert_eq!(w.history, history);
+            (field, history) = (w.field, w.history);
+        }
+    }
+    // One row per rewrite of stroke 1, at most one per live stroke before all are rewritten.
+    assert!(
+        most <= live_rows + live + 1,
+        "{most} rows for {live} strokes"
+    );
+    drop(store);
+    check_loads(&path, &field, &history);
+}
+
+/// SplitMix64.
+fn mix(z: &mut u64) -> u64 {
+    *z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut x = *z;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Random sessions: ops (new strokes, continued strokes, undo and redo of old strokes),
+/// bakes (whole, in parts, parts abandoned, at the same sequence), compaction, reopening with
+/// and without a load, small budgets: every load equals the live world and history.
+#[test]
+fn random_sessions_load_as_live() {
+    for seed in 0..6u64 {
+        let mut z = seed * 7919 + 1;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let mut field = base();
+        let mut history = History::new(3_000 + seed as usize * 1_000);
+        let mut store = Some(Store::create(&path, GEN, field.settings(), None).unwrap());
+        // A world never baked loads with the default budget: bake this one in first.
+        store.as_mut().unwrap().bake(&field, &history, 0).unwrap();
+        let (mut seq, mut stroke) = (0u64, 0u64);
+        let mut abandoned = None;
+        for step in 0..250 {
+            let s = store.as_mut().unwrap();
+            let r = mix(&mut z) % 100;
+            if r < 55 {
+                seq += 1;
+                let (st, op) = if r < 15 && stroke > 0 {
+                    (stroke, op(&field, seq))
+                } else if r < 30 {
+                    // Undo or redo an older kept stroke.
+                    let ids: Vec<u64> = history.shared_strokes().map(|s| s.id()).collect();
+                    let id = ids.get(mix(&mut z) as usize % ids.len().max(1)).copied();
+                    match id.and_then(|i| history.can_undo(i).map(|u| (i, u))) {
+                        Some((i, true)) => (0, EditOp::Undo { stroke: i }),
+                        Some((i, false)) => (0, EditOp::Redo { stroke: i }),
+                        None => {
+                            stroke += 1;
+                            (stroke, op(&field, seq))
+                        }
+                    }
+                } else {
+                    stroke += 1;
+                    (stroke, op(&field, seq))
+                };
+                match history.apply(&mut field, st, &op) {
+                    Ok(_) => s.append(&LogEntry::new(seq, st, op)).unwrap(),
+                    Err(_) => seq -= 1,
+                }
+            } else if r < 65 {
+                s.bake(&field, &history, seq).unwrap();
+            } else if r < 75 {
+                let mut p = Store::prepare_bake(&s.baked(), &field, &history, seq, None);
+                let bytes = 1 + (mix(&mut z) % 4000) as usize;
+                while !s.write_bake_part(&mut p, bytes).unwrap() {}
+                s.commit_bake(p).unwrap();
+            } else if r < 80 {
+                // Parts written, never committed.
+                let mut p = Store::prepare_bake(&s.baked(), &field, &history, seq, None);
+                s.write_bake_part(&mut p, 1 + (mix(&mut z) % 3000) as usize)
+                    .unwrap();
+                abandoned = Some(p);
+            } else if r < 85 {
+                s.compact().unwrap();
+            } else if r < 92 {
+                drop(store.take());
+                abandoned = None;
+                let mut s = Store::open(&path).unwrap();
+                let w = s.load(base()).unwrap();
+                assert_eq!(w.field.hash(), field.hash(), "seed {seed} step {step}");
+                assert_eq!(w.history, history, "seed {seed} step {step}");
+                assert_eq!(w.last_seq, seq);
+                (field, history) = (w.field, w.history);
+                store = Some(s);
+            } else {
+                // Reopened without a load: the store does not know its strokes.
+                drop(store.take());
+                abandoned = None;
+                store = Some(Store::open(&path).unwrap());
+            }
+        }
+        drop(abandoned);
+        drop(store.take());
+        check_loads(&path, &field, &history);
+    }
+}
