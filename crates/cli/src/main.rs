@@ -2,6 +2,12 @@
 //! (`loam render`), the multiplayer server (`loam serve`, `loam bench-net`), and the
 //! command-line tools: `replay`, `world`, `bench-world`, `mesh-volume`.
 
+/// mimalloc instead of the system allocator: the server's many mid-sized, short-lived
+/// allocations (op plans, deltas, frames) cost glibc's malloc 3 % more CPU, and its free-list
+/// consolidation showed in profiles of `loam serve` under load (BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench_world;
 mod chunk_meshes;
 mod connect;

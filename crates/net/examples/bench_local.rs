@@ -16,6 +16,10 @@
 
 use std::sync::Arc;
 
+/// The allocator of `loam serve` (the CLI's).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use loam_field::{CaveSettings, FieldSettings, Generator, NoiseTerrainSettings};
 use loam_net::{BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
 use loam_store::Store;
