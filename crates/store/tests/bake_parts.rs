@@ -1,7 +1,7 @@
 //! Format 4's bakes: only the strokes that changed are written, rows may be written ahead of
 //! the commit (and are not read until it), and every bake still loads as the live world.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use loam_field::{CsgMode, EditOp, Field, History, LogEntry};
 use loam_store::{Store, StoreError};
@@ -38,6 +38,16 @@ fn run(store: &mut Store, field: &mut Field, history: &mut History, from: u64, t
     }
 }
 
+/// A new world file in a temporary folder (kept while the folder lives), its live field and
+/// a history of `budget` bytes.
+fn new_world(budget: usize) -> (tempfile::TempDir, PathBuf, Field, History, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let field = base();
+    let store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    (dir, path, field, History::new(budget), store)
+}
+
 fn count(path: &Path, sql: &str) -> i64 {
     let c = rusqlite::Connection::open(path).unwrap();
     c.query_row(sql, [], |r| r.get(0)).unwrap()
@@ -54,13 +64,9 @@ fn check_loads(path: &Path, field: &Field, history: &History) {
 /// as they are live, and undo works after the reload.
 #[test]
 fn a_bake_writes_only_new_and_changed_strokes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
     // Room for about 20 of these strokes (~250 bytes each): the oldest are forgotten as the
     // world goes on.
-    let mut history = History::new(5_000);
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(5_000);
     run(&mut store, &mut field, &mut history, 1, 30);
     store.bake(&field, &history, 30).unwrap();
 
@@ -117,11 +123,7 @@ fn a_bake_writes_only_new_and_changed_strokes() {
 /// full and committed, the bake loads as the live world.
 #[test]
 fn rows_written_ahead_are_read_only_after_the_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
-    let mut history = History::default();
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(History::DEFAULT_BUDGET);
     run(&mut store, &mut field, &mut history, 1, 20);
     store.bake(&field, &history, 20).unwrap();
     run(&mut store, &mut field, &mut history, 21, 45);
@@ -169,11 +171,7 @@ fn rows_written_ahead_are_read_only_after_the_commit() {
 /// and changes nothing.
 #[test]
 fn a_stale_or_older_bake_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
-    let mut history = History::default();
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(History::DEFAULT_BUDGET);
     run(&mut store, &mut field, &mut history, 1, 15);
     let baked = store.baked();
     let first = Store::prepare_bake(&baked, &field.clone(), &history.clone(), 15, None);
@@ -201,11 +199,7 @@ fn a_stale_or_older_bake_is_refused() {
 /// every stroke row: none of the old strokes comes back.
 #[test]
 fn a_replaced_history_leaves_no_old_strokes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
-    let mut history = History::default();
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(History::DEFAULT_BUDGET);
     run(&mut store, &mut field, &mut history, 1, 20);
     store.bake(&field, &history, 20).unwrap();
     // A history of its own: two strokes with ids among the old ones.
@@ -227,11 +221,7 @@ fn a_replaced_history_leaves_no_old_strokes() {
 /// row is written anew, so the forgotten stroke does not come back.
 #[test]
 fn a_history_reaching_below_the_files_strokes_is_written_anew() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
-    let mut history = History::new(5_000);
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(5_000);
     run(&mut store, &mut field, &mut history, 1, 30);
     store.bake(&field, &history, 30).unwrap();
     let first30 = history.header().first.unwrap();
@@ -259,11 +249,7 @@ fn a_history_reaching_below_the_files_strokes_is_written_anew() {
 /// live strokes, the rows are written anew.
 #[test]
 fn replaced_stroke_versions_do_not_pile_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("w.loam");
-    let mut field = base();
-    let mut history = History::default();
-    let mut store = Store::create(&path, GEN, field.settings(), None).unwrap();
+    let (_dir, path, mut field, mut history, mut store) = new_world(History::DEFAULT_BUDGET);
     run(&mut store, &mut field, &mut history, 1, 20);
     store.bake(&field, &history, 20).unwrap();
     drop(store);
