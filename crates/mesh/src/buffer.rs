@@ -50,6 +50,14 @@ pub(crate) struct Scratch {
     pub(crate) pinch_ring: bool,
     /// `(vertex, triangle)` corners at marked vertices.
     pub(crate) pinch_corners: Vec<(u32, u32)>,
+    /// The pinch splitter's buffers.
+    pub(crate) pinch_work: crate::pinch::PinchWork,
+    /// The zero-area clean-up's position table, vertex map and triangles.
+    pub(crate) degenerate_table: Vec<u32>,
+    pub(crate) remap: Vec<u32>,
+    pub(crate) triangles: Vec<[u32; 3]>,
+    /// Each vertex's new id after unused vertices are dropped.
+    pub(crate) new_id: Vec<u32>,
 }
 
 impl Scratch {

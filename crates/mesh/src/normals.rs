@@ -75,8 +75,11 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     // with an open-addressing table of vertex ids keyed by position.
     let key = |i: u32| out.positions[i as usize].map(|c| (c + 0.0).to_bits());
     let slots = (2 * n).next_power_of_two().max(16);
-    let mut table = vec![u32::MAX; slots];
-    let mut remap: Vec<u32> = Vec::with_capacity(n);
+    let mut table = std::mem::take(&mut out.scratch.degenerate_table);
+    table.clear();
+    table.resize(slots, u32::MAX);
+    let mut remap = std::mem::take(&mut out.scratch.remap);
+    remap.clear();
     for i in 0..n as u32 {
         let k = key(i);
         let h =
@@ -97,12 +100,14 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             s = (s + 1) & (slots - 1);
         }
     }
-    let mut tris: Vec<[u32; 3]> = out
-        .indices
-        .chunks_exact(3)
-        .map(|t| [t[0], t[1], t[2]].map(|i| remap[i as usize]))
-        .filter(|[a, b, c]| a != b && b != c && a != c)
-        .collect();
+    let mut tris = std::mem::take(&mut out.scratch.triangles);
+    tris.clear();
+    tris.extend(
+        out.indices
+            .chunks_exact(3)
+            .map(|t| [t[0], t[1], t[2]].map(|i| remap[i as usize]))
+            .filter(|[a, b, c]| a != b && b != c && a != c),
+    );
     // Merged vertices and the vertices of split slivers may join sheets: pinch candidates,
     // like the mesher's own.
     let mut pinch = std::mem::take(&mut out.scratch.pinch);
@@ -117,19 +122,26 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     split_slivers(&out.positions, &mut tris, &mut pinch);
     out.indices.clear();
     out.indices.extend(tris.iter().flatten());
-    let new_id = drop_unused_vertices(out);
+    drop_unused_vertices(out);
+    let new_id = &out.scratch.new_id;
     pinch.retain_mut(|p| {
         *p = new_id[*p as usize];
         *p != u32::MAX
     });
     out.scratch.pinch = pinch;
+    out.scratch.degenerate_table = table;
+    out.scratch.remap = remap;
+    out.scratch.triangles = tris;
 }
 
 /// Removes the vertices no triangle uses, keeping the others in their order, and renumbers
-/// the indices. Returns each old vertex's new id (`u32::MAX` for a removed one).
-pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) -> Vec<u32> {
+/// the indices. Leaves each old vertex's new id (`u32::MAX` for a removed one) in the
+/// scratch's `new_id`.
+pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
     let n = out.positions.len();
-    let mut new_id = vec![u32::MAX; n];
+    let mut new_id = std::mem::take(&mut out.scratch.new_id);
+    new_id.clear();
+    new_id.resize(n, u32::MAX);
     for &i in &out.indices {
         new_id[i as usize] = 0;
     }
@@ -149,7 +161,7 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) -> Vec<u32> {
     for i in &mut out.indices {
         *i = new_id[*i as usize];
     }
-    new_id
+    out.scratch.new_id = new_id;
 }
 
 fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {

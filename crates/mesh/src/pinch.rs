@@ -66,12 +66,12 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
         }
     }
     let mut corners = std::mem::take(&mut out.scratch.pinch_corners);
+    let mut work = std::mem::take(&mut out.scratch.pinch_work);
     marked_corners(&out.indices, &mark, &mut corners);
-    let twins = cancel_twins(&mut out.indices, &corners);
+    let twins = cancel_twins(&mut out.indices, &corners, &mut work);
     if twins {
         marked_corners(&out.indices, &mark, &mut corners);
     }
-    let mut work = Work::default();
     let mut i = 0;
     while i < corners.len() {
         let v = corners[i].0;
@@ -89,6 +89,7 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
     out.scratch.pinch = cand;
     out.scratch.pinch_mark = mark;
     out.scratch.pinch_corners = corners;
+    out.scratch.pinch_work = work;
 }
 
 /// `(vertex, triangle)` for every corner of a triangle at a marked vertex, ascending.
@@ -104,12 +105,25 @@ fn marked_corners(indices: &[u32], mark: &[u8], corners: &mut Vec<(u32, u32)>) {
     corners.sort_unstable();
 }
 
-/// Buffers reused from vertex to vertex.
-#[derive(Default)]
-struct Work {
+/// Buffers reused from vertex to vertex and from call to call (kept in the mesh buffer's
+/// scratch), so that splitting allocates nothing once they have grown.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PinchWork {
     tris: Vec<u32>,
     wings: Vec<Wing>,
     joined: Vec<usize>,
+    /// Pairs `(x, x → v triangle, v → x triangle)` at shared edges.
+    pairs: Vec<(u32, usize, usize)>,
+    tried: Vec<(usize, usize)>,
+    fans: Vec<usize>,
+    trial: Vec<usize>,
+    new_id: Vec<u32>,
+    normal: Vec<[f64; 3]>,
+    around: Around,
+    /// `cancel_twins`' triangles, keys and dropped triangles.
+    twin_tris: Vec<u32>,
+    keys: Vec<([u32; 3], bool, u32)>,
+    drop: Vec<u32>,
 }
 
 /// Drops pairs of twin triangles on a marked vertex (the same three vertices, opposite windings:
@@ -117,23 +131,28 @@ struct Work {
 /// each of their edges loses one use
 /// each way, so the surface stays closed, and the edges they shared with the rest are no
 /// longer used four times.
-fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)]) -> bool {
-    let mut tris: Vec<u32> = corners.iter().map(|c| c.1).collect();
+fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)], work: &mut PinchWork) -> bool {
+    let PinchWork {
+        twin_tris: tris,
+        keys,
+        drop,
+        ..
+    } = work;
+    tris.clear();
+    tris.extend(corners.iter().map(|c| c.1));
     tris.sort_unstable();
     tris.dedup();
     // Each triangle rotated to start at its lowest vertex, the other two ascending, and its
     // winding (whether they were ascending); a twin has the same key, the other winding.
-    let mut keys: Vec<([u32; 3], bool, u32)> = tris
-        .iter()
-        .map(|&t| {
-            let tri = &indices[3 * t as usize..3 * t as usize + 3];
-            let k = (0..3).min_by_key(|&k| tri[k]).expect("three corners");
-            let (a, b, c) = (tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]);
-            ([a, b.min(c), b.max(c)], b < c, t)
-        })
-        .collect();
+    keys.clear();
+    keys.extend(tris.iter().map(|&t| {
+        let tri = &indices[3 * t as usize..3 * t as usize + 3];
+        let k = (0..3).min_by_key(|&k| tri[k]).expect("three corners");
+        let (a, b, c) = (tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]);
+        ([a, b.min(c), b.max(c)], b < c, t)
+    }));
     keys.sort_unstable();
-    let mut drop = Vec::new();
+    drop.clear();
     for same in keys.chunk_by(|x, y| x.0 == y.0) {
         // Sorted: one winding, then the other; each pairs with one of the other.
         let cw = same.iter().take_while(|k| !k.1).count();
@@ -159,8 +178,16 @@ fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)]) -> bool {
     true
 }
 
+/// [`pair_around`]'s buffers: the triangles by angle, their matches, a stack.
+#[derive(Debug, Default, Clone)]
+struct Around {
+    order: Vec<(f64, bool, usize)>,
+    matched: Vec<bool>,
+    stack: Vec<usize>,
+}
+
 /// One triangle around a vertex `v`, on its edge `(v, x)`.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Wing {
     /// The edge's other end.
     x: u32,
@@ -173,11 +200,19 @@ struct Wing {
 }
 
 /// Splits `v` (on triangles `work.tris`, ascending) into one vertex per fan (module docs).
-fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
-    let Work {
+fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
+    let PinchWork {
         tris,
         wings,
         joined,
+        pairs,
+        tried,
+        fans,
+        trial,
+        new_id,
+        normal,
+        around,
+        ..
     } = work;
     let m = tris.len();
     if m < 2 {
@@ -208,7 +243,7 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
     // Fans joined by edges with one triangle each way; pairs (x → v, v → x) at shared edges.
     joined.clear();
     joined.extend(0..m);
-    let mut pairs: Vec<(u32, usize, usize)> = Vec::new();
+    pairs.clear();
     let mut i = 0;
     while i < wings.len() {
         let x = wings[i].x;
@@ -218,11 +253,9 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
         if outs == 1 && group.len() == 2 {
             union(joined, group[0].local, group[1].local);
         } else if outs > 1 && 2 * outs == group.len() {
-            pairs.extend(
-                pair_around(&out.positions, v, group)
-                    .into_iter()
-                    .map(|(a, b)| (x, a, b)),
-            );
+            pair_around(&out.positions, v, group, around, |a, b| {
+                pairs.push((x, a, b))
+            });
         } else {
             // Not one way as often as the other (an open or misoriented edge, which the
             // meshers leave only where slivers on exact zeros could not be split): no pairing
@@ -242,29 +275,36 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
     // unbalanced joined more than two of its triangles), a swap may not cut it: it is undone
     // and that pair of pairs not tried again until a swap is kept. Each kept swap adds a fan,
     // so this ends.
-    let fans_of = |pairs: &[(u32, usize, usize)]| {
-        let mut fans = joined.clone();
+    // The fans `joined` and `pairs` make, into `fans`; how many.
+    let fans_of = |pairs: &[(u32, usize, usize)], fans: &mut Vec<usize>| {
+        fans.clear();
+        fans.extend_from_slice(joined);
         for &(_, a, b) in pairs {
-            union(&mut fans, a, b);
+            union(fans, a, b);
         }
-        let count = (0..m).filter(|&i| find(&mut fans, i) == i).count();
-        (fans, count)
+        (0..m).filter(|&i| find(fans, i) == i).count()
     };
-    let mut tried: Vec<(usize, usize)> = Vec::new();
-    let (mut fans, mut count) = fans_of(&pairs);
+    tried.clear();
+    // Both buffers take `m` (they swap below): grown once, not again on the next call.
+    fans.clear();
+    fans.reserve(m);
+    trial.clear();
+    trial.reserve(m);
+    let mut count = fans_of(pairs, fans);
     'cut: loop {
         for p in 0..pairs.len() {
             for q in p + 1..pairs.len() {
                 let ((x, a, _), (y, c, _)) = (pairs[p], pairs[q]);
-                if x != y || find(&mut fans, a) != find(&mut fans, c) || tried.contains(&(p, q)) {
+                if x != y || find(fans, a) != find(fans, c) || tried.contains(&(p, q)) {
                     continue;
                 }
                 let (bp, bq) = (pairs[p].2, pairs[q].2);
                 pairs[p].2 = bq;
                 pairs[q].2 = bp;
-                let (f, n) = fans_of(&pairs);
+                let n = fans_of(pairs, trial);
                 if n > count {
-                    (fans, count) = (f, n);
+                    std::mem::swap(fans, trial);
+                    count = n;
                     // Partners changed, so pairs of pairs that failed may cut now.
                     tried.clear();
                     continue 'cut;
@@ -281,12 +321,14 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut Work) {
     }
     // The fan of the first triangle keeps `v`; each other fan gets a copy. Each fan's vertex
     // gets the area-weighted normal of the fan's triangles.
-    let mut new_id = vec![u32::MAX; m];
-    let mut normal = vec![[0.0f64; 3]; m];
-    let first = find(&mut fans, 0);
+    new_id.clear();
+    new_id.resize(m, u32::MAX);
+    normal.clear();
+    normal.resize(m, [0.0; 3]);
+    let first = find(fans, 0);
     new_id[first] = v;
     for (local, &t) in tris.iter().enumerate() {
-        let r = find(&mut fans, local);
+        let r = find(fans, local);
         if new_id[r] == u32::MAX {
             let id = out.positions.len() as u32;
             out.positions.push(out.positions[v as usize]);
@@ -343,8 +385,20 @@ fn pseudo_angle(y: f64, x: f64) -> f64 {
 /// the axis `v → x`, a triangle running `x → v` has the solid on its side of increasing angle,
 /// one running `v → x` on its side of decreasing angle (its normal, `(x − v) × (third − v)`,
 /// points to increasing angle). Each is paired with the next of the other direction across
-/// the solid, matched like brackets around the circle so that pairs never cross.
-fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, usize)> {
+/// the solid, matched like brackets around the circle so that pairs never cross; `pair` gets
+/// each pair.
+fn pair_around(
+    positions: &[[f32; 3]],
+    v: u32,
+    group: &[Wing],
+    work: &mut Around,
+    mut pair: impl FnMut(usize, usize),
+) {
+    let Around {
+        order,
+        matched,
+        stack,
+    } = work;
     let p = |i: u32| positions[i as usize].map(f64::from);
     let o = p(v);
     let axis = sub(p(group[0].x), o);
@@ -360,20 +414,18 @@ fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, us
         .find(|d| dot(*d, *d) > 0.0)
         .unwrap_or([0.0; 3]);
     let w = cross(axis, u);
-    let mut order: Vec<(f64, bool, usize)> = group
-        .iter()
-        .map(|g| {
-            let d = perp(g);
-            (pseudo_angle(dot(d, w), dot(d, u)), g.out, g.local)
-        })
-        .collect();
+    order.clear();
+    order.extend(group.iter().map(|g| {
+        let d = perp(g);
+        (pseudo_angle(dot(d, w), dot(d, u)), g.out, g.local)
+    }));
     // Ties: a triangle running x → v (an opener) first, so that a zero-width wedge of solid
     // pairs its two sides.
     order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     let n = order.len();
-    let mut matched = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut pairs = Vec::with_capacity(n / 2);
+    matched.clear();
+    matched.resize(n, false);
+    stack.clear();
     for step in 0..2 * n {
         let i = step % n;
         if matched[i] {
@@ -386,10 +438,9 @@ fn pair_around(positions: &[[f32; 3]], v: u32, group: &[Wing]) -> Vec<(usize, us
         } else if let Some(j) = stack.pop() {
             matched[i] = true;
             matched[j] = true;
-            pairs.push((order[j].2, order[i].2));
+            pair(order[j].2, order[i].2);
         }
     }
-    pairs
 }
 
 fn union(parent: &mut [usize], a: usize, b: usize) {
