@@ -74,11 +74,6 @@ impl PreparedBake {
         self.blobs.len()
     }
 
-    /// Bytes of brick blobs it will write.
-    pub fn brick_bytes(&self) -> usize {
-        self.blobs.iter().map(|b| b.2.len()).sum()
-    }
-
     /// History strokes it will write (new ones, and those changed since the last bake).
     pub fn strokes(&self) -> usize {
         self.strokes

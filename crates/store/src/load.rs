@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use loam_field::{BrickKey, Field, History};
-use rusqlite::OptionalExtension;
+use loam_field::{BrickKey, Field};
 
 use crate::blocks::{LogRecord, Replayed};
 use crate::brick_blob;
@@ -15,25 +14,6 @@ use crate::store::{LoadedWorld, Store};
 const REPLAY_HOT_BRICKS: usize = 1024;
 
 impl Store {
-    /// The saved history of a world before format 4: one blob.
-    fn whole_history(&self, bake: u64) -> Result<History, StoreError> {
-        let saved = self
-            .conn
-            .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })
-            .optional()?;
-        let Some((hseq, blob)) = saved else {
-            return Ok(History::default());
-        };
-        if hseq as u64 != bake {
-            return Err(StoreError::CorruptHistory(format!(
-                "saved at op {hseq}, the bake covers op {bake}"
-            )));
-        }
-        crate::strokes::decode_whole(hseq, &blob)
-    }
-
     /// Loads the world over `base` (a fresh field of the world's generator and settings):
     /// the baked bricks, the saved history, then every newer terrain op replayed through it.
     /// Equal bit for bit to replaying the whole log from the generator. The blocks snapshot
@@ -101,7 +81,7 @@ impl Store {
             let (h, kept, stale) = crate::strokes::load(&self.conn, bake)?;
             (h, Some(kept), stale)
         } else {
-            (self.whole_history(bake)?, None, 0)
+            (crate::strokes::load_whole(&self.conn, bake)?, None, 0)
         };
         // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
         // unpacking them op after op, then packs back to the field's own working set.

@@ -2,7 +2,7 @@
 //! transaction.
 
 use loam_field::FieldSettings;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use crate::brick_blob;
 use crate::error::StoreError;
@@ -30,11 +30,7 @@ fn migrate_3_to_4(tx: &rusqlite::Transaction<'_>, _: &FieldSettings) -> Result<(
         ALTER TABLE bricks_4 RENAME TO bricks;",
     )?;
     tx.execute_batch(strokes::STROKES_SCHEMA)?;
-    let saved = tx
-        .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })
-        .optional()?;
+    let saved = strokes::history_row(tx)?;
     if let Some((seq, blob)) = saved {
         let history = strokes::decode_whole(seq, &blob)?;
         let kept: Vec<_> = history.shared_strokes().collect();

@@ -96,6 +96,42 @@ pub(crate) fn put_rows(conn: &Connection, seq: u64, rows: &[StrokeRow]) -> rusql
     Ok(())
 }
 
+/// The history row, `(seq, data)`, if one was saved.
+pub(crate) fn history_row(conn: &Connection) -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
+    conn.query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .optional()
+}
+
+/// [`history_row`], which must be saved at op `bake`.
+///
+/// # Errors
+/// [`StoreError::CorruptHistory`] for a row saved at another op; SQLite failures.
+fn history_row_at(conn: &Connection, bake: u64) -> Result<Option<(i64, Vec<u8>)>, StoreError> {
+    let row = history_row(conn)?;
+    if let Some((hseq, _)) = &row
+        && *hseq as u64 != bake
+    {
+        return Err(StoreError::CorruptHistory(format!(
+            "saved at op {hseq}, the bake covers op {bake}"
+        )));
+    }
+    Ok(row)
+}
+
+/// The saved history of a world before format 4 (one blob) whose bake covers op `bake`, or an
+/// empty one when none was saved.
+///
+/// # Errors
+/// As [`load`].
+pub(crate) fn load_whole(conn: &Connection, bake: u64) -> Result<History, StoreError> {
+    match history_row_at(conn, bake)? {
+        None => Ok(History::default()),
+        Some((hseq, blob)) => decode_whole(hseq, &blob),
+    }
+}
+
 /// The saved history of a format-4 world whose bake covers op `bake` (an empty history when
 /// none was saved), its strokes as the file holds them (for the next bake to leave out), and
 /// how many replaced versions of them the rows read hold.
@@ -108,19 +144,9 @@ pub(crate) fn load(
     bake: u64,
 ) -> Result<(History, Arc<[SharedStroke]>, usize), StoreError> {
     let corrupt = |why: String| StoreError::CorruptHistory(why);
-    let Some((hseq, blob)) = conn
-        .query_row("SELECT seq, data FROM history WHERE id = 1", [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })
-        .optional()?
-    else {
+    let Some((hseq, blob)) = history_row_at(conn, bake)? else {
         return Ok((History::default(), Arc::from(Vec::new()), 0));
     };
-    if hseq as u64 != bake {
-        return Err(corrupt(format!(
-            "saved at op {hseq}, the bake covers op {bake}"
-        )));
-    }
     let payload = tag::open(&tag::key(&[hseq]), &blob)
         .ok_or_else(|| corrupt("header checksum mismatch".into()))?;
     let header: HistoryHeader =
