@@ -52,6 +52,8 @@ pub(crate) struct Scratch {
     pub(crate) pinch_corners: Vec<(u32, u32)>,
     /// The pinch splitter's buffers.
     pub(crate) pinch_work: crate::pinch::PinchWork,
+    /// The sliver splitter's edge table and queues.
+    pub(crate) sliver_work: crate::slivers::SliverWork,
     /// The zero-area clean-up's position table, vertex map and triangles.
     pub(crate) degenerate_table: Vec<u32>,
     pub(crate) remap: Vec<u32>,

@@ -51,6 +51,7 @@ mod mc33;
 mod mc33_tables;
 mod normals;
 mod pinch;
+mod slivers;
 mod stats;
 mod surface_nets;
 pub mod tables;

@@ -1,15 +1,13 @@
 //! Vertex normals: gradient normals, with the triangle-normal fallback where the gradient
 //! vanishes (case C02), so that no normal is ever NaN.
 
-use std::collections::BTreeMap;
-
 use crate::buffer::MeshBuffer;
 
 /// Squared length below which a gradient counts as vanished.
 const MIN_LEN2: f32 = 1e-20;
 
 #[inline(always)]
-fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+pub(crate) fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
@@ -24,7 +22,7 @@ pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 }
 
 #[inline(always)]
-fn len2(a: [f32; 3]) -> f32 {
+pub(crate) fn len2(a: [f32; 3]) -> f32 {
     a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
 }
 
@@ -119,7 +117,9 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             .filter(|&i| remap[i as usize] != i)
             .map(|i| remap[i as usize]),
     );
-    split_slivers(&out.positions, &mut tris, &mut pinch);
+    let mut slivers = std::mem::take(&mut out.scratch.sliver_work);
+    crate::slivers::split_slivers(&out.positions, &mut tris, &mut pinch, &mut slivers);
+    out.scratch.sliver_work = slivers;
     out.indices.clear();
     out.indices.extend(tris.iter().flatten());
     drop_unused_vertices(out);
@@ -162,148 +162,6 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
         *i = new_id[*i as usize];
     }
     out.scratch.new_id = new_id;
-}
-
-fn area2(p: &[[f32; 3]], t: [u32; 3]) -> f32 {
-    let [a, b, c] = t.map(|i| p[i as usize]);
-    len2(cross(sub(b, a), sub(c, a)))
-}
-
-/// Removes zero-area triangles whose three distinct vertices are collinear without opening
-/// a hole: with `b` between `a` and `c`, every neighbour `(a, c, d)` across the long edge is
-/// split into `(a, b, d)` and `(b, c, d)` and the sliver dropped, which keeps every edge's
-/// triangle count even.
-///
-/// Slivers whose neighbours are not slivers are split first: such a split never makes a new
-/// sliver. Only when none is left may a sliver be split into sliver neighbours (which makes
-/// new slivers), within a budget of a few per sliver, because a fan of collinear slivers would
-/// otherwise split without end. Slivers left after that are dropped; that happens only where
-/// whole patches are flat on exact-zero samples, and may leave an open edge there.
-///
-/// The vertices of every sliver looked at go to `touched` (pinch candidates).
-fn split_slivers(p: &[[f32; 3]], tris: &mut Vec<[u32; 3]>, touched: &mut Vec<u32>) {
-    let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
-    let mut pending: Vec<usize> = (0..tris.len()).filter(|&i| is_sliver(tris[i])).collect();
-    if pending.is_empty() {
-        return;
-    }
-    let key = |u: u32, v: u32| (u.min(v), u.max(v));
-    let mut users: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
-    for (i, t) in tris.iter().enumerate() {
-        for k in 0..3 {
-            users.entry(key(t[k], t[(k + 1) % 3])).or_default().push(i);
-        }
-    }
-    let unlink = |users: &mut BTreeMap<(u32, u32), Vec<usize>>, e: (u32, u32), i: usize| {
-        if let Some(v) = users.get_mut(&e) {
-            v.retain(|&j| j != i);
-        }
-    };
-    let mut alive = vec![true; tris.len()];
-    // Splits into neighbours that are slivers themselves make new slivers; a few are allowed
-    // (they resolve fans of two or three collinear slivers), bounded so fans cannot explode.
-    let mut forced_budget = 4 * pending.len() + 8;
-    let mut allow_forced = false;
-    loop {
-        let mut progress = false;
-        let mut left = Vec::new();
-        for &s in &pending {
-            if !alive[s] {
-                continue;
-            }
-            let t = tris[s];
-            let d2 = |u: u32, v: u32| len2(sub(p[u as usize], p[v as usize]));
-            // Edge (t[k+2], t[k]) is the longest; its opposite vertex t[k+1] is the middle.
-            let k = (0..3)
-                .max_by(|&x, &y| {
-                    d2(t[(x + 2) % 3], t[x])
-                        .total_cmp(&d2(t[(y + 2) % 3], t[y]))
-                        .then(y.cmp(&x))
-                })
-                .expect("three edges");
-            let (a, b, c) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
-            touched.extend([a, b, c]);
-            let has_ac = |u: [u32; 3]| (0..3).any(|e| key(u[e], u[(e + 1) % 3]) == key(a, c));
-            let others: Vec<usize> = users[&key(a, c)]
-                .iter()
-                .copied()
-                .filter(|&j| j != s && alive[j] && has_ac(tris[j]))
-                .collect();
-            // A twin (the same three vertices, the other way round) cancels with the sliver:
-            // both go, and every edge loses two uses.
-            if let Some(&twin) = others.iter().find(|&&j| tris[j].contains(&b)) {
-                for (i, t) in [(s, t), (twin, tris[twin])] {
-                    alive[i] = false;
-                    for k in 0..3 {
-                        unlink(&mut users, key(t[k], t[(k + 1) % 3]), i);
-                    }
-                }
-                progress = true;
-                continue;
-            }
-            let forced = others.iter().any(|&j| is_sliver(tris[j]));
-            if forced && (forced_budget == 0 || !allow_forced) {
-                left.push(s);
-                continue;
-            }
-            if forced {
-                forced_budget -= 1;
-            }
-            alive[s] = false;
-            for e in [key(a, b), key(b, c), key(c, a)] {
-                unlink(&mut users, e, s);
-            }
-            for &j in &others {
-                let u = tris[j];
-                let Some(e) = (0..3).find(|&e| key(u[e], u[(e + 1) % 3]) == key(a, c)) else {
-                    continue;
-                };
-                let (x, y, d) = (u[e], u[(e + 1) % 3], u[(e + 2) % 3]);
-                unlink(&mut users, key(x, y), j);
-                unlink(&mut users, key(y, d), j);
-                tris[j] = [x, b, d];
-                users.entry(key(x, b)).or_default().push(j);
-                users.entry(key(b, d)).or_default().push(j);
-                let n = tris.len();
-                tris.push([b, y, d]);
-                alive.push(true);
-                for e in [key(b, y), key(y, d), key(d, b)] {
-                    users.entry(e).or_default().push(n);
-                }
-                if forced {
-                    // The split halves of a sliver are slivers: queue them.
-                    for t in [j, n] {
-                        if is_sliver(tris[t]) {
-                            left.push(t);
-                        }
-                    }
-                }
-            }
-            progress = true;
-        }
-        pending = left;
-        pending.retain(|&t| alive[t]);
-        pending.sort_unstable();
-        pending.dedup();
-        if pending.is_empty() {
-            break;
-        }
-        if progress {
-            // Clean splits first, again, after any progress.
-            allow_forced = false;
-        } else if allow_forced || forced_budget == 0 {
-            break;
-        } else {
-            // No clean split left: allow forced ones (within the budget) for one round.
-            allow_forced = true;
-        }
-    }
-    let mut i = 0;
-    tris.retain(|&t| {
-        let keep = alive[i] && !is_sliver(t);
-        i += 1;
-        keep
-    });
 }
 
 /// Ends every mesher: drops degenerate triangles ([`remove_degenerate`]), splits pinched
