@@ -116,6 +116,18 @@ impl Field {
         })
     }
 
+    /// The checks of [`Field::apply`] that do not read the field's values: `Ok` exactly when
+    /// applying `op` would succeed on any field with these settings. For a client that
+    /// queues an op on top of others and plans it once, later, on the field the server's
+    /// order gives.
+    ///
+    /// # Errors
+    /// As [`Field::apply`].
+    pub fn check_edit(&self, op: &EditOp) -> Result<(), EditError> {
+        op.validate(self.settings.max_edit_radius)?;
+        crate::sculpt::plan::check(self, op)
+    }
+
     /// Writes an edit planned by [`Field::plan_edit`] on this field (or a clone of it) with
     /// no write in between: the result is bit for bit that of [`Field::apply`] of the op.
     ///

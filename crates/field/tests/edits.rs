@@ -457,3 +457,99 @@ fn a_planned_edit_commits_like_apply_until_the_field_is_written() {
         Err(EditError::NotFinite { .. })
     ));
 }
+
+/// `check_edit` says, without reading the field, what planning says: the same error for
+/// bad numbers, reaches outside the sample range, boxes over the sample limit and undo,
+/// and `Ok` for every op that plans, of every kind (shapes, brushes, paint), wherever the
+/// box lies (in the range, at its edge, beyond it, covering no sample).
+#[test]
+fn check_edit_agrees_with_planning() {
+    use loam_field::{CsgMode, Falloff};
+    let mut f = flat_field(10.0);
+    let limit = FieldSettings {
+        max_edit_samples: 4000,
+        ..FieldSettings::default()
+    };
+    let small = Field::new(limit, Arc::new(f.generator().clone())).unwrap();
+    f.apply(&dig([4.0, 10.0, 4.0], 2.0)).unwrap();
+    let edge = f64::from(i32::MAX) * 0.5;
+    let centers = [
+        [4.0, 10.0, 4.0],
+        [edge - 1.0, 0.0, 0.0],
+        [0.0, -edge + 3.0, 0.0],
+        [edge * 4.0, 0.0, 0.0],
+        [f64::NAN, 0.0, 0.0],
+        [0.0, 1e300, 0.0],
+    ];
+    let mut errors = 0;
+    for &c in &centers {
+        for r in [0.2, 2.5, 9.0, 70.0] {
+            let ops = [
+                dig(c, r),
+                build(c, r, 3),
+                EditOp::Cuboid {
+                    mode: CsgMode::Intersect,
+                    center: c,
+                    half_extents: [r, r * 0.5, 1.0],
+                    rotation: [0.0, 0.38, 0.0, 0.92],
+                    material: 1,
+                    blend: 0.5,
+                },
+                EditOp::Capsule {
+                    mode: CsgMode::Union,
+                    a: c,
+                    b: [c[0] + r, c[1], c[2]],
+                    radius: 1.0,
+                    material: 2,
+                    blend: 0.0,
+                },
+                EditOp::Torus {
+                    mode: CsgMode::Subtract,
+                    center: c,
+                    axis: [0.0, 1.0, 0.0],
+                    major_radius: r,
+                    minor_radius: 0.5,
+                    material: 0,
+                    blend: 1.0,
+                },
+                EditOp::Smooth {
+                    center: c,
+                    radius: r,
+                    strength: 0.5,
+                    falloff: Falloff::Smooth,
+                },
+                EditOp::Paint {
+                    center: c,
+                    radius: r,
+                    material: 4,
+                    falloff: Falloff::Smooth,
+                    threshold: 0.5,
+                },
+                EditOp::Undo { stroke: 1 },
+            ];
+            for op in &ops {
+                for field in [&f, &small] {
+                    let planned = field.plan_edit(op).map(|_| ());
+                    // Compared as text: a NaN in an error is not equal to itself.
+                    assert_eq!(
+                        format!("{:?}", field.check_edit(op)),
+                        format!("{planned:?}"),
+                        "{op:?}"
+                    );
+                    errors += usize::from(planned.is_err());
+                }
+            }
+        }
+    }
+    // Each kind of refusal was met, not only successes.
+    assert!(errors > 100, "{errors} refusals");
+    let huge = dig([0.0, 0.0, 0.0], 20.0);
+    assert!(matches!(
+        small.check_edit(&huge),
+        Err(EditError::TooManySamples { .. })
+    ));
+    assert!(matches!(
+        f.check_edit(&dig([edge * 4.0, 0.0, 0.0], 1.0)),
+        Err(EditError::OutOfRange { .. })
+    ));
+}

@@ -46,6 +46,82 @@ fn sample_box(
     Ok(Some(b))
 }
 
+/// The corner and size of `b` grown by `halo` samples on every side; `OutOfRange` (naming
+/// `center`) when that leaves the sample range.
+fn grown(b: SampleBox, halo: i32, center: [f64; 3]) -> Result<(SamplePos, [usize; 3]), EditError> {
+    let out = EditError::OutOfRange { center };
+    let grow = |v: i32, d: i32| v.checked_add(d).ok_or(out.clone());
+    let min = SamplePos::new(
+        grow(b.min.x, -halo)?,
+        grow(b.min.y, -halo)?,
+        grow(b.min.z, -halo)?,
+    );
+    let max = [
+        grow(b.max.x, halo)?,
+        grow(b.max.y, halo)?,
+        grow(b.max.z, halo)?,
+    ];
+    let dims = [
+        (max[0] - min.x + 1) as usize,
+        (max[1] - min.y + 1) as usize,
+        (max[2] - min.z + 1) as usize,
+    ];
+    Ok((min, dims))
+}
+
+/// What a shape, brush or paint op reads: its sample box (`None` when it covers no sample),
+/// the halo read around the box, and the point its errors name.
+struct Reach {
+    b: Option<SampleBox>,
+    halo: i32,
+    center: [f64; 3],
+}
+
+/// The [`Reach`] of a shape op (`Shape`), a brush or paint; the errors of its plan that do
+/// not depend on the field's values (range, size).
+fn reach(field: &Field, op: &EditOp) -> Result<Reach, EditError> {
+    let band = field.settings.band();
+    let (lo, hi, center, halo) = match *op {
+        EditOp::Sphere { .. }
+        | EditOp::Cuboid { .. }
+        | EditOp::Capsule { .. }
+        | EditOp::Cylinder { .. }
+        | EditOp::Torus { .. } => {
+            let s = Shape::new(op);
+            let m = band + s.blend;
+            (s.lo.map(|v| v - m), s.hi.map(|v| v + m), s.center, 0)
+        }
+        EditOp::Raise { center, radius, .. }
+        | EditOp::Lower { center, radius, .. }
+        | EditOp::Smooth { center, radius, .. }
+        | EditOp::Flatten { center, radius, .. }
+        | EditOp::Noise { center, radius, .. } => {
+            let r = radius + band;
+            (center.map(|c| c - r), center.map(|c| c + r), center, 1)
+        }
+        EditOp::Paint { center, radius, .. } => (
+            center.map(|c| c - radius),
+            center.map(|c| c + radius),
+            center,
+            0,
+        ),
+        EditOp::Undo { .. } | EditOp::Redo { .. } => {
+            return Err(EditError::NeedsHistory { kind: op.kind() });
+        }
+    };
+    let b = sample_box(field, lo, hi, center)?;
+    if let Some(b) = b {
+        grown(b, halo, center)?;
+    }
+    Ok(Reach { b, halo, center })
+}
+
+/// The checks of planning `op` (a validated shape, brush or paint op) that do not read the
+/// field: `Ok` exactly when planning it would not fail.
+pub(crate) fn check(field: &Field, op: &EditOp) -> Result<(), EditError> {
+    reach(field, op).map(|_| ())
+}
+
 /// The field's values and materials over `b` grown by `halo` samples, x fastest.
 struct Read {
     min: SamplePos,
@@ -56,23 +132,7 @@ struct Read {
 
 impl Read {
     fn new(field: &Field, b: SampleBox, halo: i32, center: [f64; 3]) -> Result<Self, EditError> {
-        let out = EditError::OutOfRange { center };
-        let grow = |v: i32, d: i32| v.checked_add(d).ok_or(out.clone());
-        let min = SamplePos::new(
-            grow(b.min.x, -halo)?,
-            grow(b.min.y, -halo)?,
-            grow(b.min.z, -halo)?,
-        );
-        let max = [
-            grow(b.max.x, halo)?,
-            grow(b.max.y, halo)?,
-            grow(b.max.z, halo)?,
-        ];
-        let dims = [
-            (max[0] - min.x + 1) as usize,
-            (max[1] - min.y + 1) as usize,
-            (max[2] - min.z + 1) as usize,
-        ];
+        let (min, dims) = grown(b, halo, center)?;
         let n = dims[0] * dims[1] * dims[2];
         let (mut values, mut materials) = (vec![0.0; n], vec![0; n]);
         field.fill(min, dims, &mut values, &mut materials);
@@ -258,13 +318,12 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     let s = Shape::new(op);
     let (vs, band) = (field.settings.voxel_size, field.settings.band());
     let m = band + s.blend;
-    let lo = s.lo.map(|v| v - m);
-    let hi = s.hi.map(|v| v + m);
     let mut plan = Plan::default();
-    let Some(b) = sample_box(field, lo, hi, s.center)? else {
+    let r = reach(field, op)?;
+    let Some(b) = r.b else {
         return Ok(plan);
     };
-    let read = Read::new(field, b, 0, s.center)?;
+    let read = Read::new(field, b, r.halo, r.center)?;
     let k = s.blend;
     let grid = Quant::new(band);
     each(b, |pos| {
@@ -346,14 +405,12 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
         } => (center, radius, strength, falloff),
         _ => unreachable!("not a brush"),
     };
-    let reach = radius + band;
-    let lo = center.map(|c| c - reach);
-    let hi = center.map(|c| c + reach);
     let mut plan = Plan::default();
-    let Some(b) = sample_box(field, lo, hi, center)? else {
+    let r = reach(field, op)?;
+    let Some(b) = r.b else {
         return Ok(plan);
     };
-    let read = Read::new(field, b, 1, center)?;
+    let read = Read::new(field, b, r.halo, center)?;
     let dims = [
         (b.max.x - b.min.x + 1) as usize,
         (b.max.y - b.min.y + 1) as usize,
@@ -435,16 +492,11 @@ pub(crate) fn paint(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     };
     let vs = field.settings.voxel_size;
     let mut plan = Plan::default();
-    let Some(b) = sample_box(
-        field,
-        center.map(|c| c - radius),
-        center.map(|c| c + radius),
-        center,
-    )?
-    else {
+    let r = reach(field, op)?;
+    let Some(b) = r.b else {
         return Ok(plan);
     };
-    let read = Read::new(field, b, 0, center)?;
+    let read = Read::new(field, b, r.halo, center)?;
     each(b, |pos| {
         if weight(&falloff, world(pos, vs), center, radius) >= threshold {
             let old = read.at(pos);
