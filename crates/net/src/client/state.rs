@@ -338,11 +338,12 @@ impl State {
     /// Undo and redo are not predicted.
     ///
     /// The prediction is made when it is asked for: an up-to-date one (someone looks at it,
-    /// as the editor does every frame) takes the op at once; otherwise the op is only
-    /// planned. Planned on the confirmed field with nothing pending, the plan is kept and
-    /// written when the server confirms the op first. So a client that does not look (a
-    /// bot, the load benchmark's clients) plans each op once and copies no brick for a
-    /// prediction.
+    /// as the editor does every frame) takes the op at once. Otherwise, with nothing
+    /// pending, the op is planned on the confirmed field and the plan kept, to be written
+    /// when the server confirms the op first; behind other pending ops it is only checked
+    /// ([`Field::check_edit`]) and planned when the server's order reaches it. So a client
+    /// that does not look (a bot, the load benchmark's clients) plans each op once and
+    /// copies no brick for a prediction.
     ///
     /// # Errors
     /// The field's [`loam_field::EditError`]: nothing is queued then.
@@ -354,9 +355,12 @@ impl State {
                     f.apply(&op)?;
                 }
                 _ => {
-                    let plan = self.confirmed.plan_edit(&op)?;
                     if self.pending.is_empty() {
-                        planned = Some(plan);
+                        planned = Some(self.confirmed.plan_edit(&op)?);
+                    } else {
+                        // A plan on the confirmed field would not be this op's (the pending
+                        // ops come first): only checked now, planned once when confirmed.
+                        self.confirmed.check_edit(&op)?;
                     }
                     self.predicted = None;
                     self.stale = false;
