@@ -53,6 +53,17 @@ fn digs(c: &mut Criterion) {
         });
     }
     group.finish();
+    // Planning alone (what a server or client does per op before writing), small balls as in
+    // the network load benchmark, on bricks that exist.
+    let mut group = c.benchmark_group("field/plan");
+    let mut f = Field::new(FieldSettings::default(), g.clone()).unwrap();
+    f.apply(&dig([x + 0.5, y + 1.0, z - 0.5], 8.0)).unwrap();
+    for r in [1.0, 3.0] {
+        group.bench_function(format!("r{r}"), |b| {
+            b.iter(|| black_box(f.plan_edit(&dig([x, y, z], r)).unwrap()))
+        });
+    }
+    group.finish();
 }
 
 fn fills(c: &mut Criterion) {

@@ -130,11 +130,26 @@ struct Read {
     materials: Vec<MaterialId>,
 }
 
+/// Most samples whose read buffers a thread keeps for its next plan (2 MiB of them).
+const KEPT_READ: usize = 1 << 18;
+
+thread_local! {
+    /// The last plan's read buffers, reused: most ops are small, and a fresh zeroed
+    /// allocation per op cost more than reading the samples.
+    static READ_BUFFERS: std::cell::Cell<(Vec<f32>, Vec<MaterialId>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
 impl Read {
     fn new(field: &Field, b: SampleBox, halo: i32, center: [f64; 3]) -> Result<Self, EditError> {
         let (min, dims) = grown(b, halo, center)?;
         let n = dims[0] * dims[1] * dims[2];
-        let (mut values, mut materials) = (vec![0.0; n], vec![0; n]);
+        let (mut values, mut materials) = READ_BUFFERS.take();
+        // Every entry is written by the fill; the old contents do not matter.
+        values.resize(n, 0.0);
+        materials.resize(n, 0);
+        values.truncate(n);
+        materials.truncate(n);
         field.fill(min, dims, &mut values, &mut materials);
         Ok(Self {
             min,
@@ -161,6 +176,17 @@ impl Read {
     }
 }
 
+impl Drop for Read {
+    fn drop(&mut self) {
+        if self.values.capacity() <= KEPT_READ {
+            READ_BUFFERS.set((
+                std::mem::take(&mut self.values),
+                std::mem::take(&mut self.materials),
+            ));
+        }
+    }
+}
+
 fn world(p: SamplePos, vs: f64) -> [f64; 3] {
     [
         f64::from(p.x) * vs,
@@ -173,6 +199,19 @@ fn each(b: SampleBox, mut f: impl FnMut(SamplePos)) {
     for z in b.min.z..=b.max.z {
         for y in b.min.y..=b.max.y {
             for x in b.min.x..=b.max.x {
+                f(SamplePos::new(x, y, z));
+            }
+        }
+    }
+}
+
+/// Like [`each`], with the samples of each row (`y`, `z`) limited to `row(y, z)`, an
+/// inclusive range of x (empty when its start is past its end).
+fn each_in_rows(b: SampleBox, row: impl Fn(i32, i32) -> (i32, i32), mut f: impl FnMut(SamplePos)) {
+    for z in b.min.z..=b.max.z {
+        for y in b.min.y..=b.max.y {
+            let (x0, x1) = row(y, z);
+            for x in x0.max(b.min.x)..=x1.min(b.max.x) {
                 f(SamplePos::new(x, y, z));
             }
         }
@@ -281,6 +320,38 @@ impl<'a> Shape<'a> {
         s
     }
 
+    /// Per row of `b`, the x range (samples) that can hold samples within `m` metres of the
+    /// shape: for a sphere in union or subtraction, the row's chord of the ball of radius
+    /// `radius + m`, widened by a sample each way (the exact test still runs on every sample
+    /// in it; outside it, every sample is farther than `m`); else the whole row.
+    fn rows(&self, b: SampleBox, m: f64, vs: f64) -> impl Fn(i32, i32) -> (i32, i32) + use<> {
+        let whole = (b.min.x, b.max.x);
+        let ball = match *self.op {
+            EditOp::Sphere { center, radius, .. } if self.mode != CsgMode::Intersect => {
+                // A relative margin far above the rounding of the distance's arithmetic.
+                let r = (radius + m) * (1.0 + 1e-9) + 1e-9;
+                Some((center, r * r))
+            }
+            _ => None,
+        };
+        move |y, z| {
+            let Some((c, r2)) = ball else {
+                return whole;
+            };
+            let (dy, dz) = (f64::from(y) * vs - c[1], f64::from(z) * vs - c[2]);
+            let rest = r2 - dy * dy - dz * dz;
+            if rest < 0.0 {
+                return (1, 0);
+            }
+            let h = rest.sqrt();
+            let lo = ((c[0] - h) / vs).floor() - 1.0;
+            let hi = ((c[0] + h) / vs).ceil() + 1.0;
+            // Clamped to the row before conversion, so no cast saturates.
+            let clamp = |v: f64| v.clamp(f64::from(whole.0), f64::from(whole.1)) as i32;
+            (clamp(lo), clamp(hi))
+        }
+    }
+
     /// Signed distance to the shape, metres.
     #[inline]
     fn sdf(&self, p: [f64; 3]) -> f64 {
@@ -326,7 +397,9 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     let read = Read::new(field, b, r.halo, r.center)?;
     let k = s.blend;
     let grid = Quant::new(band);
-    each(b, |pos| {
+    plan.writes.reserve((b.volume() as usize).min(1 << 16));
+    let rows = s.rows(b, m, vs);
+    each_in_rows(b, rows, |pos| {
         let p = world(pos, vs);
         let d = s.sdf(p);
         if s.mode != CsgMode::Intersect && d > m {
