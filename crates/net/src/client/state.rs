@@ -23,6 +23,8 @@ use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry, Planne
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
 mod catch_up;
+#[cfg(test)]
+mod patch_tests;
 
 use super::strokes::OwnStrokes;
 use crate::blocks::block_hash;
@@ -467,8 +469,29 @@ impl State {
                         self.last_seq
                     )));
                 }
-                // One box at a time: a message never holds more than one decoded brick.
+                // Every box is checked before any is written (a bad patch changes nothing): it
+                // decodes, its indices are on the grid, and its brick is in the region held
+                // (or being caught up). Then written. One box at a time either way: a message
+                // never holds more than one decoded brick.
                 let n = samples.len();
+                for w in &samples {
+                    let (_, q, _) = decode_samples(w)?;
+                    let k = BrickKey::new(w.key[0], w.key[1], w.key[2]);
+                    let held = self.region.is_none_or(|r| key_in(&r, k))
+                        || self.catching.as_ref().is_some_and(|c| key_in(&c.region, k));
+                    if !held {
+                        return Err(NetError::Protocol(format!(
+                            "patch for op {seq}: brick {:?} is outside the region {:?}",
+                            w.key, self.region
+                        )));
+                    }
+                    if q.contains(&i16::MIN) {
+                        return Err(NetError::Protocol(format!(
+                            "patch for op {seq}: index {} is off the grid",
+                            i16::MIN
+                        )));
+                    }
+                }
                 for w in &samples {
                     let (region, q, m) = decode_samples(w)?;
                     self.confirmed

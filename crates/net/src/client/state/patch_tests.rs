@@ -1,0 +1,100 @@
+//! A server's patch is checked whole before any of it is written: a box outside the region
+//! the client holds is refused, and the field is left as it was.
+
+use std::sync::Arc;
+
+use loam_field::{
+    BrickKey, CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
+    SampleBox,
+};
+
+use super::State;
+use crate::error::NetError;
+use crate::protocol::{
+    BrickBox, PROTOCOL_VERSION, ServerMessage, Welcome, WorldMeta, encode_samples,
+};
+
+fn generator() -> Arc<Generator> {
+    let caves = CaveSettings {
+        enabled: false,
+        ..Default::default()
+    };
+    Arc::new(Generator::noise(&NoiseTerrainSettings::default(), &caves).unwrap())
+}
+
+fn state(g: &Arc<Generator>) -> State {
+    let welcome = Welcome {
+        protocol: PROTOCOL_VERSION,
+        client_id: 7,
+        world: WorldMeta {
+            generator_json: String::new(),
+            field: FieldSettings::default(),
+            generator_fingerprint: [0; 32],
+        },
+        seq: 5,
+        resumed: false,
+        last_op_id: None,
+    };
+    let mut s = State::new(&welcome, Arc::clone(g)).unwrap();
+    s.region = Some(BrickBox {
+        min: [0, -2, 0],
+        max: [0, 2, 0],
+    });
+    s.last_seq = 5;
+    s
+}
+
+/// Samples of brick `key` of `f` within its local box `lo..=hi`.
+fn part(f: &Field, key: BrickKey, lo: [u8; 3], hi: [u8; 3]) -> crate::protocol::WireSamples {
+    let (_, brick) = f.bricks().find(|(k, _)| *k == key).expect("brick edited");
+    encode_samples(key, brick, lo, hi)
+}
+
+#[test]
+fn a_patch_reaching_outside_the_region_changes_nothing() {
+    let g = generator();
+    // The server's field: a dig in the client's brick (0, y, 0) and one in brick (1, y, 0),
+    // outside the client's region.
+    let mut server = Field::new(FieldSettings::default(), Arc::clone(&g)).unwrap();
+    let dig = |x: f64, z: f64| EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, g.surface_height(x, z), z],
+        radius: 3.0,
+        material: 0,
+        blend: 0.0,
+    };
+    let inside = server.apply(&dig(16.0, 16.0)).unwrap().changed.unwrap();
+    server.apply(&dig(48.0, 16.0)).unwrap();
+    let key_of = |b: SampleBox| b.min.brick().0;
+    let (k_in, k_out) = (key_of(inside), BrickKey::new(1, key_of(inside).y, 0));
+    let whole = ([0; 3], [31; 3]);
+
+    let mut client = state(&g);
+    let before = client.confirmed.hash();
+    let bad = ServerMessage::Patch {
+        seq: 5,
+        samples: vec![
+            part(&server, k_in, whole.0, whole.1),
+            part(&server, k_out, whole.0, whole.1),
+        ],
+    };
+    let err = client.handle(bad).unwrap_err();
+    assert!(
+        matches!(&err, NetError::Protocol(m) if m.contains("outside the region")),
+        "{err}"
+    );
+    assert_eq!(client.confirmed.hash(), before, "nothing written");
+    assert!(client.events.is_empty());
+
+    // The part inside alone is taken: the client's brick is the server's.
+    let good = ServerMessage::Patch {
+        seq: 5,
+        samples: vec![part(&server, k_in, whole.0, whole.1)],
+    };
+    client.handle(good).unwrap();
+    assert_eq!(
+        client.confirmed.hash_region(k_in, k_in),
+        server.hash_region(k_in, k_in)
+    );
+    assert_ne!(client.confirmed.hash(), before);
+}
