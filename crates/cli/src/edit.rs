@@ -148,11 +148,6 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
     let size = args.size;
     if let Some(url) = &args.connect {
-        if args.view_distance > 0.0 {
-            println!(
-                "loam: joined editors draw level-0 chunks only (no levels of detail): --view-distance is not used"
-            );
-        }
         return run_connected(args, url, mesher);
     }
     let loaded = session::load(&args.session)?;
@@ -221,18 +216,32 @@ fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Stor
 
 /// The editor on a server's world (`--connect`): no world file; the camera starts above the
 /// world's origin.
+///
+/// Levels of detail beyond level 0 (`--view-distance`) are drawn from what the client holds:
+/// the server sends the ops and bricks of the region around the viewer (level 0's chunks
+/// and one more), so farther away the coarse levels show the generator's terrain with the
+/// edits the client saw while it was near, and catch up when the viewer comes close.
 fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<()> {
-    let settings = loam_world::WorldSettings {
+    let base = loam_world::WorldSettings {
         mesher,
         threads: args.threads,
         ..Default::default()
     };
-    // What the server is asked to send: the chunks the editor shows and one more, for
-    // voxels up to 1 m (the world's voxel size is known only after joining).
-    let radius_m = f64::from(settings.view_radius + 1) * 32.0;
+    // Level 0's reach with levels of detail on; the voxel size is known only after joining,
+    // so the server is asked for level 0's chunks and one more at voxels up to 1 m.
+    let lod0 = base.with_view_distance(args.view_distance, 1.0);
+    let radius_m = f64::from(lod0.view_radius + 1) * 32.0;
     let position = [0.0, 0.0, 0.0];
     let connected =
         crate::connect::connect(url, &args.name, args.token.clone(), position, radius_m)?;
+    let vs = connected.field.settings().voxel_size;
+    let settings = base.with_view_distance(args.view_distance, vs);
+    if settings.lod_levels > 0 && settings.view_distance < args.view_distance {
+        println!(
+            "loam: {} levels of detail reach {:.0} m, not {} m: the view ends there",
+            settings.lod_levels, settings.view_distance, args.view_distance
+        );
+    }
     let g = connected.field.generator();
     let h = g.surface_height(0.0, 0.0);
     let camera = loam_bevy::render::CameraPose {

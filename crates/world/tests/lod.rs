@@ -612,3 +612,42 @@ fn the_view_distance_changes_at_run_time() {
     assert_eq!(level0.view_distance_range(), None);
     assert!(level0.set_view_distance(300.0).is_err());
 }
+
+/// Bricks handed over from a replica (a joined editor's predicted field, edited by the
+/// server's order) rebuild the chunks of every level that read them, in one batch: the view
+/// then equals the replica's from scratch at every level, without open edges.
+#[test]
+fn handed_over_bricks_rebuild_every_level_that_reads_them() {
+    let field = noise_field(11);
+    let h = |x: f64, z: f64| field.generator().surface_height(x, z);
+    let at = [5.0, h(5.0, 5.0) + 3.0, 5.0];
+    let mut world = lod_world(field.clone(), 2);
+    let mut shown = loam_world::Shown::default();
+    settle(&mut world, &mut shown, at);
+    let mut replica = world.field().clone();
+    for (level, mode) in [
+        (0, CsgMode::Subtract),
+        (1, CsgMode::Union),
+        (2, CsgMode::Subtract),
+    ] {
+        let center = surface_point(&world, &shown, level, false);
+        let op = EditOp::Sphere {
+            mode,
+            center,
+            radius: 9.0,
+            material: 3,
+            blend: 0.0,
+        };
+        replica.apply(&op).expect("op");
+    }
+    let n = world.replace_bricks(&replica).expect("same generator");
+    assert!(n > 0);
+    let groups = settle(&mut world, &mut shown, at);
+    assert_eq!(groups.len(), 1, "one batch");
+    assert_eq!(groups[0].kind, loam_world::BatchKind::Edit);
+    let levels: BTreeSet<u8> = groups[0].meshes.iter().map(|m| m.level).collect();
+    assert_eq!(levels, BTreeSet::from([0, 1, 2]));
+    loam_world::verify_shown_lod(&world, &shown, &replica)
+        .unwrap_or_else(|k| panic!("{k:?} differs from scratch"));
+    assert_eq!(shown.open_edges(&world.view(), 1.0).inside, 0);
+}
