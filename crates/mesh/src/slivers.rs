@@ -54,10 +54,13 @@ pub(crate) struct SliverWork {
 impl SliverWork {
     /// Empties the edge table, sized for about `edges` edges.
     fn clear(&mut self, edges: usize) {
-        // The largest table an earlier call grew to, so that a repeated call grows nothing.
+        // The table an earlier call grew to, so that a repeated call grows nothing; but not
+        // more than 4× what this call needs (after one dense chunk, every later call would
+        // clear the whole table).
+        let need = (2 * edges).next_power_of_two().max(16);
         let grown = self.slots.capacity().max(self.spare.capacity());
         let grown = if grown == 0 { 0 } else { 1 << grown.ilog2() };
-        let n = (2 * edges).next_power_of_two().max(16).max(grown);
+        let n = need.max(grown.min(4 * need));
         self.slots.clear();
         self.slots.resize(
             n,
@@ -178,10 +181,6 @@ pub(crate) fn split_slivers(
     work: &mut SliverWork,
 ) {
     let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
-    // The queues swap roles each round: start with the larger one.
-    if work.left.capacity() > work.pending.capacity() {
-        std::mem::swap(&mut work.left, &mut work.pending);
-    }
     let mut pending = std::mem::take(&mut work.pending);
     pending.clear();
     pending.extend((0..tris.len()).filter(|&i| is_sliver(tris[i])));
@@ -302,8 +301,95 @@ pub(crate) fn split_slivers(
         i += 1;
         keep
     });
+    // The queues swap roles each round, so the larger demand of a repeated call may fall on
+    // either: both keep the larger capacity.
+    let c = pending.capacity().max(left.capacity());
+    pending.reserve(c - pending.len());
+    left.reserve(c - left.len());
     work.pending = pending;
     work.left = left;
     work.others = others;
     work.alive = alive;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl SliverWork {
+        fn capacities(&self) -> [usize; 7] {
+            [
+                self.slots.capacity(),
+                self.spare.capacity(),
+                self.nodes.capacity(),
+                self.pending.capacity(),
+                self.left.capacity(),
+                self.others.capacity(),
+                self.alive.capacity(),
+            ]
+        }
+    }
+
+    /// Random fans of collinear points (a line with a few points off it, or small lattices)
+    /// and random triangles over them, as review found them: a second call on the same
+    /// input grows no buffer and gives the same triangles. (The queues swap roles each
+    /// round, so without equal capacities the larger demand could fall on the smaller one.)
+    #[test]
+    fn a_repeated_call_grows_no_buffer() {
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        let mut below = |n: u64| {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            z % n
+        };
+        let mut split = 0;
+        for case in 0..3000 {
+            let kind = below(3);
+            let mut p: Vec<[f32; 3]> = Vec::new();
+            let want = 3 + below(30) as usize;
+            for _ in 0..1000 {
+                if p.len() == want {
+                    break;
+                }
+                let v = match kind {
+                    0 if below(4) == 0 => [below(3), 1 + below(2), below(2)],
+                    0 => [below(12), 0, 0],
+                    1 => [below(3), below(3), 0],
+                    _ => [below(3), below(2), below(2)],
+                }
+                .map(|c| c as f32);
+                if !p.contains(&v) {
+                    p.push(v);
+                }
+            }
+            let n = p.len() as u64;
+            if n < 3 {
+                continue;
+            }
+            let input: Vec<[u32; 3]> = (0..1 + below(if case % 2 == 0 { 60 } else { 300 }))
+                .map(|_| {
+                    let a = below(n);
+                    let b = (a + 1 + below(n - 1)) % n;
+                    let c = loop {
+                        let c = below(n);
+                        if c != a && c != b {
+                            break c;
+                        }
+                    };
+                    [a, b, c].map(|v| v as u32)
+                })
+                .collect();
+            let mut work = SliverWork::default();
+            let (mut tris, mut touched) = (input.clone(), Vec::new());
+            split_slivers(&p, &mut tris, &mut touched, &mut work);
+            split += usize::from(tris.len() != input.len());
+            let (first, caps) = (tris.clone(), work.capacities());
+            let (mut tris, mut touched) = (input, Vec::new());
+            split_slivers(&p, &mut tris, &mut touched, &mut work);
+            assert_eq!(work.capacities(), caps, "case {case}");
+            assert_eq!(tris, first, "case {case}");
+        }
+        assert!(split > 100, "{split} cases changed");
+    }
 }
