@@ -27,8 +27,10 @@ pub struct Connected {
     pub link: RemoteLink,
 }
 
-/// Connects to `url` with a viewer at `position` seeing `radius_m` metres around it, then
-/// starts the client thread.
+/// Connects to `url` with a viewer at `position` seeing `radius_for(voxel_size)` metres
+/// around it, then starts the client thread. The world's voxel size is known only after
+/// joining: the hello asks for `radius_for(1.0)`, and the viewer is corrected right after
+/// if the world's differs.
 ///
 /// # Errors
 /// The server refuses (protocol version, token, full), is unreachable, or serves a world
@@ -38,7 +40,7 @@ pub fn connect(
     name: &str,
     token: Option<String>,
     position: [f64; 3],
-    radius_m: f64,
+    radius_for: impl Fn(f64) -> f64,
 ) -> anyhow::Result<Connected> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -48,7 +50,7 @@ pub fn connect(
         url,
         Viewer {
             position,
-            radius: radius_m,
+            radius: radius_for(1.0),
         },
         crate::serve::factory(),
     );
@@ -57,6 +59,11 @@ pub fn connect(
     let mut client = rt
         .block_on(Client::connect(config))
         .with_context(|| format!("joining {url}"))?;
+    let radius = radius_for(client.field().settings().voxel_size);
+    if radius != radius_for(1.0) {
+        rt.block_on(client.set_viewer(Viewer { position, radius }))
+            .with_context(|| format!("asking {url} for {radius} m around the viewer"))?;
+    }
     let field = client.field().clone();
     let (cmd_tx, cmd_rx) = tokio::sync::mpsc::unbounded_channel();
     let (up_tx, up_rx) = mpsc::channel();
@@ -304,8 +311,8 @@ mod tests {
         use loam_blocks::{BlockOp, BlockPos, BlockSettings, BlockSize, BlockWorld, MaterialTable};
         let (_dir, rt, server) = serve_new_world();
         let url = server.url();
-        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], 64.0).unwrap();
-        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
         let h = a.field.generator().surface_height(0.0, 0.0);
         // Two blocks in the air above the ground: they fall and come to rest on it.
         for x in [0, 1] {
@@ -361,7 +368,7 @@ mod tests {
         let (_dir, rt, server) = serve_new_world();
         let url = server.url();
 
-        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
         let h = a.field.generator().surface_height(0.0, 0.0);
         let before = a.field.hash();
         (a.link.send)(RemoteCommand::Op {
@@ -414,7 +421,7 @@ mod tests {
         assert!(!edit[0].meshes.is_empty());
 
         // A second editor joining later gets the dug field in its snapshot.
-        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let b = connect(&url, "b", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
         assert_eq!(b.field.hash(), after);
         // And sees A's next op as another player's.
         (a.link.send)(RemoteCommand::Op {
@@ -442,8 +449,8 @@ mod tests {
     fn presence_and_own_undo_go_through_the_client_thread() {
         let (_dir, rt, server) = serve_new_world();
         let url = server.url();
-        let a = connect(&url, "ada", None, [0.0, 0.0, 0.0], 64.0).unwrap();
-        let b = connect(&url, "bob", None, [0.0, 0.0, 0.0], 64.0).unwrap();
+        let a = connect(&url, "ada", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+        let b = connect(&url, "bob", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
         let h = a.field.generator().surface_height(0.0, 0.0);
         let before = a.field.hash();
         let (_, server_before) = rt.block_on(server.hash(None)).unwrap();

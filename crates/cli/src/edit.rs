@@ -227,13 +227,14 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         threads: args.threads,
         ..Default::default()
     };
-    // Level 0's reach with levels of detail on; the voxel size is known only after joining,
-    // so the server is asked for level 0's chunks and one more at voxels up to 1 m.
-    let lod0 = base.with_view_distance(args.view_distance, 1.0);
-    let radius_m = f64::from(lod0.view_radius + 1) * 32.0;
+    // The server is asked for level 0's chunks and one more, at the world's voxel size.
+    let radius_for = |vs: f64| {
+        let lod0 = base.with_view_distance(args.view_distance, vs);
+        f64::from(lod0.view_radius + 1) * f64::from(loam_field::CHUNK_CELLS) * vs
+    };
     let position = [0.0, 0.0, 0.0];
     let connected =
-        crate::connect::connect(url, &args.name, args.token.clone(), position, radius_m)?;
+        crate::connect::connect(url, &args.name, args.token.clone(), position, radius_for)?;
     let vs = connected.field.settings().voxel_size;
     let settings = base.with_view_distance(args.view_distance, vs);
     if settings.lod_levels > 0 && settings.view_distance < args.view_distance {
