@@ -147,6 +147,22 @@ impl History {
         self.last_id
     }
 
+    /// The box of bricks stroke `id` changed, as the lowest and highest brick index per axis:
+    /// its undo and redo write only within it. `None` when the stroke is not kept (an
+    /// unknown id, or forgotten for the budget) or changed nothing. A server that reloads
+    /// its log after a restart learns from it which bricks an undo or redo in the log wrote.
+    pub fn stroke_bricks(&self, id: u64) -> Option<(BrickKey, BrickKey)> {
+        let s = &self.strokes[self.find(id)?];
+        let mut keys = s.before.keys();
+        let first = *keys.next()?;
+        Some(keys.fold((first, first), |(lo, hi), k| {
+            (
+                BrickKey::new(lo.x.min(k.x), lo.y.min(k.y), lo.z.min(k.z)),
+                BrickKey::new(hi.x.max(k.x), hi.y.max(k.y), hi.z.max(k.z)),
+            )
+        }))
+    }
+
     /// The stroke an editor's "undo" acts on: the newest kept stroke that is done.
     pub fn undo_target(&self) -> Option<u64> {
         self.strokes

@@ -310,3 +310,28 @@ fn undo_and_redo_targets_follow_an_editors_linear_history() {
     assert_eq!((hist.undo_target(), hist.redo_target()), (Some(4), None));
     assert_eq!(hist.last_stroke(), Some(4));
 }
+
+/// `stroke_bricks` is the box of the bricks a stroke changed: exactly the bricks its undo
+/// writes; `None` for an unknown stroke.
+#[test]
+fn stroke_bricks_bound_what_an_undo_writes() {
+    use loam_field::BrickKey;
+    let mut f = flat_field(10.0);
+    let mut h = History::new(1 << 24);
+    // Stroke 1: two digs, one across the brick corner at the origin, one 60 m along x.
+    h.apply(&mut f, 1, &dig([0.0, 10.0, 0.0], 3.0)).unwrap();
+    h.apply(&mut f, 1, &dig([60.0, 10.0, 5.0], 2.0)).unwrap();
+    h.apply(&mut f, 2, &build([200.0, 10.0, 0.0], 2.0, 1))
+        .unwrap();
+    let (lo, hi) = h.stroke_bricks(1).expect("kept");
+    assert_eq!(lo, BrickKey::new(-1, 0, -1));
+    assert_eq!(hi, BrickKey::new(1, 0, 0));
+    let out = h.apply(&mut f, 3, &EditOp::Undo { stroke: 1 }).unwrap();
+    let changed = out.changed.expect("the undo writes");
+    for p in [changed.min, changed.max] {
+        let (k, _) = p.brick();
+        assert!((lo.x..=hi.x).contains(&k.x) && (lo.y..=hi.y).contains(&k.y));
+        assert!((lo.z..=hi.z).contains(&k.z), "{k:?}");
+    }
+    assert_eq!(h.stroke_bricks(9), None);
+}

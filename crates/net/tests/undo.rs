@@ -199,3 +199,40 @@ async fn an_undo_refused_because_another_client_undid_the_stroke_first_puts_it_b
     drop((a, b));
     server.shutdown().await.unwrap();
 }
+
+/// A client that dropped before another's undo resumes across it after the server restarted
+/// (the undo read back from the world file): the reloaded history tells which bricks the undo
+/// wrote, so the client gets the ops and those bricks, not a full snapshot, and converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_resumes_across_an_undo_made_before_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_world(dir.path());
+    let server = start(&world, |_| {}).await;
+    let addr = server.local_addr();
+    let cfg = || ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 24.0), factory());
+    let mut a = Client::connect(cfg()).await.unwrap();
+    let mut b = Client::connect(cfg()).await.unwrap();
+    let region = a.region().unwrap();
+    a.send_op(1, sphere(CsgMode::Subtract, 0.0)).await.unwrap();
+    settle(&mut a).await;
+    a.send_op(2, sphere(CsgMode::Union, 8.0)).await.unwrap();
+    settle(&mut a).await;
+    converged(&mut a, &mut b).await;
+    b.drop_connection();
+    // While B is away: A undoes its dig (stroke 1 is not its newest, so undo the newest
+    // first, then the dig), and the server restarts on the same file and port.
+    for _ in 0..2 {
+        a.undo().await.unwrap().expect("a stroke to undo");
+        settle(&mut a).await;
+    }
+    assert_eq!(a.undo_counts(), (0, 2));
+    let (seq, want) = server.hash(Some(region)).await.unwrap();
+    assert_eq!(seq, 4);
+    server.shutdown().await.unwrap();
+    let server = start(&world, |c| c.listen = addr).await;
+    assert!(b.reconnect().await.unwrap(), "resumed, not a snapshot");
+    let r = b.sync(false).await.unwrap();
+    assert!(r.matches(), "{r:?}");
+    assert_eq!((r.seq, r.server), (4, want));
+    server.shutdown().await.unwrap();
+}

@@ -296,6 +296,19 @@ impl Order {
             ring.push(match r {
                 LogRecord::Terrain(e) => {
                     let reach = op_reach(&e.op, &settings);
+                    // An undo or redo writes within its stroke's bricks, which the reloaded
+                    // history knows while it keeps the stroke (else: unknown, a snapshot).
+                    let written = match e.op {
+                        EditOp::Undo { stroke } | EditOp::Redo { stroke } => {
+                            loaded.history.stroke_bricks(stroke).map(|(lo, hi)| {
+                                Some(BrickBox {
+                                    min: [lo.x, lo.y, lo.z],
+                                    max: [hi.x, hi.y, hi.z],
+                                })
+                            })
+                        }
+                        _ => reach.map(Some),
+                    };
                     let frame = ServerMessage::Op(OpRecord {
                         seq: e.seq,
                         author: 0,
@@ -307,7 +320,7 @@ impl Order {
                         event: false,
                         author: 0,
                         frame: frame.encode().into(),
-                        written: reach.map(Some),
+                        written,
                         reach,
                         blocks: None,
                         to_all: false,

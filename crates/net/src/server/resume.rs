@@ -16,8 +16,9 @@ pub(crate) struct RingEntry {
     pub author: u64,
     /// The encoded `Op` message, as broadcast.
     pub frame: Bytes,
-    /// Bricks the op changed: `Some(None)` nothing, `None` unknown (an undo or redo read
-    /// back from the world file after a restart).
+    /// Bricks the op changed: `Some(None)` nothing, `None` unknown (read back from the world
+    /// file after a restart: a block op, or an undo or redo of a stroke the reloaded history
+    /// no longer keeps).
     pub written: Option<Option<BrickBox>>,
     /// Bricks the op may have read ([`crate::interest::op_reach`]); `None` for undo and redo.
     pub reach: Option<BrickBox>,
