@@ -38,11 +38,19 @@ pub(crate) struct Plan {
 }
 
 /// An op planned on a field ([`Field::plan_edit`]): the samples it changes, old and new,
-/// valid for [`Field::commit_edit`] on that field until it is next written.
+/// valid for [`Field::commit_edit`] on that field (or a clone of it) until it is next
+/// written.
+///
+/// Committing it gives the field a revision of its own, `after`: every field that commits
+/// this plan from the revision it was planned at holds the same samples, so a plan made on
+/// one of them after that is valid on all of them. A client that predicts its queued ops on
+/// a copy of its confirmed field commits the same plans there when the server confirms them
+/// in that order, without planning again.
 #[derive(Debug, Clone)]
 pub struct PlannedEdit {
     plan: Plan,
     revision: u64,
+    after: u64,
 }
 
 impl PlannedEdit {
@@ -113,6 +121,7 @@ impl Field {
         Ok(PlannedEdit {
             plan: self.plan(op)?,
             revision: self.revision,
+            after: crate::field::next_revision(),
         })
     }
 
@@ -129,7 +138,8 @@ impl Field {
     }
 
     /// Writes an edit planned by [`Field::plan_edit`] on this field (or a clone of it) with
-    /// no write in between: the result is bit for bit that of [`Field::apply`] of the op.
+    /// no write in between other than commits of the same plans: the result is bit for bit
+    /// that of [`Field::apply`] of the op.
     ///
     /// # Errors
     /// [`EditError::FieldChanged`] when the field was written since the edit was planned
@@ -138,7 +148,9 @@ impl Field {
         if edit.revision != self.revision {
             return Err(EditError::FieldChanged);
         }
-        Ok(self.commit(&edit.plan.writes, generate_each))
+        let out = self.commit(&edit.plan.writes, generate_each);
+        self.revision = edit.after;
+        Ok(out)
     }
 
     /// Plans `op` without touching the field.

@@ -106,8 +106,10 @@ pub struct Field {
     pub(crate) hot: Vec<BrickKey>,
     /// Most bricks held hot; the least recently written beyond it are packed.
     pub(crate) hot_capacity: usize,
-    /// Changes at every write (a number no other field state has had): a clone shares it
-    /// until either side is written. [`crate::PlannedEdit`] checks it.
+    /// Changes at every write: a clone shares it until either side is written, and two
+    /// fields share it only if they hold the same samples (a number no other field state has
+    /// had, or the one a [`crate::PlannedEdit`] gives every field that commits it from the
+    /// same revision). [`crate::PlannedEdit`] checks it.
     pub(crate) revision: u64,
 }
 

@@ -553,3 +553,43 @@ fn check_edit_agrees_with_planning() {
         Err(EditError::OutOfRange { .. })
     ));
 }
+
+/// Plans committed in the same order on two copies of a field leave them at one revision:
+/// a plan made on one copy after them commits on the other (a client's prediction and its
+/// confirmed field), and its result is that of applying the ops. Any other write between
+/// breaks the chain.
+#[test]
+fn plans_committed_in_order_on_two_copies_chain() {
+    let base = flat_field(10.0);
+    let ops = [
+        dig([4.0, 10.0, 4.0], 2.5),
+        build([5.0, 10.0, 4.0], 1.5, 2),
+        dig([40.0, 10.0, 4.0], 2.0),
+    ];
+    let mut want = base.clone();
+    for op in &ops {
+        want.apply(op).unwrap();
+    }
+    // The prediction plans and commits each op in turn; the confirmed field commits the
+    // same plans later, in the same order.
+    let mut predicted = base.clone();
+    let mut plans = Vec::new();
+    for op in &ops {
+        let p = predicted.plan_edit(op).unwrap();
+        predicted.commit_edit(&p).unwrap();
+        plans.push(p);
+    }
+    let mut confirmed = base.clone();
+    for p in &plans {
+        confirmed.commit_edit(p).unwrap();
+    }
+    assert_eq!(confirmed.hash(), want.hash());
+    assert_eq!(predicted.hash(), want.hash());
+    // Out of order, or after another write, the chain is broken and nothing is written.
+    let mut swapped = base.clone();
+    assert_eq!(swapped.commit_edit(&plans[1]), Err(EditError::FieldChanged));
+    let mut other = base.clone();
+    other.apply(&ops[0]).unwrap();
+    assert_eq!(other.commit_edit(&plans[1]), Err(EditError::FieldChanged));
+    assert_eq!(swapped.hash(), base.hash());
+}

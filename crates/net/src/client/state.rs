@@ -25,6 +25,8 @@ use loam_physics::{PhysicsSettings, PhysicsWorld};
 mod catch_up;
 #[cfg(test)]
 mod patch_tests;
+#[cfg(test)]
+mod predict_tests;
 
 use super::strokes::OwnStrokes;
 use crate::blocks::block_hash;
@@ -127,8 +129,10 @@ pub(crate) struct Pending {
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
     pub message: Vec<u8>,
-    /// The op planned on the confirmed field when nothing was pending: written as it is
-    /// when the server confirms it first (the field unchanged since), not planned again.
+    /// The op planned on the field it was predicted on: the confirmed field when nothing
+    /// was pending, else the prediction (the confirmed field with the pending ops before it
+    /// committed). Written as it is when the server confirms the ops in that order (the
+    /// field's revision then matches the plan's), not planned again.
     pub planned: Option<PlannedEdit>,
 }
 
@@ -320,14 +324,19 @@ impl State {
             self.stale = false;
         } else if self.stale || self.predicted.is_none() {
             let mut f = self.confirmed.clone();
-            for p in &self.pending {
+            for p in self.pending.iter_mut() {
                 // An op the server may still take can fail here (e.g. an undo): it simply
-                // predicts nothing. The first op's plan is still good while the confirmed
-                // field has not changed since it was made.
-                if !matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. })
-                    && p.planned.as_ref().is_none_or(|e| f.commit_edit(e).is_err())
+                // predicts nothing. A plan still good on the field as it is now (the
+                // confirmed field has not changed since) is committed; else the op is
+                // planned again, and that plan kept for the confirmation.
+                if matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. })
+                    || p.planned.as_ref().is_some_and(|e| f.commit_edit(e).is_ok())
                 {
-                    let _ = f.apply(&p.op);
+                    continue;
+                }
+                p.planned = f.plan_edit(&p.op).ok();
+                if let Some(e) = &p.planned {
+                    f.commit_edit(e).expect("planned on this field just now");
                 }
             }
             self.predicted = Some(f);
@@ -354,7 +363,11 @@ impl State {
         if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
             match self.predicted.as_mut() {
                 Some(f) if !self.stale && !self.pending.is_empty() => {
-                    f.apply(&op)?;
+                    // Planned and committed on the prediction: the confirmed field commits
+                    // the same plan if the server confirms the pending ops in this order.
+                    let plan = f.plan_edit(&op)?;
+                    f.commit_edit(&plan)?;
+                    planned = Some(plan);
                 }
                 _ => {
                     if self.pending.is_empty() {
@@ -654,8 +667,9 @@ impl State {
             // The prediction was the confirmed field with exactly this op applied.
             self.confirmed = self.predicted.take().expect("checked");
         } else {
-            // Our first pending op, planned on the confirmed field as it still is: write the
-            // plan rather than plan again.
+            // Our first pending op, planned on a field holding what the confirmed field holds
+            // now (the revisions say so: the confirmed field, or the prediction after the
+            // same plans): write the plan rather than plan again.
             let planned = self
                 .pending
                 .front()
