@@ -112,9 +112,9 @@ async fn run(
             tokio::select! {
                 command = commands.recv() => match command {
                     None => break,
-                    Some(RemoteCommand::Op { stroke, op }) => match client.send_op(stroke, op).await {
+                    Some(RemoteCommand::Op { stroke, op }) => match client.queue_op(stroke, op).await {
                         Ok(_) => field_changed = true,
-                        Err(e) => status.note = format!("op not sent: {e}"),
+                        Err(e) => status.note = format!("op refused here: {e}"),
                     },
                     Some(RemoteCommand::Viewer { position }) => {
                         let radius = client.viewer().radius;
@@ -187,12 +187,23 @@ async fn run(
             }
         } else {
             tokio::time::sleep(RECONNECT_AFTER).await;
-            // Ops made while offline are dropped with a note (the client predicts only
-            // what it can send).
+            // Terrain ops made while offline are predicted and queued: the reconnect sends
+            // them. Block ops (not predicted: the server decides what falls) are dropped
+            // with a note.
             while let Ok(c) = commands.try_recv() {
                 match c {
-                    RemoteCommand::Op { .. } | RemoteCommand::Block { .. } => {
-                        status.note = "offline: the op was not sent".into();
+                    RemoteCommand::Op { stroke, op } => match client.queue_op(stroke, op).await {
+                        Ok(_) => {
+                            field_changed = true;
+                            status.note = format!(
+                                "offline: {} ops wait for the server",
+                                client.pending_ops()
+                            );
+                        }
+                        Err(e) => status.note = format!("op refused here: {e}"),
+                    },
+                    RemoteCommand::Block { .. } => {
+                        status.note = "offline: the block op was not sent".into();
                     }
                     RemoteCommand::Undo | RemoteCommand::Redo => {
                         status.note = "offline: undo and redo wait for the server".into();

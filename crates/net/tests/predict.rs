@@ -132,3 +132,58 @@ async fn a_prediction_is_reapplied_in_the_servers_order() {
     assert!(a.sync(false).await.unwrap().matches());
     server.shutdown().await.unwrap();
 }
+
+/// Ops made while the connection is down (an editor keeps sculpting) are predicted at once
+/// and sent by the reconnect, also when the server restarted in between and cannot tell
+/// which of the client's ops it took: none is lost, and the server ends with all of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_queued_while_disconnected_are_sent_on_reconnect() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_world(dir.path());
+    let server = start(&world, |_| {}).await;
+    let addr = server.local_addr();
+    let mut a = Client::connect(ClientConfig::new(
+        server.url(),
+        viewer(0.0, 0.0, 0.0, 20.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let region = a.region().unwrap();
+    let mut want = a.confirmed_field().clone();
+    let dig = |x: f64| EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 1.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    };
+    // Offline: the op shows at once and waits.
+    a.drop_connection();
+    a.queue_op(1, dig(0.0)).await.unwrap();
+    want.apply(&dig(0.0)).unwrap();
+    assert_eq!(hash_over(a.field(), region), hash_over(&want, region));
+    assert_eq!(a.pending_ops(), 1);
+    a.reconnect().await.unwrap();
+    while a.pending_ops() > 0 {
+        a.next_event().await.unwrap();
+    }
+    // Offline again, and the server restarts before the client is back: the queued op was
+    // never sent, so it is sent, not reported lost.
+    a.drop_connection();
+    a.queue_op(2, dig(6.0)).await.unwrap();
+    want.apply(&dig(6.0)).unwrap();
+    server.shutdown().await.unwrap();
+    let server = start(&world, |c| c.listen = addr).await;
+    a.reconnect().await.unwrap();
+    while a.pending_ops() > 0 {
+        if let ClientEvent::Lost { op_ids } = a.next_event().await.unwrap() {
+            panic!("lost {op_ids:?}");
+        }
+    }
+    let (seq, h) = server.hash(Some(region)).await.unwrap();
+    assert_eq!(seq, 2);
+    assert_eq!(h, hash_over(&want, region));
+    assert!(a.sync(false).await.unwrap().matches());
+    server.shutdown().await.unwrap();
+}

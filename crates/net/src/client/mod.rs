@@ -241,6 +241,25 @@ impl Client {
         Ok(op_id)
     }
 
+    /// [`Client::send_op`] for a client that keeps its player's edits while the connection
+    /// is down (an editor): disconnected, the op is predicted and queued, and the next
+    /// [`Client::reconnect`] sends it with the ops the server had not taken. An op whose send
+    /// fails stays predicted too; the reconnect tells its fate (taken, sent again, or
+    /// [`ClientEvent::Lost`] if the server restarted without knowing).
+    ///
+    /// # Errors
+    /// [`NetError::Edit`] if the field rejects the op (nothing is queued).
+    pub async fn queue_op(&mut self, stroke: u64, op: EditOp) -> Result<u64, NetError> {
+        let connected = self.ws.is_some();
+        let (op_id, message) = self.state.predict(stroke, op)?;
+        if !connected {
+            self.state.unsent(op_id);
+        } else if self.send(message).await.is_err() {
+            // The connection is gone (`send` dropped it); the op may have reached the server.
+        }
+        Ok(op_id)
+    }
+
     /// Sends a block op (not predicted: the server decides what it makes fall, and its
     /// records come back in its order as [`ClientEvent::BlockOp`], or a
     /// [`ClientEvent::Refused`] naming the op id). Returns the op's id (one sequence with

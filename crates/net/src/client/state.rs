@@ -129,6 +129,9 @@ pub(crate) struct Pending {
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
     pub message: Vec<u8>,
+    /// Whether it was handed to the connection (else it was queued while disconnected: the
+    /// server cannot have it, and the next reconnect sends it whatever the server says).
+    pub sent: bool,
     /// The op planned on the field it was predicted on: the confirmed field when nothing
     /// was pending, else the prediction (the confirmed field with the pending ops before it
     /// committed). Written as it is when the server confirms the ops in that order (the
@@ -392,9 +395,17 @@ impl State {
             op,
             sent_at: Instant::now(),
             message: message.clone(),
+            sent: true,
             planned,
         });
         Ok((op_id, message))
+    }
+
+    /// Marks a predicted op as not sent (queued while disconnected).
+    pub fn unsent(&mut self, op_id: u64) {
+        if let Some(p) = self.pending.iter_mut().find(|p| p.op_id == op_id) {
+            p.sent = false;
+        }
     }
 
     /// Takes back an op that could not be sent: it leaves the prediction.
@@ -405,8 +416,8 @@ impl State {
 
     /// After a reconnect's welcome: the ops the server took (up to `last_op_id`) come back
     /// in its order or are in its snapshot, so they leave the pending list; the rest are
-    /// returned to be sent again. If the server cannot tell (`None`), every pending op is
-    /// dropped and reported lost.
+    /// returned to be sent again. If the server cannot tell (`None`), every pending op that
+    /// was sent is dropped and reported lost; ops queued while disconnected are sent.
     pub fn rewelcome(&mut self, welcome: &Welcome) -> Vec<Vec<u8>> {
         self.id = welcome.client_id;
         self.caught_up = false;
@@ -421,7 +432,10 @@ impl State {
                 self.pending_blocks.retain(|&id, _| id > last);
             }
             None => {
-                let mut op_ids: Vec<u64> = self.pending.drain(..).map(|p| p.op_id).collect();
+                let (sent, queued): (VecDeque<Pending>, VecDeque<Pending>) =
+                    self.pending.drain(..).partition(|p| p.sent);
+                self.pending = queued;
+                let mut op_ids: Vec<u64> = sent.into_iter().map(|p| p.op_id).collect();
                 op_ids.extend(std::mem::take(&mut self.pending_blocks).into_keys());
                 op_ids.sort_unstable();
                 if !op_ids.is_empty() {
@@ -447,6 +461,10 @@ impl State {
             )
             .collect();
         again.sort_by_key(|(id, _)| *id);
+        // Handed to the new connection now: from here on their fate is the server's to tell.
+        for p in &mut self.pending {
+            p.sent = true;
+        }
         again.into_iter().map(|(_, m)| m).collect()
     }
 
