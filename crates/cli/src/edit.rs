@@ -123,6 +123,11 @@ fn has_display() -> bool {
 /// # Errors
 /// A world in use or unreadable, a bad session, a failed render.
 pub fn run(args: &EditArgs) -> anyhow::Result<()> {
+    if !has_display() && args.connect.is_some() {
+        anyhow::bail!(
+            "joining a server (--connect) needs a window, and there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); on a machine without one, run it under Xvfb (tools/editor_connect_check.sh shows how), or use `loam bench-net` to drive a server headless"
+        );
+    }
     if !has_display() {
         println!(
             "loam: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the editor cannot open a window."

@@ -231,3 +231,21 @@ fn bad_render_arguments_are_refused_before_anything_starts() {
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains(".png"));
 }
+
+/// Without a display, `edit --connect` says it needs a window (rather than rendering the
+/// headless example, which ignores the server) and starts nothing.
+#[test]
+fn joining_without_a_display_is_refused_with_a_reason() {
+    let d = out_dir();
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(&d)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["edit", "--connect", "ws://127.0.0.1:9/ws"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("needs a window"), "{err}");
+    assert!(!d.join("out").exists(), "nothing rendered");
+}
