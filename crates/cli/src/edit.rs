@@ -46,11 +46,11 @@ pub struct EditArgs {
     /// terrain ops go to the server, everyone's ops show here in its order.
     #[arg(long, value_name = "URL")]
     pub connect: Option<String>,
-    /// The name other players see (with --connect).
-    #[arg(long, default_value = "loam")]
+    /// The name other players see (with --connect; not empty).
+    #[arg(long, default_value = "loam", value_parser = crate::serve::parse_nonempty)]
     pub name: String,
     /// The server's token, if it asks for one (with --connect).
-    #[arg(long)]
+    #[arg(long, requires = "connect", value_parser = crate::serve::parse_nonempty)]
     pub token: Option<String>,
     /// How far the terrain is drawn, metres: chunks of coarser levels of detail out to this
     /// distance (level 0 within 128 m, each level twice as far as the one before, Transvoxel

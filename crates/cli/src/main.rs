@@ -83,3 +83,32 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Settings that cannot work are refused when parsed, with the reason: a client limit of
+    /// 0, empty tokens and names, a token without a server to give it to.
+    #[test]
+    fn unusable_network_settings_are_refused() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(args)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let w = "--world=w.loam";
+        assert!(parse(&["loam", "serve", w, "--max-clients", "1"]).is_ok());
+        let e = parse(&["loam", "serve", w, "--max-clients", "0"]).unwrap_err();
+        assert!(e.contains("at least 1"), "{e}");
+        let e = parse(&["loam", "serve", w, "--token", ""]).unwrap_err();
+        assert!(e.contains("must not be empty"), "{e}");
+        let url = "--url=ws://127.0.0.1:7878/ws";
+        assert!(parse(&["loam", "bench-net", url, "--token", ""]).is_err());
+        let c = "--connect=ws://127.0.0.1:7878/ws";
+        assert!(parse(&["loam", "edit", c, "--name", "ada", "--token", "s"]).is_ok());
+        assert!(parse(&["loam", "edit", c, "--name", ""]).is_err());
+        let e = parse(&["loam", "edit", "--token", "s"]).unwrap_err();
+        assert!(e.contains("--connect"), "{e}");
+    }
+}

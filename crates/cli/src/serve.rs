@@ -20,12 +20,31 @@ pub struct ServeArgs {
     /// Address to listen on. Loopback unless told otherwise.
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub listen: SocketAddr,
-    /// Clients must present this token in their hello.
-    #[arg(long)]
+    /// Clients must present this token in their hello (not empty).
+    #[arg(long, value_parser = parse_nonempty)]
     pub token: Option<String>,
-    /// Most clients at once.
-    #[arg(long, default_value_t = 256)]
+    /// Most clients at once, at least 1.
+    #[arg(long, default_value_t = 256, value_parser = parse_max_clients)]
     pub max_clients: usize,
+}
+
+/// A token or name: any text but the empty one (a server with an empty token would refuse
+/// everyone; a player without a name shows as nothing).
+pub(crate) fn parse_nonempty(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(s.into())
+    }
+}
+
+/// A client limit of at least 1 (0 would refuse everyone).
+fn parse_max_clients(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("at least 1 (0 would refuse every client)".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Arguments of `loam bench-net`.
@@ -48,7 +67,7 @@ pub struct BenchNetArgs {
     #[arg(long, default_value_t = 1.0)]
     pub warmup: f64,
     /// The server's token, if it has one.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_nonempty)]
     pub token: Option<String>,
 }
 
