@@ -39,10 +39,14 @@ pub(crate) fn panels(
         .map(|t| t.translation())
         .unwrap_or(Vec3::ZERO);
     let m = world.world.metrics();
+    // At most 40 % of the window wide (lines wrap), so the crosshair in the middle stays
+    // clear in small windows.
+    let hud_width = (ctx.content_rect().width() * 0.4).max(200.0);
     egui::Area::new(egui::Id::new("hud"))
         .anchor(egui::Align2::LEFT_TOP, [8.0, 8.0])
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.set_max_width(hud_width);
                 ui.label(format!(
                     "mesher {}   mode {}",
                     editor.mesher.name(),
