@@ -28,6 +28,13 @@ struct Slot {
     tail: u32,
 }
 
+/// A slot holding no edge.
+const VACANT: Slot = Slot {
+    key: EMPTY,
+    head: NONE,
+    tail: NONE,
+};
+
 /// A list node: a triangle (`NONE` once unlinked) and the next node.
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -62,14 +69,7 @@ impl SliverWork {
         let grown = if grown == 0 { 0 } else { 1 << grown.ilog2() };
         let n = need.max(grown.min(4 * need));
         self.slots.clear();
-        self.slots.resize(
-            n,
-            Slot {
-                key: EMPTY,
-                head: NONE,
-                tail: NONE,
-            },
-        );
+        self.slots.resize(n, VACANT);
         self.nodes.clear();
         self.used = 0;
     }
@@ -92,14 +92,7 @@ impl SliverWork {
         std::mem::swap(&mut self.slots, &mut self.spare);
         let n = 2 * self.spare.len();
         self.slots.clear();
-        self.slots.resize(
-            n,
-            Slot {
-                key: EMPTY,
-                head: NONE,
-                tail: NONE,
-            },
-        );
+        self.slots.resize(n, VACANT);
         for s in &self.spare {
             if s.key != EMPTY {
                 let at = Self::probe(&self.slots, s.key);

@@ -3,46 +3,11 @@
 
 use std::sync::Arc;
 
-use loam_field::{
-    BrickKey, CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-    SampleBox,
-};
+use loam_field::{BrickKey, CsgMode, EditOp, Field, FieldSettings, SampleBox};
 
-use super::State;
+use super::test_state::{generator, state};
 use crate::error::NetError;
-use crate::protocol::{
-    BrickBox, PROTOCOL_VERSION, ServerMessage, Welcome, WorldMeta, encode_samples,
-};
-
-fn generator() -> Arc<Generator> {
-    let caves = CaveSettings {
-        enabled: false,
-        ..Default::default()
-    };
-    Arc::new(Generator::noise(&NoiseTerrainSettings::default(), &caves).unwrap())
-}
-
-fn state(g: &Arc<Generator>) -> State {
-    let welcome = Welcome {
-        protocol: PROTOCOL_VERSION,
-        client_id: 7,
-        world: WorldMeta {
-            generator_json: String::new(),
-            field: FieldSettings::default(),
-            generator_fingerprint: [0; 32],
-        },
-        seq: 5,
-        resumed: false,
-        last_op_id: None,
-    };
-    let mut s = State::new(&welcome, Arc::clone(g)).unwrap();
-    s.region = Some(BrickBox {
-        min: [0, -2, 0],
-        max: [0, 2, 0],
-    });
-    s.last_seq = 5;
-    s
-}
+use crate::protocol::{ServerMessage, encode_samples};
 
 /// Samples of brick `key` of `f` within its local box `lo..=hi`.
 fn part(f: &Field, key: BrickKey, lo: [u8; 3], hi: [u8; 3]) -> crate::protocol::WireSamples {

@@ -2,44 +2,10 @@
 //! plans it commits on the prediction are committed on the confirmed field as the server
 //! confirms the ops in that order.
 
-use std::sync::Arc;
+use loam_field::{CsgMode, EditOp, LogEntry};
 
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, FieldSettings, Generator, LogEntry, NoiseTerrainSettings,
-};
-
-use super::State;
-use crate::protocol::{BrickBox, OpRecord, PROTOCOL_VERSION, ServerMessage, Welcome, WorldMeta};
-
-fn generator() -> Arc<Generator> {
-    let caves = CaveSettings {
-        enabled: false,
-        ..Default::default()
-    };
-    Arc::new(Generator::noise(&NoiseTerrainSettings::default(), &caves).unwrap())
-}
-
-fn state(g: &Arc<Generator>) -> State {
-    let welcome = Welcome {
-        protocol: PROTOCOL_VERSION,
-        client_id: 7,
-        world: WorldMeta {
-            generator_json: String::new(),
-            field: FieldSettings::default(),
-            generator_fingerprint: [0; 32],
-        },
-        seq: 5,
-        resumed: false,
-        last_op_id: None,
-    };
-    let mut s = State::new(&welcome, Arc::clone(g)).unwrap();
-    s.region = Some(BrickBox {
-        min: [0, -2, 0],
-        max: [0, 2, 0],
-    });
-    s.last_seq = 5;
-    s
-}
+use super::test_state::{generator, state};
+use crate::protocol::{OpRecord, ServerMessage};
 
 #[test]
 fn plans_made_on_the_prediction_are_written_on_confirmation() {
