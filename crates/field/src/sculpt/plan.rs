@@ -148,8 +148,6 @@ impl Read {
         // Every entry is written by the fill; the old contents do not matter.
         values.resize(n, 0.0);
         materials.resize(n, 0);
-        values.truncate(n);
-        materials.truncate(n);
         field.fill(min, dims, &mut values, &mut materials);
         Ok(Self {
             min,

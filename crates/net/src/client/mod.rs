@@ -252,10 +252,12 @@ impl Client {
     pub async fn queue_op(&mut self, stroke: u64, op: EditOp) -> Result<u64, NetError> {
         let connected = self.ws.is_some();
         let (op_id, message) = self.state.predict(stroke, op)?;
-        if !connected {
+        if connected {
+            // A failed send drops the connection; the op may have reached the server, so it
+            // stays pending as sent and the reconnect tells its fate.
+            let _ = self.send(message).await;
+        } else {
             self.state.unsent(op_id);
-        } else if self.send(message).await.is_err() {
-            // The connection is gone (`send` dropped it); the op may have reached the server.
         }
         Ok(op_id)
     }
