@@ -24,7 +24,8 @@
 //!   two of its pairs there then swap partners, which cuts the fan in two, until no fan passes
 //!   an edge twice. So every edge on a split vertex used equally often each way ends with
 //!   exactly two triangles; an edge used more often one way than the other (an open border,
-//!   or a sliver dropped on exact zeros) keeps its triangles on one vertex.
+//!   or a sliver the sliver splitter gave up on, which no search has met) keeps its triangles
+//!   on one vertex.
 //!
 //! Twin triangles (the same three vertices, both windings: a fin of no thickness, where two
 //! solids meet face to face on zeros or dual vertices merged) are dropped first.
@@ -257,9 +258,9 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
                 pairs.push((x, a, b))
             });
         } else {
-            // Not one way as often as the other (an open or misoriented edge, which the
-            // meshers leave only where slivers on exact zeros could not be split): no pairing
-            // to follow, so its triangles stay on one vertex rather than opening it further.
+            // Not one way as often as the other (an open edge, at the grid border, or by a
+            // sliver given up on): no pairing to follow, so its triangles stay on one vertex
+            // rather than opening it further.
             for w in &group[1..] {
                 union(joined, group[0].local, w.local);
             }

@@ -156,14 +156,24 @@ impl SliverWork {
 
 /// Removes zero-area triangles whose three distinct vertices are collinear without opening
 /// a hole: with `b` between `a` and `c`, every neighbour `(a, c, d)` across the long edge is
-/// split into `(a, b, d)` and `(b, c, d)` and the sliver dropped, which keeps every edge's
-/// triangle count even.
+/// split into `(a, b, d)` and `(b, c, d)` and the sliver dropped, which keeps every edge
+/// used as often one way as the other. (Counted with signs, the split adds to each edge what
+/// dropping the sliver takes away, once for each neighbour running `a → c`, less once for each
+/// running `c → a`; on a closed mesh the edge `a c` has one more of the first than of the
+/// second.)
+///
+/// A twin, the same three vertices the other way round, is dropped with the sliver instead.
+/// A copy, the same three vertices the same way round (where two patches lie flat on zeros,
+/// one over the other), is a neighbour running `c → a` whose split halves would have no area:
+/// it is dropped, and the other neighbours split. (Taking a copy for a twin, as this once did,
+/// dropped both and left three edges used twice the same way: the misoriented and
+/// four-triangle edges of Surface Nets and Dual Contouring on grids of only −1 and 0.)
 ///
 /// Slivers whose neighbours are not slivers are split first: such a split never makes a new
 /// sliver. Only when none is left may a sliver be split into sliver neighbours (which makes
 /// new slivers), within a budget of a few per sliver, because a fan of collinear slivers would
-/// otherwise split without end. Slivers left after that are dropped; that happens only where
-/// whole patches are flat on exact-zero samples, and may leave an open edge there.
+/// otherwise split without end. Slivers left after that are dropped, which may leave an open
+/// edge; no grid of the searches in BENCHMARKS.md ("Topology and manifoldness") reaches it.
 ///
 /// The vertices of every sliver looked at go to `touched` (pinch candidates). `work` holds
 /// the buffers (edge table, queues); it is only scratch.
@@ -219,9 +229,13 @@ pub(crate) fn split_slivers(
             others.clear();
             work.users(a, c, &mut others);
             others.retain(|&j| j != s && alive[j] && has_ac(tris[j]));
-            // A twin (the same three vertices, the other way round) cancels with the sliver:
-            // both go, and every edge loses two uses.
-            if let Some(&twin) = others.iter().find(|&&j| tris[j].contains(&b)) {
+            // A twin (the same three vertices, the other way round: it runs a → c) cancels
+            // with the sliver: both go, and every edge loses one use each way.
+            let runs_ac = |u: [u32; 3]| (0..3).any(|e| u[e] == a && u[(e + 1) % 3] == c);
+            if let Some(&twin) = others
+                .iter()
+                .find(|&&j| tris[j].contains(&b) && runs_ac(tris[j]))
+            {
                 for (i, t) in [(s, t), (twin, tris[twin])] {
                     alive[i] = false;
                     for k in 0..3 {
@@ -231,7 +245,11 @@ pub(crate) fn split_slivers(
                 progress = true;
                 continue;
             }
-            let forced = others.iter().any(|&j| is_sliver(tris[j]));
+            // A copy (the same three vertices, the same way round) is a neighbour like any
+            // other whose split halves have no area (`[c, b, b]`, `[b, a, b]`): it goes.
+            let forced = others
+                .iter()
+                .any(|&j| is_sliver(tris[j]) && !tris[j].contains(&b));
             if forced && (forced_budget == 0 || !allow_forced) {
                 left.push(s);
                 continue;
@@ -249,6 +267,13 @@ pub(crate) fn split_slivers(
                     continue;
                 };
                 let (x, y, d) = (u[e], u[(e + 1) % 3], u[(e + 2) % 3]);
+                if d == b {
+                    alive[j] = false;
+                    for k in 0..3 {
+                        work.unlink(u[k], u[(k + 1) % 3], j);
+                    }
+                    continue;
+                }
                 work.unlink(x, y, j);
                 work.unlink(y, d, j);
                 tris[j] = [x, b, d];
