@@ -117,7 +117,9 @@ fn zero_heavy_grids_terminate() {
 /// characteristic); it was 71, 134, 201, 2, 4 on the first grid.
 #[test]
 fn zero_heavy_sliver_copies_are_not_twins() {
-    let cases: [(&str, Mesher, (usize, usize, usize, usize, i64)); 5] = [
+    /// Vertices, triangles, edges, components, Euler characteristic.
+    type Counts = (usize, usize, usize, usize, i64);
+    let cases: [(&str, Mesher, Counts); 5] = [
         (
             ".#. .## .#. | ### #0# .## | ##. #0# ### | .#. ##. .#.",
             Mesher::SurfaceNets,
