@@ -18,6 +18,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 /// How long a dropped connection waits before trying again.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
+/// How often the round-trip time is measured (a WebSocket ping), so the HUD shows it before
+/// the player's first edit and keeps it current while they only look around.
+const PING_EVERY: Duration = Duration::from_secs(2);
+
 /// A connected client and the editor's end of its thread's channel.
 pub struct Connected {
     /// The field the server sent (the world to open the editor on: its generator is the
@@ -106,10 +110,18 @@ async fn run(
         blocks: client.take_block_deltas(),
         status: status.clone(),
     });
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let mut field_changed = false;
         if client.is_connected() {
             tokio::select! {
+                _ = ping.tick() => {
+                    match client.ping().await {
+                        Ok(()) => continue,
+                        Err(e) => status.note = format!("ping not sent: {e}"),
+                    }
+                }
                 command = commands.recv() => match command {
                     None => break,
                     Some(RemoteCommand::Op { stroke, op }) => match client.queue_op(stroke, op).await {
@@ -123,15 +135,7 @@ async fn run(
                         }
                     }
                     Some(RemoteCommand::Presence { position, aim }) => {
-                        let report = PresenceReport {
-                            position,
-                            aim: Aim {
-                                tool: aim.tool,
-                                point: aim.point,
-                                radius: aim.radius,
-                            },
-                        };
-                        if let Err(e) = client.set_presence(report).await {
+                        if let Err(e) = client.set_presence(presence(position, aim)).await {
                             status.note = format!("presence not sent: {e}");
                         }
                     }
@@ -181,6 +185,7 @@ async fn run(
                             status.note = format!("{} player(s) left", left.len());
                         }
                     }
+                    Ok(ClientEvent::Pong { rtt }) => status.rtt_ms = Some(rtt.as_secs_f64() * 1e3),
                     Ok(_) => field_changed = true,
                     Err(e) => status.note = format!("disconnected: {e}"),
                 },
@@ -208,7 +213,15 @@ async fn run(
                     RemoteCommand::Undo | RemoteCommand::Redo => {
                         status.note = "offline: undo and redo wait for the server".into();
                     }
-                    _ => {}
+                    RemoteCommand::Presence { position, aim } => {
+                        // Kept: the reconnect sends the latest.
+                        let _ = client.set_presence(presence(position, aim)).await;
+                    }
+                    RemoteCommand::Viewer { position } => {
+                        // Kept: the reconnect asks for the region around it.
+                        let radius = client.viewer().radius;
+                        let _ = client.set_viewer(Viewer { position, radius }).await;
+                    }
                 }
             }
             match client.reconnect().await {
@@ -224,6 +237,10 @@ async fn run(
             }
         }
         status.connected = client.is_connected();
+        if !status.connected {
+            // Not measured until the next pong.
+            status.rtt_ms = None;
+        }
         status.seq = client.last_seq();
         status.pending = client.pending_ops();
         status.undo = client.undo_counts();
@@ -241,6 +258,18 @@ async fn run(
         }
     }
     client.close().await;
+}
+
+/// The editor's presence as the client sends it.
+fn presence(position: [f64; 3], aim: RemoteAim) -> PresenceReport {
+    PresenceReport {
+        position,
+        aim: Aim {
+            tool: aim.tool,
+            point: aim.point,
+            radius: aim.radius,
+        },
+    }
 }
 
 /// The other players as the editor shows them, by id.

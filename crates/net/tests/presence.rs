@@ -218,3 +218,83 @@ async fn bad_reports_are_refused_and_the_server_goes_on() {
     drop((a, b));
     server.shutdown().await.unwrap();
 }
+
+/// A dropped client forgets the others at once (its editor would show players it no longer
+/// hears of), and after its reconnect the others see its aim again without a new report:
+/// the server forgot it with the connection (a restarted server never had it), so the
+/// client sends its last report again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnected_client_is_seen_with_its_aim_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let url = server.url();
+    let mut a = join(&url, "ada", 0.0).await;
+    let mut b = join(&url, "bob", 10.0).await;
+    let (ia, ib) = (a.id(), b.id());
+    let r = report(10.0, "ball", 2.5);
+    b.set_presence(r.clone()).await.unwrap();
+    until(&mut a, "a to see b's aim", |a| {
+        a.players().get(&ib).and_then(|p| p.aim.as_ref()) == Some(&r.aim)
+    })
+    .await;
+    until(&mut b, "b to see a", |b| b.players().contains_key(&ia)).await;
+
+    b.drop_connection();
+    assert!(b.players().is_empty(), "offline, b hears of no one");
+    until(&mut a, "a to be told b left", |a| a.players().is_empty()).await;
+
+    assert!(b.reconnect().await.unwrap(), "b resumes");
+    until(&mut a, "a to see b's aim after b's reconnect", |a| {
+        a.players().get(&ib).and_then(|p| p.aim.as_ref()) == Some(&r.aim)
+    })
+    .await;
+    assert_eq!(a.players()[&ib].position, r.position);
+    until(&mut b, "b to see a again", |b| {
+        b.players().contains_key(&ia)
+    })
+    .await;
+    drop((a, b));
+    server.shutdown().await.unwrap();
+}
+
+/// A ping's pong comes back as an event with the round-trip time, before any edit; pongs of
+/// an older ping are not reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_measure_the_round_trip_before_any_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut a = join(&server.url(), "ada", 0.0).await;
+    assert_eq!(a.rtt(), None);
+    for _ in 0..3 {
+        a.ping().await.unwrap();
+        let rtt = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                if let ClientEvent::Pong { rtt } = a.next_event().await.unwrap() {
+                    return rtt;
+                }
+            }
+        })
+        .await
+        .expect("a pong");
+        assert!(
+            rtt > Duration::ZERO && rtt < Duration::from_secs(20),
+            "{rtt:?}"
+        );
+        assert_eq!(a.rtt(), Some(rtt));
+    }
+    // Two pings at once: only the second's pong is reported (the first is replaced).
+    a.ping().await.unwrap();
+    a.ping().await.unwrap();
+    let mut pongs = 0;
+    let _ = tokio::time::timeout(Duration::from_millis(1500), async {
+        loop {
+            if let ClientEvent::Pong { .. } = a.next_event().await.unwrap() {
+                pongs += 1;
+            }
+        }
+    })
+    .await;
+    assert_eq!(pongs, 1);
+    drop(a);
+    server.shutdown().await.unwrap();
+}

@@ -2,32 +2,29 @@
 
 mod state;
 mod strokes;
+mod transport;
 
 pub use state::{ClientEvent, SyncReport};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use loam_blocks::{BlockDelta, BlockOp, BlockWorld};
 use loam_field::{EditOp, Field, Generator};
 use loam_physics::PhysicsWorld;
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_config};
 
 use crate::error::NetError;
 use crate::interest::generator_fingerprint;
 use crate::protocol::{
-    BrickBox, ClientMessage, DEFAULT_MAX_MESSAGE_BYTES, Hello, PROTOCOL_VERSION, Player,
-    PresenceReport, Resume, ServerMessage, Viewer, Welcome,
+    BrickBox, ClientMessage, DEFAULT_MAX_MESSAGE_BYTES, Player, PresenceReport, Resume,
+    ServerMessage, Viewer,
 };
 use crate::server::GeneratorFactory;
 use state::State;
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+use transport::{Incoming, Ws, next_incoming, open, ws_error};
 
 /// How to connect ([`Client::connect`]).
 #[derive(Clone)]
@@ -70,68 +67,13 @@ pub struct Client {
     ws: Option<Ws>,
     state: State,
     next_request: u64,
-}
-
-fn ws_error(e: tokio_tungstenite::tungstenite::Error) -> NetError {
-    NetError::WebSocket(e.to_string())
-}
-
-/// Connects, says hello and reads the welcome.
-async fn open(config: &ClientConfig, resume: Option<Resume>) -> Result<(Ws, Welcome), NetError> {
-    let max = config.max_message_bytes;
-    let ws_config = WebSocketConfig::default()
-        .max_message_size(Some(max))
-        .max_frame_size(Some(max))
-        .read_buffer_size(crate::server::READ_BUFFER);
-    let connect = connect_async_with_config(config.url.as_str(), Some(ws_config), true);
-    let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
-        .await
-        .map_err(|_| NetError::Timeout("the connection"))?
-        .map_err(ws_error)?;
-    let hello = ClientMessage::Hello(Hello {
-        protocol: PROTOCOL_VERSION,
-        name: config.name.clone(),
-        token: config.token.clone(),
-        viewer: config.viewer,
-        resume,
-    });
-    ws.send(Message::Binary(hello.encode().into()))
-        .await
-        .map_err(ws_error)?;
-    let first = tokio::time::timeout(config.timeout, next_message(&mut ws, max))
-        .await
-        .map_err(|_| NetError::Timeout("the welcome"))??;
-    match first {
-        ServerMessage::Welcome(w) if w.protocol == PROTOCOL_VERSION => Ok((ws, w)),
-        ServerMessage::Welcome(w) => Err(NetError::Protocol(format!(
-            "the server welcomed with protocol {}",
-            w.protocol
-        ))),
-        ServerMessage::Refused(r) => Err(NetError::Refused(r)),
-        ServerMessage::Disconnect { reason } => Err(NetError::Disconnected { reason }),
-        _ => Err(NetError::Protocol("the server did not welcome".into())),
-    }
-}
-
-/// The next server message; pings are answered by the WebSocket layer.
-async fn next_message(ws: &mut Ws, max: usize) -> Result<ServerMessage, NetError> {
-    loop {
-        match ws.next().await {
-            None => {
-                return Err(NetError::Disconnected {
-                    reason: "connection closed".into(),
-                });
-            }
-            Some(Err(e)) => return Err(ws_error(e)),
-            Some(Ok(Message::Binary(b))) => return Ok(ServerMessage::decode(&b, max)?),
-            Some(Ok(Message::Close(f))) => {
-                return Err(NetError::Disconnected {
-                    reason: f.map_or_else(|| "closed".into(), |f| f.reason.to_string()),
-                });
-            }
-            Some(Ok(_)) => {}
-        }
-    }
+    /// The last presence report asked for, sent again after a reconnect (the server
+    /// forgets a player's aim when their connection goes).
+    presence: Option<PresenceReport>,
+    /// The ping on its way: its payload and when it was sent.
+    ping: Option<(u64, Instant)>,
+    next_ping: u64,
+    rtt: Option<Duration>,
 }
 
 impl Client {
@@ -159,6 +101,10 @@ impl Client {
             ws: Some(ws),
             state,
             next_request: 1,
+            presence: None,
+            ping: None,
+            next_ping: 1,
+            rtt: None,
         };
         client.finish_handshake().await?;
         Ok(client)
@@ -177,11 +123,26 @@ impl Client {
         .map_err(|_| NetError::Timeout("the snapshot"))?
     }
 
+    /// The connection is gone: what the client knew of the others no longer holds.
+    fn lose_connection(&mut self) {
+        self.ws = None;
+        self.ping = None;
+        self.state.players.clear();
+    }
+
     async fn recv(&mut self) -> Result<ServerMessage, NetError> {
+        loop {
+            if let Incoming::Message(m) = self.recv_incoming().await? {
+                return Ok(m);
+            }
+        }
+    }
+
+    async fn recv_incoming(&mut self) -> Result<Incoming, NetError> {
         let ws = self.ws.as_mut().ok_or(NetError::NotConnected)?;
-        let r = next_message(ws, self.config.max_message_bytes).await;
+        let r = next_incoming(ws, self.config.max_message_bytes).await;
         if r.is_err() {
-            self.ws = None;
+            self.lose_connection();
         }
         r
     }
@@ -189,18 +150,44 @@ impl Client {
     fn take(&mut self, msg: ServerMessage) -> Result<(), NetError> {
         let r = self.state.handle(msg);
         if r.is_err() {
-            self.ws = None;
+            self.lose_connection();
         }
         r
     }
 
     async fn send(&mut self, bytes: Vec<u8>) -> Result<(), NetError> {
+        self.send_frame(Message::Binary(bytes.into())).await
+    }
+
+    async fn send_frame(&mut self, frame: Message) -> Result<(), NetError> {
         let ws = self.ws.as_mut().ok_or(NetError::NotConnected)?;
-        if let Err(e) = ws.send(Message::Binary(bytes.into())).await {
-            self.ws = None;
+        if let Err(e) = ws.send(frame).await {
+            self.lose_connection();
             return Err(ws_error(e));
         }
         Ok(())
+    }
+
+    /// Sends a WebSocket ping (RFC 6455 §5.5.2; the server's WebSocket layer answers it):
+    /// its pong comes back from [`Client::next_event`] as [`ClientEvent::Pong`] with the
+    /// round-trip time, which [`Client::rtt`] then keeps. A ping sent while another is on its
+    /// way replaces it (the older pong is ignored).
+    ///
+    /// # Errors
+    /// [`NetError::NotConnected`] and transport errors.
+    pub async fn ping(&mut self) -> Result<(), NetError> {
+        let payload = self.next_ping;
+        self.next_ping += 1;
+        let frame = Message::Ping(payload.to_le_bytes().to_vec().into());
+        self.send_frame(frame).await?;
+        self.ping = Some((payload, Instant::now()));
+        Ok(())
+    }
+
+    /// The round-trip time of the last [`Client::ping`] answered on this connection or an
+    /// earlier one; `None` before the first.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
     }
 
     /// The next event. Cancel-safe: a call dropped before it returns loses nothing.
@@ -214,8 +201,19 @@ impl Client {
             if let Some(e) = self.state.events.pop_front() {
                 return Ok(e);
             }
-            let msg = self.recv().await?;
-            self.take(msg)?;
+            match self.recv_incoming().await? {
+                Incoming::Message(msg) => self.take(msg)?,
+                Incoming::Pong(p) => {
+                    if let Some((sent, at)) = self.ping
+                        && sent == p
+                    {
+                        self.ping = None;
+                        let rtt = at.elapsed();
+                        self.rtt = Some(rtt);
+                        return Ok(ClientEvent::Pong { rtt });
+                    }
+                }
+            }
         }
     }
 
@@ -337,7 +335,9 @@ impl Client {
         self.state.pending_blocks.len()
     }
 
-    /// Moves the viewer; the server sends the bricks of regions the client moves into.
+    /// Moves the viewer; the server sends the bricks of regions the client moves into. The
+    /// viewer is kept even when it cannot be sent: the next [`Client::reconnect`] asks for
+    /// its region.
     ///
     /// # Errors
     /// [`NetError::NotConnected`] and transport errors.
@@ -349,7 +349,9 @@ impl Client {
     /// Tells the server where this player is and where their tool aims; the other clients
     /// see it in their [`Client::players`] within about 100 ms. The server keeps only the
     /// latest report, so sending one per frame is wasteful but harmless (it counts against
-    /// the server's message rate limit).
+    /// the server's message rate limit). The report is kept even when it cannot be sent
+    /// (disconnected), and [`Client::reconnect`] sends it again: the server forgets a
+    /// player's aim when their connection goes.
     ///
     /// # Errors
     /// [`NetError::Aim`] for non-finite or out-of-range numbers or a too long tool name
@@ -357,11 +359,14 @@ impl Client {
     /// [`NetError::NotConnected`] and transport errors.
     pub async fn set_presence(&mut self, report: PresenceReport) -> Result<(), NetError> {
         report.check()?;
-        self.send(ClientMessage::Presence(report).encode()).await
+        let message = ClientMessage::Presence(report.clone()).encode();
+        self.presence = Some(report);
+        self.send(message).await
     }
 
     /// The other players the server has told of, by id (never this client): name, position
-    /// and aim as last reported. Emptied by a reconnect until the server lists them again.
+    /// and aim as last reported. Emptied when the connection drops, until the server lists
+    /// them again after a reconnect.
     pub fn players(&self) -> &BTreeMap<u64, Player> {
         &self.state.players
     }
@@ -457,12 +462,13 @@ impl Client {
     /// Connects again after a drop, resuming from the last sequence number: the server sends
     /// the missed ops of the region (and the bricks the client cannot compute from them)
     /// while it still has them, else a full snapshot. Own ops the server had not taken are
-    /// sent again. Returns whether it resumed.
+    /// sent again, then the last presence report ([`Client::set_presence`]). Returns whether
+    /// it resumed.
     ///
     /// # Errors
     /// As [`Client::connect`]; [`NetError::Protocol`] if the server now serves another world.
     pub async fn reconnect(&mut self) -> Result<bool, NetError> {
-        self.ws = None;
+        self.lose_connection();
         let resume = self.state.region.map(|region| Resume {
             client_id: self.state.id,
             last_seq: self.state.last_seq,
@@ -480,12 +486,15 @@ impl Client {
         for m in again {
             self.send(m).await?;
         }
+        if let Some(report) = self.presence.clone() {
+            self.send(ClientMessage::Presence(report).encode()).await?;
+        }
         Ok(welcome.resumed)
     }
 
     /// Drops the connection at once, without a close handshake (as a lost network would).
     pub fn drop_connection(&mut self) {
-        self.ws = None;
+        self.lose_connection();
     }
 
     /// Whether the client has a connection.

@@ -120,6 +120,11 @@ pub enum ClientEvent {
         /// Ids of the players that left.
         left: Vec<u64>,
     },
+    /// The answer to [`crate::Client::ping`].
+    Pong {
+        /// The time from sending the ping to this.
+        rtt: Duration,
+    },
 }
 
 /// One own op not yet confirmed.

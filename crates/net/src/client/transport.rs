@@ -1,0 +1,101 @@
+//! The client's WebSocket: connecting with the hello, reading the server's messages and the
+//! pongs of its own pings.
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_config};
+
+use super::ClientConfig;
+use crate::error::NetError;
+use crate::protocol::{ClientMessage, Hello, PROTOCOL_VERSION, Resume, ServerMessage, Welcome};
+
+pub(super) type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+pub(super) fn ws_error(e: tokio_tungstenite::tungstenite::Error) -> NetError {
+    NetError::WebSocket(e.to_string())
+}
+
+/// Connects, says hello and reads the welcome.
+pub(super) async fn open(
+    config: &ClientConfig,
+    resume: Option<Resume>,
+) -> Result<(Ws, Welcome), NetError> {
+    let max = config.max_message_bytes;
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max))
+        .read_buffer_size(crate::server::READ_BUFFER);
+    let connect = connect_async_with_config(config.url.as_str(), Some(ws_config), true);
+    let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
+        .await
+        .map_err(|_| NetError::Timeout("the connection"))?
+        .map_err(ws_error)?;
+    let hello = ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: config.name.clone(),
+        token: config.token.clone(),
+        viewer: config.viewer,
+        resume,
+    });
+    ws.send(Message::Binary(hello.encode().into()))
+        .await
+        .map_err(ws_error)?;
+    let first = tokio::time::timeout(config.timeout, next_message(&mut ws, max))
+        .await
+        .map_err(|_| NetError::Timeout("the welcome"))??;
+    match first {
+        ServerMessage::Welcome(w) if w.protocol == PROTOCOL_VERSION => Ok((ws, w)),
+        ServerMessage::Welcome(w) => Err(NetError::Protocol(format!(
+            "the server welcomed with protocol {}",
+            w.protocol
+        ))),
+        ServerMessage::Refused(r) => Err(NetError::Refused(r)),
+        ServerMessage::Disconnect { reason } => Err(NetError::Disconnected { reason }),
+        _ => Err(NetError::Protocol("the server did not welcome".into())),
+    }
+}
+
+/// What came from the server: a message, or the answer to a [`Client::ping`].
+pub(super) enum Incoming {
+    Message(ServerMessage),
+    Pong(u64),
+}
+
+/// The next server message; the server's pings are answered by the WebSocket layer.
+async fn next_message(ws: &mut Ws, max: usize) -> Result<ServerMessage, NetError> {
+    loop {
+        if let Incoming::Message(m) = next_incoming(ws, max).await? {
+            return Ok(m);
+        }
+    }
+}
+
+/// The next server message or pong (pongs of another payload length are skipped).
+pub(super) async fn next_incoming(ws: &mut Ws, max: usize) -> Result<Incoming, NetError> {
+    loop {
+        match ws.next().await {
+            None => {
+                return Err(NetError::Disconnected {
+                    reason: "connection closed".into(),
+                });
+            }
+            Some(Err(e)) => return Err(ws_error(e)),
+            Some(Ok(Message::Binary(b))) => {
+                return Ok(Incoming::Message(ServerMessage::decode(&b, max)?));
+            }
+            Some(Ok(Message::Pong(p))) => {
+                if let Ok(p) = <[u8; 8]>::try_from(&p[..]) {
+                    return Ok(Incoming::Pong(u64::from_le_bytes(p)));
+                }
+            }
+            Some(Ok(Message::Close(f))) => {
+                return Err(NetError::Disconnected {
+                    reason: f.map_or_else(|| "closed".into(), |f| f.reason.to_string()),
+                });
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+}
