@@ -105,6 +105,18 @@ mod tests {
         assert!(e.contains("must not be empty"), "{e}");
         let url = "--url=ws://127.0.0.1:7878/ws";
         assert!(parse(&["loam", "bench-net", url, "--token", ""]).is_err());
+        // A negative number is a bad value, not an unknown flag.
+        let e = parse(&["loam", "bench-net", url, "--rate", "-5"]).unwrap_err();
+        assert!(
+            e.contains("'-5' for '--rate") && e.contains("above 0"),
+            "{e}"
+        );
+        for (flag, bad) in [("--clients", "0"), ("--seconds", "0"), ("--warmup", "-1")] {
+            let e = parse(&["loam", "bench-net", url, flag, bad]).unwrap_err();
+            assert!(e.contains(&format!("'{bad}' for '{flag}")), "{e}");
+        }
+        let ok = ["--clients=1", "--rate=0.5", "--seconds=1", "--warmup=0"];
+        assert!(parse(&[&["loam", "bench-net", url][..], &ok[..]].concat()).is_ok());
         let c = "--connect=ws://127.0.0.1:7878/ws";
         assert!(parse(&["loam", "edit", c, "--name", "ada", "--token", "s"]).is_ok());
         assert!(parse(&["loam", "edit", c, "--name", ""]).is_err());

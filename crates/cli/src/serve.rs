@@ -47,24 +47,69 @@ fn parse_max_clients(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A number that `ok` accepts; `why` says which when it does not. (`loam_net::bench_net`
+/// checks the same ranges; here they fail before anything connects, with clap's usage.)
+fn number<T: std::str::FromStr + Copy>(
+    s: &str,
+    ok: impl Fn(T) -> bool,
+    why: &str,
+) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    match s.parse::<T>() {
+        Ok(v) if ok(v) => Ok(v),
+        Ok(_) => Err(why.into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_clients(s: &str) -> Result<usize, String> {
+    number(
+        s,
+        |n: usize| (1..=10_000).contains(&n),
+        "1 to 10000 clients",
+    )
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |r: f64| r > 0.0 && r <= 1e5,
+        "above 0 and at most 100000 ops/s per client",
+    )
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |t: f64| t > 0.0 && t <= 3600.0,
+        "above 0 and at most 3600 s",
+    )
+}
+
+fn parse_warmup(s: &str) -> Result<f64, String> {
+    number(s, |t: f64| (0.0..=600.0).contains(&t), "0 to 600 s")
+}
+
 /// Arguments of `loam bench-net`.
 #[derive(Debug, clap::Args)]
 pub struct BenchNetArgs {
     /// The server, e.g. ws://127.0.0.1:7878/ws.
     #[arg(long)]
     pub url: String,
-    /// Clients.
-    #[arg(long, default_value_t = 64)]
+    /// Clients (1 to 10 000).
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: usize,
-    /// Ops per second per client.
-    #[arg(long, default_value_t = 313.0)]
+    /// Ops per second per client (above 0, at most 100 000).
+    #[arg(long, default_value_t = 313.0, allow_negative_numbers = true, value_parser = parse_rate)]
     pub rate: f64,
-    /// Seconds of load measured, after the warm-up.
-    #[arg(long, default_value_t = 10.0)]
+    /// Seconds of load measured, after the warm-up (above 0, at most 3 600).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub seconds: f64,
     /// Seconds of load before the measured window (the first edits in each client's place
-    /// generate its bricks); its p99 is printed as `warmup_p99_ms`.
-    #[arg(long, default_value_t = 1.0)]
+    /// generate its bricks); its p99 is printed as `warmup_p99_ms` (0 to 600).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_warmup)]
     pub warmup: f64,
     /// The server's token, if it has one.
     #[arg(long, value_parser = parse_nonempty)]
@@ -95,6 +140,15 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// A missing or bad world file, an address in use.
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.world.is_file(), "no world file {:?}", args.world);
+    // Joins, leaves and refusals on stderr (stdout keeps the one "serving" line scripts
+    // read); `RUST_LOG` filters, `info` by default.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
     let mut config = ServerConfig::new(&args.world, factory());
     config.listen = args.listen;
     config.token = args.token.clone();

@@ -131,7 +131,7 @@ fn unit(z: &mut u64) -> f64 {
 async fn one(
     i: usize,
     cfg: BenchConfig,
-    ready: tokio::sync::mpsc::Sender<Result<(), String>>,
+    ready: tokio::sync::mpsc::Sender<Result<(), NetError>>,
     mut go: tokio::sync::watch::Receiver<Option<Instant>>,
 ) -> Result<One, NetError> {
     let cols = (cfg.clients as f64).sqrt().ceil().max(1.0) as usize;
@@ -151,8 +151,13 @@ async fn one(
     let mut client = match Client::connect(config).await {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(format!("client {i}: {e}"))).await;
-            return Err(e);
+            let e = NetError::BenchClient {
+                client: i,
+                error: Box::new(e),
+            };
+            let _ = ready.send(Err(e)).await;
+            // The error went to `ready`; the benchmark stops on it.
+            return Err(NetError::NotConnected);
         }
     };
     // Stand on the ground.
@@ -272,9 +277,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     for _ in 0..cfg.clients {
         match ready_rx.recv().await {
             Some(Ok(())) => {}
-            Some(Err(why)) => {
+            Some(Err(e)) => {
                 tasks.iter().for_each(|t| t.abort());
-                return Err(NetError::WebSocket(why));
+                return Err(e);
             }
             None => break,
         }

@@ -78,6 +78,14 @@ pub enum NetError {
     /// The server's ordering task has stopped (shut down, or its store failed).
     #[error("the server stopped: {0}")]
     ServerStopped(String),
+    /// One of the load benchmark's clients could not join ([`crate::bench_net`]).
+    #[error("client {client}: {error}")]
+    BenchClient {
+        /// The client's index.
+        client: usize,
+        /// Why.
+        error: Box<NetError>,
+    },
     /// A setting is out of range.
     #[error("bad setting `{name}`: {why}")]
     Config {

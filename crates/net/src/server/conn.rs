@@ -102,6 +102,7 @@ fn close_frame(reason: &str) -> Message {
 
 async fn refuse(sink: &mut Sink, r: Refusal) {
     let reason = r.reason.clone();
+    tracing::warn!(code = ?r.code, reason = ?reason, "refused a connection");
     let _ = sink
         .send(Message::Binary(ServerMessage::Refused(r).encode().into()))
         .await;
@@ -237,8 +238,14 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         return refuse(&mut sink, r).await;
     };
     let mut writer = tokio::spawn(write_loop(sink, rx, kill_rx.clone()));
-    read_loop(&mut stream, &shared, conn, client, &link, kill_rx).await;
+    read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
     let _ = shared.commands.send(Command::Leave { conn, client }).await;
+    // The client's data in the reason (a decode error's text) is escaped by `?`.
+    let why = kill_rx.borrow().clone();
+    match why {
+        Some(why) => tracing::info!(client, reason = ?why, "disconnected"),
+        None => tracing::info!(client, "left"),
+    }
     link.kill("connection closed");
     if tokio::time::timeout(Duration::from_secs(5), &mut writer)
         .await

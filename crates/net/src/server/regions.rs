@@ -118,6 +118,7 @@ impl Order {
             resumed: plan.is_some(),
             last_op_id: self.last_op.get(&id).copied(),
         };
+        let welcome_resumed = welcome.resumed;
         let mut frames: Vec<Bytes> = vec![ServerMessage::Welcome(welcome).encode().into()];
         let (keep, stale) = match (&hello.resume, plan) {
             (Some(r), Some(p)) => {
@@ -144,6 +145,13 @@ impl Order {
         }
         self.peers.insert(id, peer);
         self.presence.join(id, &hello.name, hello.viewer.position);
+        tracing::info!(
+            client = id,
+            name = ?hello.name,
+            resumed = welcome_resumed,
+            seq = self.seq,
+            "joined"
+        );
         let _ = reply.send(id);
     }
 
