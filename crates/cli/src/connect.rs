@@ -140,9 +140,7 @@ async fn run(
                         }
                     }
                     Some(RemoteCommand::Block { op }) => {
-                        if let Err(e) = client.send_block_op(&op).await {
-                            status.note = format!("block op not sent: {e}");
-                        }
+                        client.queue_block_op(&op).await;
                     }
                     Some(RemoteCommand::Undo) => {
                         status.note = match client.undo().await {
@@ -192,9 +190,8 @@ async fn run(
             }
         } else {
             tokio::time::sleep(RECONNECT_AFTER).await;
-            // Terrain ops made while offline are predicted and queued: the reconnect sends
-            // them. Block ops (not predicted: the server decides what falls) are dropped
-            // with a note.
+            // Ops made while offline are queued, and the reconnect sends them: terrain ops
+            // predicted, block ops not (the server decides what falls).
             while let Ok(c) = commands.try_recv() {
                 match c {
                     RemoteCommand::Op { stroke, op } => match client.queue_op(stroke, op).await {
@@ -207,8 +204,12 @@ async fn run(
                         }
                         Err(e) => status.note = format!("op refused here: {e}"),
                     },
-                    RemoteCommand::Block { .. } => {
-                        status.note = "offline: the block op was not sent".into();
+                    RemoteCommand::Block { op } => {
+                        client.queue_block_op(&op).await;
+                        status.note = format!(
+                            "offline: {} block ops wait for the server",
+                            client.pending_block_ops()
+                        );
                     }
                     RemoteCommand::Undo | RemoteCommand::Redo => {
                         status.note = "offline: undo and redo wait for the server".into();

@@ -361,3 +361,46 @@ async fn a_reconnecting_client_resumes_block_ops_by_sequence() {
     same_as_server(&mut b, hash, &file).await;
     server.shutdown().await.unwrap();
 }
+
+/// Block ops made while disconnected wait in the client and go out, in op id order with the
+/// terrain ops, when it reconnects: to the same server, and to a restarted one (they were
+/// never sent, so they are not lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_ops_queued_while_disconnected_are_sent_on_reconnect() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_flat_world(dir.path());
+    let server = start(&world, |_| {}).await;
+    let addr = server.local_addr();
+    let mut a = client(&server, 0.0).await;
+    a.drop_connection();
+    let first = a.queue_block_op(&place(full(0, 0, 0))).await;
+    let dig = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [6.0, 0.0, 0.0],
+        radius: 1.5,
+        material: 0,
+        blend: 0.0,
+    };
+    let between = a.queue_op(1, dig).await.unwrap();
+    let second = a.queue_block_op(&place(full(0, 1, 0))).await;
+    assert!(first < between && between < second);
+    assert_eq!((a.pending_block_ops(), a.pending_ops()), (2, 1));
+    assert!(a.blocks().store().is_empty(), "block ops are not predicted");
+    a.reconnect().await.unwrap();
+    assert_eq!(confirmed(&mut a, second).await, Ok(3), "in op id order");
+    assert_eq!(a.pending_block_ops(), 0);
+    assert_eq!(a.blocks().store().len(), 2);
+
+    // Offline again, and the server restarts before the client is back: the queued op was
+    // never sent, so it is sent, not reported lost.
+    a.drop_connection();
+    let third = a.queue_block_op(&place(full(0, 2, 0))).await;
+    server.shutdown().await.unwrap();
+    let server = start(&world, |c| c.listen = addr).await;
+    a.reconnect().await.unwrap();
+    assert_eq!(confirmed(&mut a, third).await, Ok(4));
+    let (_, hash, file) = server.blocks(None).await.unwrap();
+    assert_eq!(file.blocks.len(), 3);
+    assert_eq!(a.block_hash(None), hash);
+    server.shutdown().await.unwrap();
+}

@@ -260,6 +260,24 @@ impl Client {
         Ok(op_id)
     }
 
+    /// [`Client::send_block_op`] for a client that keeps its player's edits while the
+    /// connection is down (an editor): disconnected, the op is queued (not predicted: the
+    /// server decides what it makes fall), and the next [`Client::reconnect`] sends it in op
+    /// id order with the terrain ops. An op whose send fails stays pending; the reconnect
+    /// tells its fate (taken, sent again, or [`ClientEvent::Lost`] if the server restarted
+    /// without knowing). Returns the op's id.
+    pub async fn queue_block_op(&mut self, op: &BlockOp) -> u64 {
+        let connected = self.ws.is_some();
+        let (op_id, message) = self.state.block_op(op);
+        if connected {
+            // A failed send drops the connection; the op stays pending as sent.
+            let _ = self.send(message).await;
+        } else if let Some(p) = self.state.pending_blocks.get_mut(&op_id) {
+            p.sent = false;
+        }
+        op_id
+    }
+
     /// Sends a block op (not predicted: the server decides what it makes fall, and its
     /// records come back in its order as [`ClientEvent::BlockOp`], or a
     /// [`ClientEvent::Refused`] naming the op id). Returns the op's id (one sequence with

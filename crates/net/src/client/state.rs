@@ -178,6 +178,8 @@ pub(crate) struct PendingBlock {
     pub sent_at: Instant,
     /// The message to send again after a reconnect.
     pub message: Vec<u8>,
+    /// Whether it was handed to the connection (as [`Pending::sent`]).
+    pub sent: bool,
 }
 
 struct BlockCatching {
@@ -280,6 +282,7 @@ impl State {
             PendingBlock {
                 sent_at: Instant::now(),
                 message: message.clone(),
+                sent: true,
             },
         );
         (op_id, message)

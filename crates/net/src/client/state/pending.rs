@@ -1,7 +1,7 @@
 //! The own ops not yet confirmed: the prediction built from them, queueing an op, and what
 //! a reconnect sends again.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
 use loam_field::{EditOp, Field, LogEntry};
@@ -108,7 +108,8 @@ impl State {
     /// After a reconnect's welcome: the ops the server took (up to `last_op_id`) come back
     /// in its order or are in its snapshot, so they leave the pending list; the rest are
     /// returned to be sent again. If the server cannot tell (`None`), every pending op that
-    /// was sent is dropped and reported lost; ops queued while disconnected are sent.
+    /// was sent is dropped and reported lost; ops queued while disconnected (terrain and
+    /// block ops) are sent.
     pub fn rewelcome(&mut self, welcome: &Welcome) -> Vec<Vec<u8>> {
         self.id = welcome.client_id;
         self.caught_up = false;
@@ -127,7 +128,11 @@ impl State {
                     self.pending.drain(..).partition(|p| p.sent);
                 self.pending = queued;
                 let mut op_ids: Vec<u64> = sent.into_iter().map(|p| p.op_id).collect();
-                op_ids.extend(std::mem::take(&mut self.pending_blocks).into_keys());
+                let blocks = std::mem::take(&mut self.pending_blocks);
+                let (sent, queued): (BTreeMap<_, _>, BTreeMap<_, _>) =
+                    blocks.into_iter().partition(|(_, p)| p.sent);
+                self.pending_blocks = queued;
+                op_ids.extend(sent.into_keys());
                 op_ids.sort_unstable();
                 if !op_ids.is_empty() {
                     self.events.push_back(ClientEvent::Lost { op_ids });
@@ -154,6 +159,9 @@ impl State {
         again.sort_by_key(|(id, _)| *id);
         // Handed to the new connection now: from here on their fate is the server's to tell.
         for p in &mut self.pending {
+            p.sent = true;
+        }
+        for p in self.pending_blocks.values_mut() {
             p.sent = true;
         }
         again.into_iter().map(|(_, m)| m).collect()
