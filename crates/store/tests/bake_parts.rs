@@ -167,6 +167,47 @@ fn rows_written_ahead_are_read_only_after_the_commit() {
     check_loads(&path, &field, &history);
 }
 
+/// Older versions of baked bricks left behind (a crash between a bake's commit and its
+/// tidying) are deleted by the next writable open, which finds them in the `bricks_seq`
+/// index; a file made before that index (or with it dropped) gets it on that open.
+#[test]
+fn older_brick_versions_left_behind_are_deleted_on_open() {
+    let (_dir, path, mut field, mut history, mut store) = new_world(History::DEFAULT_BUDGET);
+    run(&mut store, &mut field, &mut history, 1, 20);
+    store.bake(&field, &history, 20).unwrap();
+    drop(store);
+    let bricks = count(&path, "SELECT COUNT(*) FROM bricks");
+    assert!(bricks > 1);
+    {
+        // Each brick once more at an older sequence number (what a bake replaced and did
+        // not get to delete), and the index gone.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "INSERT INTO bricks (x, y, z, seq, data) SELECT x, y, z, seq - 1, data FROM bricks;
+             DROP INDEX bricks_seq;",
+        )
+        .unwrap();
+    }
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM bricks"), 2 * bricks);
+    check_loads(&path, &field, &history);
+    assert_eq!(count(&path, "SELECT COUNT(*) FROM bricks"), bricks);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq <> 20"),
+        0,
+        "the newest version of each brick is kept"
+    );
+    let index = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'bricks_seq'";
+    assert_eq!(count(&path, index), 1);
+    // Read-only opens neither need nor make it.
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DROP INDEX bricks_seq;").unwrap();
+    }
+    let info = Store::open_read_only(&path).unwrap().info().unwrap();
+    assert_eq!(info.bake_seq, 20);
+    assert_eq!(count(&path, index), 0);
+}
+
 /// A bake prepared before another was committed, or one behind the file's bake, is refused
 /// and changes nothing.
 #[test]
