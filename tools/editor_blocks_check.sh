@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Drives the editor in a virtual X server (Xvfb, Mesa's lavapipe) as a person would:
-# switches to the block tool, captures the mouse, places four blocks, saves and quits with
-# Ctrl+Q, then reopens the world and takes screenshots of both sessions. Prints `loam world
-# info` after each, and fails unless the reopened world holds the four blocks.
+# switches to the block tool, captures the mouse, places four blocks, undoes the last two
+# (Ctrl+Z twice: block edits are in the undo order) and redoes one (Ctrl+Y), saves and quits
+# with Ctrl+Q, then reopens the world and takes screenshots of both sessions. Prints `loam
+# world info` after each, and fails unless the reopened world holds three blocks.
 # Usage: tools/editor_blocks_check.sh LOAM_BINARY OUT_DIR
 set -euo pipefail
 loam=$(realpath "$1")
@@ -20,7 +21,7 @@ session() { # $1: name; $2: what to do in the window
   local pid=$!
   local wid
   wid=$(editor_window $pid "$out/$1.log")
-  $2 "$wid"
+  $2 "$wid" "$1"
   import -window root "$out/$1.png"
   quit_editor $pid "$out/$1.log"
   "$loam" world info "$out/w.loam" | tee "$out/$1.info"
@@ -40,6 +41,14 @@ build() {
     xdotool click 1
     sleep 8
   done
+  import -window root "$out/$2-placed.png"
+  chord z
+  sleep 8
+  chord z
+  sleep 8
+  import -window root "$out/$2-undone.png"
+  chord y
+  sleep 8
   chord s
   sleep 8
 }
@@ -50,8 +59,9 @@ look() {
 
 session first build
 session second look
-# Four placing clicks, one capturing click: four blocks, held on their pad.
-grep -q "blocks      4 held, 0 pieces" "$out/second.info" || {
-  echo "expected 4 held blocks and no pieces after reopening" >&2
+# Four placing clicks (one capturing click), two undone, one redone: three blocks, held on
+# their pad.
+grep -q "blocks      3 held, 0 pieces" "$out/second.info" || {
+  echo "expected 3 held blocks and no pieces after reopening" >&2
   exit 1
 }

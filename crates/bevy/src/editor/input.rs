@@ -13,6 +13,7 @@ use loam_world::{DEFAULT_REPEAT, StrokeClock};
 
 use super::block_tool::{self, BlockAim, ToolKind};
 use super::remote::Remote;
+use super::undo;
 use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
 use crate::LoamWorld;
 use crate::blocks::{LoamBlocks, persist};
@@ -64,7 +65,7 @@ pub(crate) fn keys(
     mut editor: ResMut<Editor>,
     mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
-    physics: Res<Physics>,
+    mut physics: ResMut<Physics>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     mut exit: MessageWriter<AppExit>,
     remote: Option<Res<Remote>>,
@@ -107,28 +108,39 @@ pub(crate) fn keys(
             MoveMode::Walk => MoveMode::Fly,
         };
     }
-    if let Some(r) = &remote {
-        // Joined: this player's own strokes, through the server's order (the field changes
-        // when the undo comes back).
-        if ctrl && keys.just_pressed(KeyCode::KeyZ) {
-            editor.stroke = None;
-            r.undo();
-        } else if ctrl && keys.just_pressed(KeyCode::KeyY) {
-            r.redo();
-        }
-    } else if ctrl && keys.just_pressed(KeyCode::KeyZ) {
-        match world.world.history().undo_target() {
-            Some(stroke) => {
-                editor.stroke = None;
-                apply(&mut editor, &mut world, None, &EditOp::Undo { stroke });
+    if ctrl && keys.just_pressed(KeyCode::KeyZ) {
+        editor.stroke = None;
+        // Joined, the server's undo names this player's own strokes; whether one is left
+        // is the client's to say.
+        let terrain_left = remote.is_some() || world.world.history().undo_target().is_some();
+        match editor.journal.undo(terrain_left) {
+            Some(action) => {
+                let undo = Direction::Undo;
+                run_action(
+                    undo,
+                    &action,
+                    &mut editor,
+                    &mut world,
+                    &mut blocks,
+                    &mut physics,
+                    &remote,
+                );
             }
             None => editor.status = "nothing to undo".into(),
         }
-    }
-    if remote.is_none() && ctrl && keys.just_pressed(KeyCode::KeyY) {
-        match world.world.history().redo_target() {
-            Some(stroke) => {
-                apply(&mut editor, &mut world, None, &EditOp::Redo { stroke });
+    } else if ctrl && keys.just_pressed(KeyCode::KeyY) {
+        match editor.journal.redo() {
+            Some(action) => {
+                let redo = Direction::Redo;
+                run_action(
+                    redo,
+                    &action,
+                    &mut editor,
+                    &mut world,
+                    &mut blocks,
+                    &mut physics,
+                    &remote,
+                );
             }
             None => editor.status = "nothing to redo".into(),
         }
@@ -139,6 +151,67 @@ pub(crate) fn keys(
     if ctrl && keys.just_pressed(KeyCode::KeyQ) {
         // The save follows in `Last` (as for a closed window).
         exit.write(AppExit::Success);
+    }
+}
+
+/// Which way an action of the journal is run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Undo,
+    Redo,
+}
+
+/// Undoes (steps in reverse, block ops by their inverses) or redoes (steps in order, block
+/// ops as made) one action of the journal: terrain steps by the terrain history, or joined,
+/// by the server's undo and redo of this player's strokes; block ops applied here, or
+/// joined, sent to the server.
+fn run_action(
+    direction: Direction,
+    action: &undo::Action,
+    editor: &mut Editor,
+    world: &mut LoamWorld,
+    blocks: &mut LoamBlocks,
+    physics: &mut Physics,
+    remote: &Option<Res<Remote>>,
+) {
+    let steps: Vec<&undo::Step> = match direction {
+        Direction::Undo => action.iter().rev().collect(),
+        Direction::Redo => action.iter().collect(),
+    };
+    for step in steps {
+        match (step, remote) {
+            (undo::Step::Terrain, Some(r)) => match direction {
+                Direction::Undo => r.undo(),
+                Direction::Redo => r.redo(),
+            },
+            (undo::Step::Terrain, None) => {
+                let history = world.world.history();
+                let op = match direction {
+                    Direction::Undo => history.undo_target().map(|stroke| EditOp::Undo { stroke }),
+                    Direction::Redo => history.redo_target().map(|stroke| EditOp::Redo { stroke }),
+                };
+                match op {
+                    Some(op) => {
+                        apply(editor, world, None, &op);
+                    }
+                    None => editor.status = "no terrain stroke left to undo or redo".into(),
+                }
+            }
+            (undo::Step::Block { op, inverse }, _) => {
+                let op = match direction {
+                    Direction::Undo => inverse,
+                    Direction::Redo => op,
+                };
+                match remote {
+                    Some(r) => r.send_block(op.clone()),
+                    None => {
+                        if let Err(e) = block_tool::apply_block_op(blocks, physics, world, op) {
+                            editor.status = e;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -322,6 +395,10 @@ pub(crate) fn apply_block_tool(
         editor.status = format!("place refused: {e}");
         return;
     }
+    // The undo step, from the blocks as they are before the op (none for an op that is not
+    // undoable: breaking a block off rubble).
+    let block_step = undo::block_step(&action.op, blocks.world.store());
+    let mut record: undo::Action = Vec::new();
     if let Some(r) = remote.as_mut() {
         // The pad and the block go to the server in this order; the block's records come
         // back in its order (`remote::sync`).
@@ -329,8 +406,11 @@ pub(crate) fn apply_block_tool(
             let stroke = r.new_stroke();
             r.send_op(stroke, levelling);
             editor.ops += 1;
+            record.push(undo::Step::Terrain);
         }
         r.send_block(action.op);
+        record.extend(block_step);
+        editor.journal.record(record);
         return;
     }
     if let Some(levelling) = &action.levelling {
@@ -339,10 +419,13 @@ pub(crate) fn apply_block_tool(
             return;
         }
         editor.ops += 1;
+        record.push(undo::Step::Terrain);
     }
-    if let Err(e) = block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
-        editor.status = e;
+    match block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
+        Ok(()) => record.extend(block_step),
+        Err(e) => editor.status = e,
     }
+    editor.journal.record(record);
 }
 
 /// Held buttons: a press starts a stroke; every 120 ms while held, an op at the current hit.
@@ -413,7 +496,10 @@ pub(crate) fn apply_tool(
         // back (within a frame or two).
         r.send_op(id, op);
         editor.ops += 1;
-    } else if !apply(&mut editor, &mut world, Some(id), &op) {
+        editor.journal.terrain_stroke(id);
+    } else if apply(&mut editor, &mut world, Some(id), &op) {
+        editor.journal.terrain_stroke(id);
+    } else {
         editor.stroke = None;
     }
 }

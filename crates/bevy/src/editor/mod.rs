@@ -5,8 +5,8 @@
 //! faster. While captured, the left button applies the brush (dig, raise, …) and the right
 //! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
 //! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
-//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo (joined to a server: this player's own strokes),
-//! Ctrl+S saves, Ctrl+Q saves and quits (closing the
+//! fly/walk, Ctrl+Z / Ctrl+Y undo/redo the last terrain stroke or block edit, in the order
+//! they were made ([`undo`]; joined to a server: this player's own), Ctrl+S saves, Ctrl+Q saves and quits (closing the
 //! window saves too). Every op reaches the world file's log at the end of its frame; a save
 //! also keeps the blocks' poses exactly ([`crate::blocks::persist`]). T cycles the tool between terrain,
 //! blocks and chisel ([`block_tool`]); blocks fall when their support goes, with dust and
@@ -17,6 +17,7 @@ mod input;
 pub mod players;
 pub mod remote;
 mod ui;
+pub mod undo;
 
 use std::sync::Mutex;
 
@@ -105,6 +106,8 @@ pub struct Editor {
     pub block_tool: BlockTool,
     /// What the block tools aim at: the nearest of terrain and blocks.
     pub block_aim: Option<BlockAim>,
+    /// Terrain strokes and block edits in one undo order ([`undo`]).
+    pub journal: undo::Journal,
 }
 
 /// The camera the editor drives.
@@ -187,6 +190,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         kind: ToolKind::Terrain,
         block_tool: BlockTool::default(),
         block_aim: None,
+        journal: undo::Journal::default(),
     })
     .add_systems(
         Startup,

@@ -90,9 +90,13 @@ pub(crate) fn panels(
                     editor.tool.radius,
                     fps.map_or("-".into(), |f| format!("{f:.0}"))
                 ));
+                let (undo, redo) = editor.journal.counts();
                 let undo = match &remote {
+                    // This session's actions (terrain strokes and block edits) first.
+                    _ if undo + redo > 0 => format!("{undo} (redo {redo})"),
                     // Joined: this player's own strokes on the server.
                     Some(r) => format!("{} (redo {})", r.status.undo.0, r.status.undo.1),
+                    // The strokes the opened world's history holds.
                     None => world
                         .world
                         .history()

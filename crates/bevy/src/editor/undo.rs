@@ -1,0 +1,236 @@
+//! One undo order over terrain strokes and block edits: Ctrl+Z takes back the player's last
+//! action, whichever it was.
+//!
+//! Terrain strokes are undone by the field's history (locally) or the server (joined): the
+//! journal only records *that* the action was a terrain stroke, in order with the block
+//! actions. A block edit is undone by a block op that reverses it, computed from the blocks
+//! as they were just before it ([`inverse`]): a placed block is broken, a broken block placed
+//! again (material, chisel shape and paint; undamaged), a chiselled edge given its old shape.
+//! What a break set falling (unsupported blocks, now pieces or rubble) stays where it fell:
+//! the blocks have no history of their own. Breaking a block off rubble is not undoable and
+//! not recorded.
+//!
+//! A journal empty of undo (a world just opened, or more actions than [`Journal::LIMIT`])
+//! falls back to the terrain history, as before block edits were recorded.
+
+use loam_blocks::{BlockOp, BlockStore};
+
+/// One part of an action, undone in reverse order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A terrain stroke: undone and redone by the terrain history (or the server).
+    Terrain,
+    /// A block op and the op that reverses it.
+    Block {
+        /// The op as made (applied again by a redo).
+        op: BlockOp,
+        /// The op that reverses it (applied by an undo).
+        inverse: BlockOp,
+    },
+}
+
+/// What one click or one held stroke did.
+pub type Action = Vec<Step>;
+
+/// The undo and redo stacks of the editor's actions.
+#[derive(Debug, Default)]
+pub struct Journal {
+    undo: Vec<Action>,
+    redo: Vec<Action>,
+    /// The terrain stroke last recorded (a stroke's later ops add nothing).
+    last_stroke: Option<u64>,
+}
+
+impl Journal {
+    /// Most actions kept for undo; older ones fall to the terrain history's own limit.
+    pub const LIMIT: usize = 512;
+
+    /// Records a new action; the redo stack is cleared (a new action forks the history).
+    pub fn record(&mut self, action: Action) {
+        if action.is_empty() {
+            return;
+        }
+        if self.undo.len() == Self::LIMIT {
+            self.undo.remove(0);
+        }
+        self.undo.push(action);
+        self.redo.clear();
+    }
+
+    /// Records terrain stroke `id` once, at its first op.
+    pub fn terrain_stroke(&mut self, id: u64) {
+        if self.last_stroke != Some(id) {
+            self.last_stroke = Some(id);
+            self.record(vec![Step::Terrain]);
+        }
+    }
+
+    /// The action to undo: the newest recorded, else (`terrain_left`: the terrain history
+    /// has a stroke to undo) a terrain stroke from before the journal. It moves to the redo
+    /// stack.
+    pub fn undo(&mut self, terrain_left: bool) -> Option<Action> {
+        let action = self
+            .undo
+            .pop()
+            .or_else(|| terrain_left.then(|| vec![Step::Terrain]))?;
+        self.redo.push(action.clone());
+        self.last_stroke = None;
+        Some(action)
+    }
+
+    /// The action to redo (the one undone last); it moves back to the undo stack.
+    pub fn redo(&mut self) -> Option<Action> {
+        let action = self.redo.pop()?;
+        self.undo.push(action.clone());
+        self.last_stroke = None;
+        Some(action)
+    }
+
+    /// Actions that can be undone and redone (the undo count without the terrain history's
+    /// strokes from before the journal).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.undo.len(), self.redo.len())
+    }
+}
+
+/// The block op that reverses `op` on `store` as it is before `op`; `None` when there is
+/// none (`op` would be refused, or breaks a block off rubble, or makes a lump).
+pub fn inverse(op: &BlockOp, store: &BlockStore) -> Option<BlockOp> {
+    match *op {
+        BlockOp::Place { at, .. } => store.get(at).is_none().then_some(BlockOp::Break { at }),
+        BlockOp::Break { at } => store.get(at).map(|b| BlockOp::Place {
+            at,
+            material: b.material,
+            shape: b.shape,
+            paint: b.paint,
+        }),
+        BlockOp::Chisel { at, .. } => store
+            .get(at)
+            .map(|b| BlockOp::Chisel { at, shape: b.shape }),
+        BlockOp::BreakOff { .. } | BlockOp::Lump { .. } => None,
+    }
+}
+
+/// The step for block op `op` on `store` as it is before `op`, if `op` can be undone.
+pub fn block_step(op: &BlockOp, store: &BlockStore) -> Option<Step> {
+    inverse(op, store).map(|inverse| Step::Block {
+        op: op.clone(),
+        inverse,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use loam_blocks::{BlockPos, BlockSize, BlockWorld, ChiselShape, MaterialTable};
+
+    use super::*;
+
+    fn at(x: i32, y: i32, z: i32) -> BlockPos {
+        BlockPos::new(BlockSize::Full, [x, y, z]).unwrap()
+    }
+
+    fn place(p: BlockPos) -> BlockOp {
+        BlockOp::Place {
+            at: p,
+            material: MaterialTable::STONE,
+            shape: ChiselShape::default(),
+            paint: Some([10, 20, 30]),
+        }
+    }
+
+    #[test]
+    fn terrain_strokes_and_block_ops_undo_in_one_order() {
+        let mut j = Journal::default();
+        j.terrain_stroke(1);
+        j.terrain_stroke(1); // the same stroke's later ops
+        let b = Step::Block {
+            op: place(at(0, 0, 0)),
+            inverse: BlockOp::Break { at: at(0, 0, 0) },
+        };
+        j.record(vec![Step::Terrain, b.clone()]);
+        j.terrain_stroke(2);
+        assert_eq!(j.counts(), (3, 0));
+        assert_eq!(j.undo(true), Some(vec![Step::Terrain]));
+        assert_eq!(j.undo(true), Some(vec![Step::Terrain, b.clone()]));
+        assert_eq!(j.counts(), (1, 2));
+        assert_eq!(j.redo(), Some(vec![Step::Terrain, b.clone()]));
+        // A new action clears the redo stack.
+        j.terrain_stroke(3);
+        assert_eq!(j.counts(), (3, 0));
+        assert_eq!(j.redo(), None);
+        // Past the journal: the terrain history's strokes, while it has some.
+        for _ in 0..3 {
+            assert!(j.undo(false).is_some());
+        }
+        assert_eq!(j.undo(false), None);
+        assert_eq!(j.undo(true), Some(vec![Step::Terrain]));
+        assert_eq!(j.counts(), (0, 4));
+        // A stroke id seen before the undo is a new action after it.
+        j.terrain_stroke(3);
+        assert_eq!(j.counts(), (1, 0));
+    }
+
+    #[test]
+    fn the_journal_keeps_its_newest_actions() {
+        let mut j = Journal::default();
+        for id in 0..Journal::LIMIT as u64 + 10 {
+            j.terrain_stroke(id);
+        }
+        assert_eq!(j.counts(), (Journal::LIMIT, 0));
+        j.record(Vec::new());
+        assert_eq!(
+            j.counts(),
+            (Journal::LIMIT, 0),
+            "an empty action is not recorded"
+        );
+    }
+
+    #[test]
+    fn each_block_op_is_reversed_by_its_inverse() {
+        let mut world = BlockWorld::new(MaterialTable::standard(), Default::default()).unwrap();
+        let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
+        // Flat ground: solid below y = 0, where the block stands.
+        let ground = |p: [f64; 3]| p[1] as f32;
+        let p = at(0, 0, 0);
+        let apply = |w: &mut BlockWorld, ph: &mut loam_physics::PhysicsWorld, op: &BlockOp| {
+            w.apply(ph, &ground, op).unwrap();
+        };
+        // Place, then its inverse breaks it.
+        let op = place(p);
+        let inv = inverse(&op, world.store()).unwrap();
+        assert_eq!(inv, BlockOp::Break { at: p });
+        apply(&mut world, &mut physics, &op);
+        assert!(world.store().get(p).is_some());
+        assert_eq!(
+            inverse(&op, world.store()),
+            None,
+            "placing on a block is refused"
+        );
+        // Chisel, then its inverse gives the old shape back.
+        let round = ChiselShape::default().with_round(loam_blocks::Edge::new(0, true, true));
+        let chisel = BlockOp::Chisel {
+            at: p,
+            shape: round,
+        };
+        let back = inverse(&chisel, world.store()).unwrap();
+        apply(&mut world, &mut physics, &chisel);
+        assert_eq!(world.store().get(p).unwrap().shape, round);
+        apply(&mut world, &mut physics, &back);
+        assert_eq!(world.store().get(p).unwrap().shape, ChiselShape::default());
+        // Break (with a shape and paint), then its inverse places the same block again.
+        apply(&mut world, &mut physics, &chisel);
+        let brk = BlockOp::Break { at: p };
+        let again = inverse(&brk, world.store()).unwrap();
+        apply(&mut world, &mut physics, &brk);
+        assert!(world.store().get(p).is_none());
+        assert_eq!(inverse(&brk, world.store()), None, "nothing to break");
+        apply(&mut world, &mut physics, &again);
+        let b = world.store().get(p).unwrap();
+        assert_eq!(
+            (b.material, b.shape, b.paint),
+            (MaterialTable::STONE, round, Some([10, 20, 30]))
+        );
+        apply(&mut world, &mut physics, &inv);
+        assert!(world.store().get(p).is_none());
+    }
+}
