@@ -12,7 +12,7 @@ use loam_bevy::editor::remote::{
     RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
 };
 use loam_field::Field;
-use loam_net::{Aim, Client, ClientConfig, ClientEvent, PresenceReport, Viewer};
+use loam_net::{Aim, Client, ClientConfig, ClientEvent, NetError, PresenceReport, Viewer};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long a dropped connection waits before trying again.
@@ -110,6 +110,8 @@ async fn run(
         blocks: client.take_block_deltas(),
         status: status.clone(),
     });
+    // Set when a reconnect found another world at the address: no more tries.
+    let mut gave_up: Option<String> = None;
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -225,16 +227,32 @@ async fn run(
                     }
                 }
             }
-            match client.reconnect().await {
-                Ok(resumed) => {
-                    field_changed = true;
-                    status.note = if resumed {
-                        "reconnected (resumed)".into()
-                    } else {
-                        "reconnected (fresh snapshot)".into()
-                    };
+            if let Some(why) = &gave_up {
+                status.note = format!("not reconnecting: {why} (restart the editor to join it)");
+            } else {
+                match client.reconnect().await {
+                    Ok(resumed) => {
+                        field_changed = true;
+                        status.note = if resumed {
+                            "reconnected (resumed)".into()
+                        } else {
+                            "reconnected (fresh snapshot)".into()
+                        };
+                    }
+                    Err(NetError::AnotherWorld(why)) => {
+                        status.note =
+                            format!("not reconnecting: {why} (restart the editor to join it)");
+                        gave_up = Some(why);
+                    }
+                    Err(e) => {
+                        let waiting = client.pending_ops() + client.pending_block_ops();
+                        status.note = if waiting > 0 {
+                            format!("reconnecting ({waiting} edits wait): {e}")
+                        } else {
+                            format!("reconnecting: {e}")
+                        };
+                    }
                 }
-                Err(e) => status.note = format!("reconnecting: {e}"),
             }
         }
         status.connected = client.is_connected();
@@ -243,7 +261,7 @@ async fn run(
             status.rtt_ms = None;
         }
         status.seq = client.last_seq();
-        status.pending = client.pending_ops();
+        status.pending = client.pending_ops() + client.pending_block_ops();
         status.undo = client.undo_counts();
         status.players = players(&client);
         let field = field_changed.then(|| client.field().clone());
@@ -257,6 +275,13 @@ async fn run(
         {
             break;
         }
+    }
+    let unsent = client.pending_ops() + client.pending_block_ops();
+    if unsent > 0 && !client.is_connected() {
+        eprintln!(
+            "loam: {unsent} edits made while the server was away were never sent: the editor \
+             closed before it came back"
+        );
     }
     client.close().await;
 }

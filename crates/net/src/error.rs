@@ -50,6 +50,10 @@ pub enum NetError {
         /// Own ops sent and not yet confirmed or refused.
         ops: usize,
     },
+    /// A reconnect found another world at the server's address (different settings, or a
+    /// world behind what this client saw): trying again will not help.
+    #[error("{0}")]
+    AnotherWorld(String),
     /// The client is not connected (dropped, or never connected).
     #[error("not connected")]
     NotConnected,

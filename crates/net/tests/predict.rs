@@ -2,7 +2,7 @@
 //! before it, the client re-applies its op over that one, in the server's order.
 
 use loam_field::{BrickKey, CsgMode, EditOp, Field};
-use loam_net::{BrickBox, Client, ClientConfig, ClientEvent};
+use loam_net::{BrickBox, Client, ClientConfig, ClientEvent, NetError};
 
 use crate::util::{factory, new_world, start, viewer};
 
@@ -186,4 +186,46 @@ async fn ops_queued_while_disconnected_are_sent_on_reconnect() {
     assert_eq!(h, hash_over(&want, region));
     assert!(a.sync(false).await.unwrap().matches());
     server.shutdown().await.unwrap();
+}
+
+/// A reconnect that finds another world at the address (made from the same settings, so its
+/// metadata is the same, but behind the ops this client saw) is refused with
+/// `AnotherWorld`, once and clearly, and the client stays as it was (its pending ops too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_to_another_world_with_the_same_settings_is_refused() {
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = start(&new_world(dir_a.path()), |_| {}).await;
+    let addr = server.local_addr();
+    let mut a = Client::connect(ClientConfig::new(
+        server.url(),
+        viewer(0.0, 0.0, 0.0, 20.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let dig = |x: f64| EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 1.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    };
+    a.send_op(1, dig(0.0)).await.unwrap();
+    while a.pending_ops() > 0 {
+        a.next_event().await.unwrap();
+    }
+    assert_eq!(a.last_seq(), 1);
+    a.drop_connection();
+    a.queue_op(2, dig(5.0)).await.unwrap();
+    server.shutdown().await.unwrap();
+    let other = start(&new_world(dir_b.path()), |c| c.listen = addr).await;
+    match a.reconnect().await {
+        Err(NetError::AnotherWorld(why)) => assert!(why.contains("at op 0"), "{why}"),
+        r => panic!("reconnected to another world: {r:?}"),
+    }
+    assert!(!a.is_connected());
+    assert_eq!((a.last_seq(), a.pending_ops()), (1, 1));
+    let (seq, _) = other.hash(None).await.unwrap();
+    assert_eq!(seq, 0, "nothing was sent to the other world");
+    other.shutdown().await.unwrap();
 }

@@ -105,9 +105,10 @@ pub struct RemoteStatus {
     pub client_id: u64,
     /// The last op of the server's order taken in.
     pub seq: u64,
-    /// Own ops sent and not yet back in the server's order.
+    /// Own terrain and block ops sent or queued and not yet confirmed or refused.
     pub pending: usize,
-    /// The round trip of the last own op (sent → back in the server's order), milliseconds.
+    /// The last measured round trip (a ping, or an own op sent → back in the server's order),
+    /// milliseconds; `None` while offline.
     pub rtt_ms: Option<f64>,
     /// Ops of other players taken in so far.
     pub others_ops: u64,

@@ -484,7 +484,9 @@ impl Client {
     /// it resumed.
     ///
     /// # Errors
-    /// As [`Client::connect`]; [`NetError::Protocol`] if the server now serves another world.
+    /// As [`Client::connect`]; [`NetError::AnotherWorld`] if the server now serves another
+    /// world, or one older than this client has seen (its last op is before this client's):
+    /// reconnecting again will not help.
     pub async fn reconnect(&mut self) -> Result<bool, NetError> {
         self.lose_connection();
         let resume = self.state.region.map(|region| Resume {
@@ -494,9 +496,19 @@ impl Client {
         });
         let (ws, welcome) = open(&self.config, resume).await?;
         if welcome.world != self.state.meta {
-            return Err(NetError::Protocol(
+            return Err(NetError::AnotherWorld(
                 "the server now serves another world".into(),
             ));
+        }
+        // A server never loses an op it sent (it stores each before it broadcasts it): one
+        // behind this client serves another world made from the same settings, or an older
+        // copy of this one.
+        if welcome.seq < self.state.last_seq {
+            return Err(NetError::AnotherWorld(format!(
+                "the server is at op {}, behind the op {} this client had from it: it serves \
+                 another world or an older copy",
+                welcome.seq, self.state.last_seq
+            )));
         }
         let again = self.state.rewelcome(&welcome);
         self.ws = Some(ws);
