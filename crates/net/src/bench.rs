@@ -221,6 +221,8 @@ async fn one(
                 out.sent += 1;
             }
             e = client.next_event() => take(e?, &mut out),
+            // A rate below one op per window would otherwise sleep past its end.
+            _ = tokio::time::sleep_until(end.into()) => break,
         }
     }
     let wait = Instant::now() + Duration::from_secs(10);

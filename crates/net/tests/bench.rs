@@ -64,3 +64,28 @@ async fn bad_benchmark_settings_are_refused() {
             .contains("clients")
     );
 }
+
+/// A rate below one op per window ends with the window, not at the next op (it once slept
+/// until then: 10 000 s at 0.0001 ops/s), and a client that cannot connect is named once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_below_one_op_per_window_ends_with_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut cfg = BenchConfig::new(server.url(), 2, 0.0001, 0.5, factory());
+    cfg.warmup_s = 0.0;
+    let started = std::time::Instant::now();
+    let report = tokio::time::timeout(std::time::Duration::from_secs(60), bench_net(cfg))
+        .await
+        .expect("the benchmark ends")
+        .unwrap();
+    assert!(started.elapsed().as_secs_f64() < 30.0);
+    // The first tick of an interval is at once: one op each, then nothing in the window.
+    assert!(report.sent <= 2, "{report:?}");
+    assert!(report.converged);
+    server.shutdown().await.unwrap();
+
+    let cfg = BenchConfig::new("ws://127.0.0.1:1/ws", 1, 10.0, 1.0, factory());
+    let e = bench_net(cfg).await.unwrap_err().to_string();
+    assert!(e.starts_with("client 0: WebSocket: "), "{e}");
+    assert_eq!(e.matches("WebSocket").count(), 1, "{e}");
+}
