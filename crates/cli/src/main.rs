@@ -101,6 +101,9 @@ mod tests {
         assert!(parse(&["loam", "serve", w, "--max-clients", "1"]).is_ok());
         let e = parse(&["loam", "serve", w, "--max-clients", "0"]).unwrap_err();
         assert!(e.contains("at least 1"), "{e}");
+        assert!(parse(&["loam", "serve", w, "--listen", "localhost:7878"]).is_ok());
+        let e = parse(&["loam", "serve", w, "--listen", "7878"]).unwrap_err();
+        assert!(e.contains("not HOST:PORT"), "{e}");
         let e = parse(&["loam", "serve", w, "--token", ""]).unwrap_err();
         assert!(e.contains("must not be empty"), "{e}");
         let url = "--url=ws://127.0.0.1:7878/ws";
@@ -111,7 +114,12 @@ mod tests {
             e.contains("'-5' for '--rate") && e.contains("above 0"),
             "{e}"
         );
-        for (flag, bad) in [("--clients", "0"), ("--seconds", "0"), ("--warmup", "-1")] {
+        for (flag, bad) in [
+            ("--clients", "0"),
+            ("--clients", "-1"),
+            ("--seconds", "0"),
+            ("--warmup", "-1"),
+        ] {
             let e = parse(&["loam", "bench-net", url, flag, bad]).unwrap_err();
             assert!(e.contains(&format!("'{bad}' for '{flag}")), "{e}");
         }

@@ -17,8 +17,9 @@ pub struct ServeArgs {
     /// The world file (made with `loam world new` or the editor); ops are appended to it.
     #[arg(long)]
     pub world: PathBuf,
-    /// Address to listen on. Loopback unless told otherwise.
-    #[arg(long, default_value = "127.0.0.1:7878")]
+    /// Address to listen on, HOST:PORT (a name such as localhost is resolved, its first
+    /// address taken). Loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1:7878", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Clients must present this token in their hello (not empty).
     #[arg(long, value_parser = parse_nonempty)]
@@ -36,6 +37,17 @@ pub(crate) fn parse_nonempty(s: &str) -> Result<String, String> {
     } else {
         Ok(s.into())
     }
+}
+
+/// A listening address: `IP:PORT`, or `NAME:PORT` resolved to its first address.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    std::net::ToSocketAddrs::to_socket_addrs(s)
+        .map_err(|e| format!("not HOST:PORT ({e})"))?
+        .next()
+        .ok_or_else(|| "the name resolves to no address".into())
 }
 
 /// A client limit of at least 1 (0 would refuse everyone).
@@ -65,11 +77,9 @@ where
 }
 
 fn parse_clients(s: &str) -> Result<usize, String> {
-    number(
-        s,
-        |n: usize| (1..=10_000).contains(&n),
-        "1 to 10000 clients",
-    )
+    // Read as a signed number, so that a negative one gets the range, not "invalid digit".
+    let n = number(s, |n: i64| (1..=10_000).contains(&n), "1 to 10000 clients")?;
+    Ok(n as usize)
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -134,7 +144,8 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// Runs `loam serve` until Ctrl-C (then shuts down cleanly: the log is durable either way).
+/// Runs `loam serve` until Ctrl-C or SIGTERM (then shuts down cleanly: the log is durable
+/// either way).
 ///
 /// # Errors
 /// A missing or bad world file, an address in use.
@@ -154,16 +165,32 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.token = args.token.clone();
     config.limits.max_clients = args.max_clients;
     runtime()?.block_on(async {
-        let server = serve(config).await?;
+        let server = serve(config)
+            .await
+            .with_context(|| format!("serving {} on {}", args.world.display(), args.listen))?;
         println!("loam: serving {} on {}", args.world.display(), server.url());
         tokio::select! {
             r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            r = terminated() => r.context("waiting for SIGTERM")?,
             why = server.stopped() => anyhow::bail!("the server stopped: {why}"),
         }
         server.shutdown().await?;
         println!("loam: stopped");
         Ok(())
     })
+}
+
+/// Resolves on SIGTERM (a service manager's stop), so it stops as cleanly as on Ctrl-C;
+/// never elsewhere than Unix.
+async fn terminated() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        term.recv().await;
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    std::future::pending().await
 }
 
 /// Runs `loam bench-net` and prints its JSON line.

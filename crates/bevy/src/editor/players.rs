@@ -204,8 +204,9 @@ pub fn player_lines(players: &[RemotePlayer], camera: Vec3) -> Vec<String> {
         .into_iter()
         .map(|(d, p)| {
             let tool = p.aim.as_ref().map_or(String::new(), |a| {
+                // The aim's radius (a block tool sends half its block's edge).
                 format!(
-                    "   {} {:.1} m{}",
+                    "   {} r {:.1} m{}",
                     a.tool,
                     a.radius,
                     if a.point.is_some() { "" } else { " (no aim)" }
@@ -291,8 +292,8 @@ mod tests {
         assert_eq!(
             lines,
             vec![
-                "p2 #2   10 m   cube 2.5 m",
-                "p3 #3   20 m   cube 1.0 m (no aim)",
+                "p2 #2   10 m   cube r 2.5 m",
+                "p3 #3   20 m   cube r 1.0 m (no aim)",
                 "p1 #1   30 m",
             ]
         );

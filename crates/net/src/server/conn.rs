@@ -102,7 +102,11 @@ fn close_frame(reason: &str) -> Message {
 
 async fn refuse(sink: &mut Sink, r: Refusal) {
     let reason = r.reason.clone();
-    tracing::warn!(code = ?r.code, reason = ?reason, "refused a connection");
+    if reason == CLOSED_BEFORE_HELLO {
+        tracing::debug!("a connection closed before its hello");
+    } else {
+        tracing::warn!(code = ?r.code, reason = ?reason, "refused a connection");
+    }
     let _ = sink
         .send(Message::Binary(ServerMessage::Refused(r).encode().into()))
         .await;
@@ -133,12 +137,28 @@ pub(crate) fn check_viewer(v: &Viewer, max_radius: f64) -> Result<(), String> {
 }
 
 /// The next binary message, skipping pings; `None` when the connection ends or sends other.
-async fn next_binary(stream: &mut Stream) -> Option<Bytes> {
+/// The first message of a connection.
+enum First {
+    Binary(Bytes),
+    /// The connection closed (or failed) before sending anything: a client that gave up,
+    /// not a bad one.
+    Closed,
+    /// A text message.
+    Text,
+}
+
+/// Why a connection closed before its hello (logged below warnings: nothing was refused).
+const CLOSED_BEFORE_HELLO: &str = "the connection closed before its hello";
+
+async fn first_message(stream: &mut Stream) -> First {
     loop {
-        match stream.next().await? {
-            Ok(Message::Binary(b)) => return Some(b),
-            Ok(Message::Ping(_) | Message::Pong(_)) => {}
-            _ => return None,
+        match stream.next().await {
+            Some(Ok(Message::Binary(b))) => return First::Binary(b),
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+            Some(Ok(Message::Text(_))) => return First::Text,
+            None | Some(Ok(Message::Close(_))) | Some(Err(_)) => {
+                return First::Closed;
+            }
         }
     }
 }
@@ -146,15 +166,19 @@ async fn next_binary(stream: &mut Stream) -> Option<Bytes> {
 async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusal> {
     let limits = &shared.limits;
     let max = limits.max_message_bytes;
-    let first = tokio::time::timeout(limits.hello_timeout, next_binary(stream))
+    let first = tokio::time::timeout(limits.hello_timeout, first_message(stream))
         .await
         .map_err(|_| {
             refusal(
                 RefusalCode::BadHello,
                 format!("no hello within {:?}", limits.hello_timeout),
             )
-        })?
-        .ok_or_else(|| refusal(RefusalCode::BadHello, "no binary hello"))?;
+        })?;
+    let first = match first {
+        First::Binary(b) => b,
+        First::Closed => return Err(refusal(RefusalCode::BadHello, CLOSED_BEFORE_HELLO)),
+        First::Text => return Err(refusal(RefusalCode::BadHello, "no binary hello")),
+    };
     let mut hello = match ClientMessage::decode(&first, max) {
         Ok(ClientMessage::Hello(h)) => h,
         Ok(_) => {
@@ -210,7 +234,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     let _slot = Slot(shared.clone());
     if before >= shared.limits.max_clients {
         let why = format!(
-            "the server has its maximum of {} clients",
+            "the server has its maximum of clients ({})",
             shared.limits.max_clients
         );
         return refuse(&mut sink, refusal(RefusalCode::ServerFull, why)).await;
@@ -222,6 +246,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
         tx,
         kill: Arc::new(kill_tx),
     };
+    let name = hello.name.clone();
     let (reply, client) = oneshot::channel();
     let join = Command::Join {
         conn,
@@ -243,8 +268,8 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     // The client's data in the reason (a decode error's text) is escaped by `?`.
     let why = kill_rx.borrow().clone();
     match why {
-        Some(why) => tracing::info!(client, reason = ?why, "disconnected"),
-        None => tracing::info!(client, "left"),
+        Some(why) => tracing::info!(client, name = ?name, reason = ?why, "disconnected"),
+        None => tracing::info!(client, name = ?name, "left"),
     }
     link.kill("connection closed");
     if tokio::time::timeout(Duration::from_secs(5), &mut writer)
