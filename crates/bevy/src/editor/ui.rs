@@ -16,6 +16,10 @@ use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS};
 use crate::{ChunkStats, LoamWorld};
 use loam_blocks::BlockSize;
 
+/// Narrowest window, logical pixels, whose palettes start open: a palette (about 340 px from
+/// the right edge) stays clear of the crosshair from here on.
+const PALETTE_OPEN_FROM_PX: f32 = 720.0;
+
 /// Draws the HUD, the palette and the crosshair.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn panels(
@@ -148,15 +152,20 @@ pub(crate) fn panels(
                 }
             });
         });
+    // A palette is about 340 px wide: in a window narrower than this it would cover the
+    // crosshair (where the capturing click goes), so it starts folded (its ▶ opens it).
+    let open = ctx.content_rect().width() >= PALETTE_OPEN_FROM_PX;
     if editor.kind == ToolKind::Terrain {
         egui::Window::new("Brush")
             .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
             .resizable(false)
+            .default_open(open)
             .show(ctx, |ui| palette(ui, &mut editor));
     } else {
         egui::Window::new("Blocks")
             .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
             .resizable(false)
+            .default_open(open)
             .show(ctx, |ui| block_palette(ui, &mut editor, &blocks));
     }
     // Crosshair at the screen centre.
