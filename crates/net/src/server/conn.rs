@@ -1,6 +1,7 @@
 //! One WebSocket connection: the handshake, then a reader (limits, decoding, commands to the
 //! ordering thread) and a writer (the client's outbox to the socket).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -100,12 +101,12 @@ fn close_frame(reason: &str) -> Message {
     }))
 }
 
-async fn refuse(sink: &mut Sink, r: Refusal) {
+async fn refuse(sink: &mut Sink, r: Refusal, peer: SocketAddr) {
     let reason = r.reason.clone();
     if reason == CLOSED_BEFORE_HELLO {
-        tracing::debug!("a connection closed before its hello");
+        tracing::debug!(%peer, "a connection closed before its hello");
     } else {
-        tracing::warn!(code = ?r.code, reason = ?reason, "refused a connection");
+        tracing::warn!(%peer, code = ?r.code, reason = ?reason, "refused a connection");
     }
     let _ = sink
         .send(Message::Binary(ServerMessage::Refused(r).encode().into()))
@@ -224,11 +225,11 @@ async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusa
 }
 
 /// Serves one upgraded connection until it closes.
-pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
+pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
     let (mut sink, mut stream) = socket.split();
     let hello = match handshake(&mut stream, &shared).await {
         Ok(h) => h,
-        Err(r) => return refuse(&mut sink, r).await,
+        Err(r) => return refuse(&mut sink, r, peer).await,
     };
     let before = shared.active.fetch_add(1, Ordering::SeqCst);
     let _slot = Slot(shared.clone());
@@ -237,7 +238,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
             "the server has its maximum of clients ({})",
             shared.limits.max_clients
         );
-        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why)).await;
+        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
     }
     let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::channel(shared.limits.outbox_messages);
@@ -250,17 +251,18 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     let (reply, client) = oneshot::channel();
     let join = Command::Join {
         conn,
+        peer,
         hello,
         link: link.clone(),
         reply,
     };
     if shared.commands.send(join).await.is_err() {
         let r = refusal(RefusalCode::ServerFull, "the server is stopping");
-        return refuse(&mut sink, r).await;
+        return refuse(&mut sink, r, peer).await;
     }
     let Ok(client) = client.await else {
         let r = refusal(RefusalCode::ServerFull, "the server is stopping");
-        return refuse(&mut sink, r).await;
+        return refuse(&mut sink, r, peer).await;
     };
     let mut writer = tokio::spawn(write_loop(sink, rx, kill_rx.clone()));
     read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
@@ -268,8 +270,8 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>) {
     // The client's data in the reason (a decode error's text) is escaped by `?`.
     let why = kill_rx.borrow().clone();
     match why {
-        Some(why) => tracing::info!(client, name = ?name, reason = ?why, "disconnected"),
-        None => tracing::info!(client, name = ?name, "left"),
+        Some(why) => tracing::info!(client, name = ?name, %peer, reason = ?why, "disconnected"),
+        None => tracing::info!(client, name = ?name, %peer, "left"),
     }
     link.kill("connection closed");
     if tokio::time::timeout(Duration::from_secs(5), &mut writer)

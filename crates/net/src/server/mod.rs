@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::response::Response;
@@ -269,7 +270,9 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         let _ = tcp.set_nodelay(true);
     });
     let http = tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
+        // Each connection knows its peer's address (for the log).
+        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+        let _ = axum::serve(listener, service).await;
     });
     let tick = tx.clone();
     let ticker = tokio::spawn(async move {
@@ -292,14 +295,18 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     })
 }
 
-async fn upgrade(ws: WebSocketUpgrade, State(shared): State<Arc<Shared>>) -> Response {
+async fn upgrade(
+    ws: WebSocketUpgrade,
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Response {
     let max = shared.limits.max_message_bytes;
     // tungstenite zero-fills up to `read_buffer_size` bytes before every read (128 KiB by
     // default: most of a small message's cost).
     ws.max_message_size(max)
         .max_frame_size(max)
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| conn::run(socket, shared))
+        .on_upgrade(move |socket| conn::run(socket, shared, peer))
 }
 
 impl ServerHandle {

@@ -49,6 +49,8 @@ const BRICK_CACHE: usize = 4096;
 pub(crate) enum Command {
     Join {
         conn: u64,
+        /// The peer's address (for the log).
+        peer: std::net::SocketAddr,
         hello: Hello,
         link: PeerLink,
         reply: oneshot::Sender<u64>,

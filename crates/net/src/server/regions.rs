@@ -86,6 +86,7 @@ impl Order {
     pub(super) fn join(
         &mut self,
         conn: u64,
+        addr: std::net::SocketAddr,
         hello: Hello,
         link: PeerLink,
         reply: oneshot::Sender<u64>,
@@ -148,6 +149,7 @@ impl Order {
         tracing::info!(
             client = id,
             name = ?hello.name,
+            peer = %addr,
             resumed = welcome_resumed,
             seq = self.seq,
             "joined"
@@ -190,10 +192,11 @@ impl Order {
         match cmd {
             Command::Join {
                 conn,
+                peer,
                 hello,
                 link,
                 reply,
-            } => self.join(conn, hello, link, reply),
+            } => self.join(conn, peer, hello, link, reply),
             Command::Viewer {
                 conn,
                 client,
