@@ -110,9 +110,12 @@ pub(crate) fn keys(
     }
     if ctrl && keys.just_pressed(KeyCode::KeyZ) {
         editor.stroke = None;
-        // Joined, the server's undo names this player's own strokes; whether one is left
-        // is the client's to say.
-        let terrain_left = remote.is_some() || world.world.history().undo_target().is_some();
+        // Joined, the server's undo names this player's own strokes (the client counts
+        // those it can undo).
+        let terrain_left = match &remote {
+            Some(r) => r.status.undo.0 > 0,
+            None => world.world.history().undo_target().is_some(),
+        };
         match editor.journal.undo(terrain_left) {
             Some(action) => {
                 let undo = Direction::Undo;
