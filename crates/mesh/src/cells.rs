@@ -36,6 +36,28 @@ const fn case_table() -> [[u8; 16]; 16] {
     out
 }
 
+/// The Marching Cubes case of a cell from the sign bits of its four x-rows taken two at a
+/// time: bits `2k` and `2k + 1` hold samples `x` and `x + 1` of row `k` (rows `(y, z)`,
+/// `(y+1, z)`, `(y, z+1)`, `(y+1, z+1)`). Saves regrouping the bits into column codes.
+static CASE_OF_PAIRS: [u8; 256] = pairs_table();
+
+const fn pairs_table() -> [u8; 256] {
+    let mut out = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let (mut l, mut r) = (0, 0);
+        let mut k = 0;
+        while k < 4 {
+            l |= (i >> (2 * k) & 1) << k;
+            r |= (i >> (2 * k + 1) & 1) << k;
+            k += 1;
+        }
+        out[i] = CASE_OF_COLUMNS[l][r];
+        i += 1;
+    }
+    out
+}
+
 /// Sign bits of one row of samples: bit `i` set when sample `start + i` is inside.
 #[inline]
 fn sign_mask(row: &[f32]) -> u64 {
@@ -146,13 +168,9 @@ pub(crate) fn surface_cells_by_segment<S>(
                 while mixed != 0 {
                     let i = mixed.trailing_zeros();
                     mixed &= mixed - 1;
-                    let col = |b: u32| -> usize {
-                        (((m[0] >> b) & 1)
-                            | ((m[1] >> b) & 1) << 1
-                            | ((m[2] >> b) & 1) << 2
-                            | ((m[3] >> b) & 1) << 3) as usize
-                    };
-                    let case = CASE_OF_COLUMNS[col(i)][col(i + 1)] as usize;
+                    let pair = |k: usize| ((m[k] >> i) & 3) as usize;
+                    let case =
+                        CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6] as usize;
                     f(state, [x + i, y, z], r + i as usize, case);
                 }
             }

@@ -39,7 +39,8 @@ impl Crossings {
         while edges != 0 {
             let e = edges.trailing_zeros() as usize;
             edges &= edges - 1;
-            cr.points[cr.len] = crossing(corners, e);
+            let p = crossing(corners, e);
+            cr.points[cr.len] = [p[0], p[1], p[2]];
             cr.len += 1;
         }
         cr
@@ -47,13 +48,19 @@ impl Crossings {
 }
 
 /// The crossing on cell edge `e` (which must be crossed): its lower corner plus
-/// `t = v_lo / (v_lo − v_hi)` along the edge's axis.
+/// `t = v_lo / (v_lo − v_hi)` along the edge's axis, in lanes 0..3 (lane 3 is 0).
 #[inline(always)]
-fn crossing(corners: &[f32; 8], e: usize) -> [f32; 3] {
-    let (lo, hi, ca, d) = EDGE_CROSS[e & 15];
+fn crossing(corners: &[f32; 8], e: usize) -> [f32; 4] {
+    let [lo, hi] = EDGE_ENDS[e & 15];
     let (va, vb) = (corners[lo as usize & 7], corners[hi as usize & 7]);
     let t = va / (va - vb);
-    [ca[0] + t * d[0], ca[1] + t * d[1], ca[2] + t * d[2]]
+    let [ca, d] = EDGE_LINES[e & 15];
+    [
+        ca[0] + t * d[0],
+        ca[1] + t * d[1],
+        ca[2] + t * d[2],
+        ca[3] + t * d[3],
+    ]
 }
 
 /// The mean of the crossings on the edges in the bit set `edges`: the mean of
@@ -62,12 +69,12 @@ fn crossing(corners: &[f32; 8], e: usize) -> [f32; 3] {
 pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> [f32; 3] {
     // Counted in the loop: `count_ones` is a dozen instructions without `popcnt`.
     let mut n = 0u32;
-    let mut s = [0.0f32; 3];
+    let mut s = [0.0f32; 4];
     while edges != 0 {
         let e = edges.trailing_zeros() as usize;
         edges &= edges - 1;
         let p = crossing(corners, e);
-        s = [s[0] + p[0], s[1] + p[1], s[2] + p[2]];
+        s = [s[0] + p[0], s[1] + p[1], s[2] + p[2], s[3] + p[3]];
         n += 1;
     }
     let inv = 1.0 / n as f32;
@@ -75,39 +82,43 @@ pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> [f32; 3] {
 }
 
 /// Per cell edge (padded to 16): its lower corner (lower offset in the grid, 0 on the edge's
-/// axis), its upper corner, the lower corner's position and the unit vector along the edge.
-/// A crossing is `lower + t · unit`, which is `ca + t · (cb − ca)` bit for bit.
-#[allow(clippy::type_complexity)]
-static EDGE_CROSS: [(u8, u8, [f32; 3], [f32; 3]); 16] = edge_cross_table();
-
-const fn edge_cross_table() -> [(u8, u8, [f32; 3], [f32; 3]); 16] {
-    let mut out = [(0u8, 1u8, [0.0f32; 3], [1.0f32, 0.0, 0.0]); 16];
+/// axis) and its upper corner.
+static EDGE_ENDS: [[u8; 2]; 16] = {
+    let mut out = [[0u8, 1]; 16];
     let mut e = 0;
     while e < 12 {
         let [c0, c1] = EDGES[e];
         let (a, b) = (CORNERS[c0 as usize], CORNERS[c1 as usize]);
         // Corners differ on one axis; the lower one has 0 there (and the lower offset).
-        let (lo, hi) = if a[0] + a[1] + a[2] < b[0] + b[1] + b[2] {
-            (c0, c1)
+        out[e] = if a[0] + a[1] + a[2] < b[0] + b[1] + b[2] {
+            [c0, c1]
         } else {
-            (c1, c0)
+            [c1, c0]
         };
-        let l = CORNERS[lo as usize];
-        let h = CORNERS[hi as usize];
-        out[e] = (
-            lo,
-            hi,
-            [l[0] as f32, l[1] as f32, l[2] as f32],
-            [
-                (h[0] - l[0]) as f32,
-                (h[1] - l[1]) as f32,
-                (h[2] - l[2]) as f32,
-            ],
-        );
         e += 1;
     }
     out
-}
+};
+
+/// Per cell edge (padded to 16): the position of its lower corner and the unit vector along
+/// it, in four lanes (the fourth 0). A crossing is `lower + t · unit`, which is
+/// `ca + t · (cb − ca)` bit for bit.
+static EDGE_LINES: [[[f32; 4]; 2]; 16] = {
+    let mut out = [[[0.0f32; 4]; 2]; 16];
+    let mut e = 0;
+    while e < 12 {
+        let [lo, hi] = EDGE_ENDS[e];
+        let (l, h) = (CORNERS[lo as usize], CORNERS[hi as usize]);
+        let mut i = 0;
+        while i < 3 {
+            out[e][0][i] = l[i] as f32;
+            out[e][1][i] = (h[i] - l[i]) as f32;
+            i += 1;
+        }
+        e += 1;
+    }
+    out
+};
 
 /// Runs the dual mesher: `place(corners, edges)` turns a cell patch (the cell's corner values
 /// in [`CORNERS`] order and the bit set of the patch's crossed edges, see [`Crossings::new`])
@@ -228,14 +239,11 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// index `base`, made on first use.
     #[inline(always)]
     fn vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8) -> u32 {
-        // The common case, inline: the cell's case is cached (a cell is asked for by up to 12
-        // quads) and the edge's patch is its first, whose vertex is made.
-        let case = out.scratch.cases[base];
-        if case != NO_CASE && PATCH_OF_EDGE[(case & 0xff) as usize][edge as usize & 15] == 0 {
-            let id = out.scratch.ids[base];
-            if id != u32::MAX {
-                return id;
-            }
+        // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
+        // for by up to 12 quads).
+        let id = out.scratch.ids[base];
+        if id & SEVERAL_PATCHES == 0 {
+            return id;
         }
         self.make_vertex(out, base, edge)
     }
@@ -275,7 +283,10 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         // ambiguous cell in a short list.
         let key = base;
         let id = if component == 0 {
-            out.scratch.ids[key]
+            match out.scratch.ids[key] {
+                u32::MAX => u32::MAX,
+                id => id & !SEVERAL_PATCHES,
+            }
         } else {
             out.scratch
                 .extra_patches
@@ -318,8 +329,15 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         if PINCH_PATCHES[inside] >> component & 1 != 0 {
             out.scratch.pinch.push(id);
         }
+        assert!(id < SEVERAL_PATCHES, "more than 2³¹ vertices");
         if component == 0 {
-            out.scratch.ids[key] = id;
+            // Flagged where the cell has further patches, so that the inline lookup leaves
+            // those to this function.
+            out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 {
+                id | SEVERAL_PATCHES
+            } else {
+                id
+            };
             out.scratch.written.push(key);
         } else {
             out.scratch.extra_patches.push(((base, component), id));
@@ -327,6 +345,10 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         id
     }
 }
+
+/// Set in a cell's `ids` entry when the cell has more than one patch (so its entry, patch
+/// 0's vertex, is not the answer for every edge); also set in the empty entry `u32::MAX`.
+const SEVERAL_PATCHES: u32 = 1 << 31;
 
 /// Marks a cell whose case is not cached yet.
 pub(crate) const NO_CASE: u16 = u16::MAX;
@@ -447,6 +469,7 @@ const fn pinch_patches_table() -> [u8; 256] {
 
 /// Value and gradient of the trilinear interpolant of a cell's corners (in [`CORNERS`]
 /// order) at `p` in `[0, 1]³`, gradient in value units per voxel.
+#[inline]
 pub(crate) fn trilinear(v: &[f32; 8], p: [f32; 3]) -> (f32, [f32; 3]) {
     let [x, y, z] = p;
     let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
@@ -513,19 +536,21 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     let d2 = |a: [f32; 3], b: [f32; 3]| {
         (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)
     };
-    let flat = |a: usize, b: usize, c: usize| {
-        cross(sub(p[b], p[a]), sub(p[c], p[a])) == [0.0; 3]
-    };
-    let degenerate = |first: bool| {
+    #[inline(always)]
+    fn flat(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+        cross(sub(b, a), sub(c, a)) == [0.0; 3]
+    }
+    #[inline(always)]
+    fn degenerate(p: &[[f32; 3]; 4], first: bool) -> bool {
         if first {
-            flat(0, 1, 2) || flat(0, 2, 3)
+            flat(p[0], p[1], p[2]) || flat(p[0], p[2], p[3])
         } else {
-            flat(1, 2, 3) || flat(1, 3, 0)
+            flat(p[1], p[2], p[3]) || flat(p[1], p[3], p[0])
         }
-    };
+    }
     let mut first = d2(p[0], p[2]) <= d2(p[1], p[3]);
-    let mut flagged = degenerate(first);
-    if flagged && !degenerate(!first) {
+    let mut flagged = degenerate(&p, first);
+    if flagged && !degenerate(&p, !first) {
         first = !first;
         flagged = false;
     }
