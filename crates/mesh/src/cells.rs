@@ -61,9 +61,40 @@ const fn pairs_table() -> [u8; 256] {
 /// Sign bits of one row of samples: bit `i` set when sample `start + i` is inside.
 #[inline]
 fn sign_mask(row: &[f32]) -> u64 {
-    row.iter()
+    let mut quads = row.chunks_exact(4);
+    let mut m = 0u64;
+    for (k, q) in (&mut quads).enumerate() {
+        m |= inside4(q.try_into().unwrap()) << (4 * k);
+    }
+    let k = row.len() - quads.remainder().len();
+    quads
+        .remainder()
+        .iter()
         .enumerate()
-        .fold(0u64, |m, (i, &v)| m | (u64::from(v < 0.0) << i))
+        .fold(m, |m, (i, &v)| m | (u64::from(v < 0.0) << (k + i)))
+}
+
+/// Bits 0..3: whether each of four samples is inside (`v < 0.0`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn inside4(q: &[f32; 4]) -> u64 {
+    use std::arch::x86_64::{_mm_cmplt_ps, _mm_movemask_ps, _mm_set_ps, _mm_setzero_ps};
+    // SAFETY: SSE is part of the x86_64 baseline, so these intrinsics are always available;
+    // they take values, not pointers. (The compiler's own vectorisation of the plain loop
+    // shifts each lane separately: 3 to 4 times the instructions of compare + movemask.)
+    let bits = unsafe {
+        _mm_movemask_ps(_mm_cmplt_ps(_mm_set_ps(q[3], q[2], q[1], q[0]), _mm_setzero_ps()))
+    };
+    bits as u64
+}
+
+/// Bits 0..3: whether each of four samples is inside (`v < 0.0`).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn inside4(q: &[f32; 4]) -> u64 {
+    q.iter()
+        .enumerate()
+        .fold(0, |m, (i, &v)| m | (u64::from(v < 0.0) << i))
 }
 
 /// Cells per segment of a row: a segment's samples (cells + 1) fit one `u64` of sign bits.

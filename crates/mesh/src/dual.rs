@@ -173,10 +173,10 @@ pub(crate) fn dual_mesh(
             let (sb, sc) = (stride[b], stride[c]);
             let e = QUAD_EDGES[a];
             let ids = [
-                ctx.vertex(out, base - sb - sc, e[0]),
-                ctx.vertex(out, base - sc, e[1]),
-                ctx.vertex(out, base, e[2]),
-                ctx.vertex(out, base - sb, e[3]),
+                ctx.vertex(out, base - sb - sc, e[0], || back(p, b, c, 1, 1)),
+                ctx.vertex(out, base - sc, e[1], || back(p, b, c, 0, 1)),
+                ctx.vertex(out, base, e[2], || p),
+                ctx.vertex(out, base - sb, e[3], || back(p, b, c, 1, 0)),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -190,6 +190,14 @@ pub(crate) fn dual_mesh(
     out.scratch.masks = masks;
     out.scratch.reset();
     finish(out);
+}
+
+/// Cell `p` moved back by `db` along axis `b` and `dc` along axis `c`.
+#[inline(always)]
+fn back(mut p: [u32; 3], b: usize, c: usize, db: u32, dc: u32) -> [u32; 3] {
+    p[b] -= db;
+    p[c] -= dc;
+    p
 }
 
 /// The two axes after each axis, cyclically: `(a + 1) % 3, (a + 2) % 3`.
@@ -236,16 +244,23 @@ struct Ctx<'g, 'a, F> {
 
 impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// The vertex of the surface patch through local edge `edge` of the cell at grid sample
-    /// index `base`, made on first use.
+    /// index `base` (coordinates `cell()`, only asked for when the vertex is made), made on
+    /// first use.
     #[inline(always)]
-    fn vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8) -> u32 {
+    fn vertex(
+        &self,
+        out: &mut MeshBuffer,
+        base: usize,
+        edge: u8,
+        cell: impl FnOnce() -> [u32; 3],
+    ) -> u32 {
         // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
         // for by up to 12 quads).
         let id = out.scratch.ids[base];
         if id & SEVERAL_PATCHES == 0 {
             return id;
         }
-        self.make_vertex(out, base, edge)
+        self.make_vertex(out, base, edge, cell())
     }
 
     /// The corner values of the cell at sample index `base`, in [`CORNERS`] order: two
@@ -264,7 +279,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// [`Self::vertex`] past the common case: reads the cell's case, finds a further patch's
     /// vertex, or makes the vertex.
     #[inline(never)]
-    fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8) -> u32 {
+    fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
         let mut inside = out.scratch.cases[base] as usize;
         if inside == NO_CASE as usize {
@@ -298,11 +313,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             return id;
         }
         let corners = self.corners(base);
-        // The cell's coordinates, from its index (here, once per vertex, rather than carried
-        // through every lookup).
-        let [sy, sz] = self.strides;
-        let (z, rest) = (base / sz, base % sz);
-        let (y, x) = (rest / sy, rest % sy);
+        let [x, y, z] = cell;
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
         let id = out.positions.len() as u32;
