@@ -83,7 +83,10 @@ fn inside4(q: &[f32; 4]) -> u64 {
     // they take values, not pointers. (The compiler's own vectorisation of the plain loop
     // shifts each lane separately: 3 to 4 times the instructions of compare + movemask.)
     let bits = unsafe {
-        _mm_movemask_ps(_mm_cmplt_ps(_mm_set_ps(q[3], q[2], q[1], q[0]), _mm_setzero_ps()))
+        _mm_movemask_ps(_mm_cmplt_ps(
+            _mm_set_ps(q[3], q[2], q[1], q[0]),
+            _mm_setzero_ps(),
+        ))
     };
     bits as u64
 }
@@ -200,8 +203,8 @@ pub(crate) fn surface_cells_by_segment<S>(
                     let i = mixed.trailing_zeros();
                     mixed &= mixed - 1;
                     let pair = |k: usize| ((m[k] >> i) & 3) as usize;
-                    let case =
-                        CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6] as usize;
+                    let case = CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6]
+                        as usize;
                     f(state, [x + i, y, z], r + i as usize, case);
                 }
             }

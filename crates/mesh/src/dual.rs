@@ -272,7 +272,12 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             let r = &v[i..i + 2];
             [r[0], r[1]]
         };
-        let (r0, r1, r2, r3) = (row(base), row(base + sy), row(base + sz), row(base + sy + sz));
+        let (r0, r1, r2, r3) = (
+            row(base),
+            row(base + sy),
+            row(base + sz),
+            row(base + sy + sz),
+        );
         [r0[0], r0[1], r1[1], r1[0], r2[0], r2[1], r3[1], r3[0]]
     }
 
