@@ -14,7 +14,7 @@
 use crate::buffer::MeshBuffer;
 use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
-use crate::normals::{cross, finish, push_triangle};
+use crate::normals::{cross, finish, sub};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
 /// The surface crossings of one cell, in cell-local grid units (`[0, 1]³`).
@@ -27,12 +27,107 @@ pub(crate) struct Crossings {
     pub corners: [f32; 8],
 }
 
-/// Runs the dual mesher: `place` turns a cell's crossings into its vertex (cell-local grid
-/// units, inside `[0, 1]³`) and the vertex normal (not normalised).
+impl Crossings {
+    /// The crossings on the edges in the bit set `edges` (bit `e`: edge `e` of [`EDGES`]) of
+    /// a cell with corner values `corners`, in edge order.
+    pub(crate) fn new(corners: &[f32; 8], mut edges: u16) -> Self {
+        let mut cr = Crossings {
+            points: [[0.0; 3]; 12],
+            len: 0,
+            corners: *corners,
+        };
+        while edges != 0 {
+            let e = edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            let p = crossing(corners, e);
+            cr.points[cr.len] = [p[0], p[1], p[2]];
+            cr.len += 1;
+        }
+        cr
+    }
+}
+
+/// The crossing on cell edge `e` (which must be crossed): its lower corner plus
+/// `t = v_lo / (v_lo − v_hi)` along the edge's axis, in lanes 0..3 (lane 3 is 0).
+#[inline(always)]
+fn crossing(corners: &[f32; 8], e: usize) -> [f32; 4] {
+    let [lo, hi] = EDGE_ENDS[e & 15];
+    let (va, vb) = (corners[lo as usize & 7], corners[hi as usize & 7]);
+    let t = va / (va - vb);
+    let [ca, d] = EDGE_LINES[e & 15];
+    [
+        ca[0] + t * d[0],
+        ca[1] + t * d[1],
+        ca[2] + t * d[2],
+        ca[3] + t * d[3],
+    ]
+}
+
+/// The mean of the crossings on the edges in the bit set `edges`: the mean of
+/// [`Crossings::new`]'s points, bit for bit, without storing them.
+#[inline(always)]
+pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> [f32; 3] {
+    // Counted in the loop: `count_ones` is a dozen instructions without `popcnt`.
+    let mut n = 0u32;
+    let mut s = [0.0f32; 4];
+    while edges != 0 {
+        let e = edges.trailing_zeros() as usize;
+        edges &= edges - 1;
+        let p = crossing(corners, e);
+        s = [s[0] + p[0], s[1] + p[1], s[2] + p[2], s[3] + p[3]];
+        n += 1;
+    }
+    let inv = 1.0 / n as f32;
+    [s[0] * inv, s[1] * inv, s[2] * inv]
+}
+
+/// Per cell edge (padded to 16): its lower corner (lower offset in the grid, 0 on the edge's
+/// axis) and its upper corner.
+static EDGE_ENDS: [[u8; 2]; 16] = {
+    let mut out = [[0u8, 1]; 16];
+    let mut e = 0;
+    while e < 12 {
+        let [c0, c1] = EDGES[e];
+        let (a, b) = (CORNERS[c0 as usize], CORNERS[c1 as usize]);
+        // Corners differ on one axis; the lower one has 0 there (and the lower offset).
+        out[e] = if a[0] + a[1] + a[2] < b[0] + b[1] + b[2] {
+            [c0, c1]
+        } else {
+            [c1, c0]
+        };
+        e += 1;
+    }
+    out
+};
+
+/// Per cell edge (padded to 16): the position of its lower corner and the unit vector along
+/// it, in four lanes (the fourth 0). A crossing is `lower + t · unit`, which is
+/// `ca + t · (cb − ca)` bit for bit.
+static EDGE_LINES: [[[f32; 4]; 2]; 16] = {
+    let mut out = [[[0.0f32; 4]; 2]; 16];
+    let mut e = 0;
+    while e < 12 {
+        let [lo, hi] = EDGE_ENDS[e];
+        let (l, h) = (CORNERS[lo as usize], CORNERS[hi as usize]);
+        let mut i = 0;
+        while i < 3 {
+            out[e][0][i] = l[i] as f32;
+            out[e][1][i] = (h[i] - l[i]) as f32;
+            i += 1;
+        }
+        e += 1;
+    }
+    out
+};
+
+/// Runs the dual mesher: `place(corners, edges)` turns a cell patch (the cell's corner values
+/// in [`CORNERS`] order and the bit set of the patch's crossed edges, see [`Crossings::new`])
+/// into its vertex (cell-local grid units, inside `[0, 1]³`) and the vertex normal (not
+/// normalised).
 pub(crate) fn dual_mesh(
     grid: &Grid,
     out: &mut MeshBuffer,
-    place: impl Fn(&Crossings) -> ([f32; 3], [f32; 3]),
+    place: impl Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3]),
 ) {
     grid.check();
     out.clear();
@@ -53,6 +148,7 @@ pub(crate) fn dual_mesh(
     let ctx = Ctx {
         grid,
         corner_offset,
+        strides: [sy, sz],
         place: &place,
     };
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
@@ -67,26 +163,20 @@ pub(crate) fn dual_mesh(
             out.scratch.case_written.push(base);
         }
         let inside0 = case & 1;
-        for a in 0..3 {
+        for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
                 continue;
             }
-            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
             if p[b] == 0 || p[c] == 0 {
                 continue;
             }
-            let (eb, ec) = (unit(b), unit(c));
+            let (sb, sc) = (stride[b], stride[c]);
             let e = QUAD_EDGES[a];
             let ids = [
-                ctx.vertex(
-                    out,
-                    sub3(p, add3(eb, ec)),
-                    base - stride[b] - stride[c],
-                    e[0],
-                ),
-                ctx.vertex(out, sub3(p, ec), base - stride[c], e[1]),
-                ctx.vertex(out, p, base, e[2]),
-                ctx.vertex(out, sub3(p, eb), base - stride[b], e[3]),
+                ctx.vertex(out, base - sb - sc, e[0], || back(p, b, c, 1, 1)),
+                ctx.vertex(out, base - sc, e[1], || back(p, b, c, 0, 1)),
+                ctx.vertex(out, base, e[2], || p),
+                ctx.vertex(out, base - sb, e[3], || back(p, b, c, 1, 0)),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -102,13 +192,16 @@ pub(crate) fn dual_mesh(
     finish(out);
 }
 
-fn add3(a: [u32; 3], b: [u32; 3]) -> [u32; 3] {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+/// Cell `p` moved back by `db` along axis `b` and `dc` along axis `c`.
+#[inline(always)]
+fn back(mut p: [u32; 3], b: usize, c: usize, db: u32, dc: u32) -> [u32; 3] {
+    p[b] -= db;
+    p[c] -= dc;
+    p
 }
 
-fn sub3(a: [u32; 3], b: [u32; 3]) -> [u32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
+/// The two axes after each axis, cyclically: `(a + 1) % 3, (a + 2) % 3`.
+const NEXT_AXES: [(usize, usize); 3] = [(1, 2), (2, 0), (0, 1)];
 
 /// For a quad around an edge along axis `a` from sample `p`: the edge's local index in the
 /// cells `p − e_b − e_c`, `p − e_c`, `p`, `p − e_b` (b, c the next axes), in that order.
@@ -141,24 +234,58 @@ const fn quad_edges_table() -> [[u8; 4]; 3] {
     out
 }
 
-fn unit(a: usize) -> [u32; 3] {
-    let mut e = [0; 3];
-    e[a] = 1;
-    e
-}
-
 struct Ctx<'g, 'a, F> {
     grid: &'g Grid<'a>,
     corner_offset: [usize; 8],
+    /// Sample index strides along y and z.
+    strides: [usize; 2],
     place: &'g F,
 }
 
-impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
-    /// The vertex of the surface patch through local edge `edge` of cell `cell` (grid sample
-    /// index `base`), made on first use.
-    fn vertex(&self, out: &mut MeshBuffer, cell: [u32; 3], base: usize, edge: u8) -> u32 {
+impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
+    /// The vertex of the surface patch through local edge `edge` of the cell at grid sample
+    /// index `base` (coordinates `cell()`, only asked for when the vertex is made), made on
+    /// first use.
+    #[inline(always)]
+    fn vertex(
+        &self,
+        out: &mut MeshBuffer,
+        base: usize,
+        edge: u8,
+        cell: impl FnOnce() -> [u32; 3],
+    ) -> u32 {
+        // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
+        // for by up to 12 quads).
+        let id = out.scratch.ids[base];
+        if id & SEVERAL_PATCHES == 0 {
+            return id;
+        }
+        self.make_vertex(out, base, edge, cell())
+    }
+
+    /// The corner values of the cell at sample index `base`, in [`CORNERS`] order: two
+    /// samples from each of the cell's four x-rows (one bounds check per row).
+    #[inline(always)]
+    fn corners(&self, base: usize) -> [f32; 8] {
+        let (v, [sy, sz]) = (self.grid.values, self.strides);
+        let row = |i: usize| -> [f32; 2] {
+            let r = &v[i..i + 2];
+            [r[0], r[1]]
+        };
+        let (r0, r1, r2, r3) = (
+            row(base),
+            row(base + sy),
+            row(base + sz),
+            row(base + sy + sz),
+        );
+        [r0[0], r0[1], r1[1], r1[0], r2[0], r2[1], r3[1], r3[0]]
+    }
+
+    /// [`Self::vertex`] past the common case: reads the cell's case, finds a further patch's
+    /// vertex, or makes the vertex.
+    #[inline(never)]
+    fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        // The cell's case is cached: a cell is asked for by up to 12 quads.
         let mut inside = out.scratch.cases[base] as usize;
         if inside == NO_CASE as usize {
             inside = 0;
@@ -176,7 +303,10 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         // ambiguous cell in a short list.
         let key = base;
         let id = if component == 0 {
-            out.scratch.ids[key]
+            match out.scratch.ids[key] {
+                u32::MAX => u32::MAX,
+                id => id & !SEVERAL_PATCHES,
+            }
         } else {
             out.scratch
                 .extra_patches
@@ -187,43 +317,10 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         if id != u32::MAX {
             return id;
         }
-        let mut cr = Crossings {
-            points: [[0.0; 3]; 12],
-            len: 0,
-            corners: [0.0; 8],
-        };
-        for (m, off) in corner_offset.iter().enumerate() {
-            cr.corners[m] = grid.values[base + off];
-        }
+        let corners = self.corners(base);
         let [x, y, z] = cell;
-        // The material of the deepest inside corner (first in corner order on ties).
-        let mut deepest = (f32::INFINITY, 0);
-        for (m, &v) in cr.corners.iter().enumerate() {
-            if v < deepest.0 {
-                deepest = (v, m);
-            }
-        }
-        let mut edges = PATCH_EDGES[inside][component as usize];
-        while edges != 0 {
-            let e = edges.trailing_zeros() as usize;
-            edges &= edges - 1;
-            let [c0, c1] = EDGES[e];
-            let (a, b) = (c0 as usize, c1 as usize);
-            let (a, b) = if corner_offset[a] < corner_offset[b] {
-                (a, b)
-            } else {
-                (b, a)
-            };
-            let (va, vb) = (cr.corners[a], cr.corners[b]);
-            let t = va / (va - vb);
-            let (ca, cb) = (CORNERS_F32[a], CORNERS_F32[b]);
-            let k = cr.len;
-            for i in 0..3 {
-                cr.points[k][i] = ca[i] + t * (cb[i] - ca[i]);
-            }
-            cr.len += 1;
-        }
-        let (local, normal) = (self.place)(&cr);
+        let edges = PATCH_EDGES[inside][component as usize];
+        let (local, normal) = (self.place)(&corners, edges);
         let id = out.positions.len() as u32;
         out.positions.push(grid.position([
             x as f32 + local[0],
@@ -231,13 +328,32 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             z as f32 + local[2],
         ]));
         out.normals.push(normal);
-        out.materials
-            .push(grid.material(base + corner_offset[deepest.1]));
+        // The material of the deepest inside corner (first in corner order on ties); a grid
+        // without materials has material 0 everywhere.
+        let material = if grid.materials.is_empty() {
+            0
+        } else {
+            let mut deepest = (f32::INFINITY, 0);
+            for (m, &v) in corners.iter().enumerate() {
+                if v < deepest.0 {
+                    deepest = (v, m);
+                }
+            }
+            grid.material(base + corner_offset[deepest.1])
+        };
+        out.materials.push(material);
         if PINCH_PATCHES[inside] >> component & 1 != 0 {
             out.scratch.pinch.push(id);
         }
+        assert!(id < SEVERAL_PATCHES, "more than 2³¹ vertices");
         if component == 0 {
-            out.scratch.ids[key] = id;
+            // Flagged where the cell has further patches, so that the inline lookup leaves
+            // those to this function.
+            out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 {
+                id | SEVERAL_PATCHES
+            } else {
+                id
+            };
             out.scratch.written.push(key);
         } else {
             out.scratch.extra_patches.push(((base, component), id));
@@ -246,20 +362,9 @@ impl<F: Fn(&Crossings) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     }
 }
 
-/// [`CORNERS`] as f32 offsets.
-const CORNERS_F32: [[f32; 3]; 8] = {
-    let mut out = [[0.0f32; 3]; 8];
-    let mut i = 0;
-    while i < 8 {
-        out[i] = [
-            CORNERS[i][0] as f32,
-            CORNERS[i][1] as f32,
-            CORNERS[i][2] as f32,
-        ];
-        i += 1;
-    }
-    out
-};
+/// Set in a cell's `ids` entry when the cell has more than one patch (so its entry, patch
+/// 0's vertex, is not the answer for every edge); also set in the empty entry `u32::MAX`.
+const SEVERAL_PATCHES: u32 = 1 << 31;
 
 /// Marks a cell whose case is not cached yet.
 pub(crate) const NO_CASE: u16 = u16::MAX;
@@ -272,10 +377,11 @@ const NO_PATCH: u8 = u8::MAX;
 /// [`TRI_TABLE`]. A cell gets one dual vertex per patch, not per cell, which makes the dual
 /// mesh manifold where plain Surface Nets joins separate sheets in one vertex (Nielson 2004,
 /// "Dual Marching Cubes").
-static PATCH_OF_EDGE: [[u8; 12]; 256] = patch_table();
+/// (Rows padded to 16 so that an index masked with 15 needs no bounds check.)
+static PATCH_OF_EDGE: [[u8; 16]; 256] = patch_table();
 
-const fn patch_table() -> [[u8; 12]; 256] {
-    let mut out = [[NO_PATCH; 12]; 256];
+const fn patch_table() -> [[u8; 16]; 256] {
+    let mut out = [[NO_PATCH; 16]; 256];
     let mut case = 0;
     while case < 256 {
         // Union-find over the 12 edges, joined by shared triangles.
@@ -379,6 +485,7 @@ const fn pinch_patches_table() -> [u8; 256] {
 
 /// Value and gradient of the trilinear interpolant of a cell's corners (in [`CORNERS`]
 /// order) at `p` in `[0, 1]³`, gradient in value units per voxel.
+#[inline]
 pub(crate) fn trilinear(v: &[f32; 8], p: [f32; 3]) -> (f32, [f32; 3]) {
     let [x, y, z] = p;
     let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
@@ -428,43 +535,48 @@ const fn edge_at_table() -> [[u8; 8]; 3] {
 }
 
 /// Splits a quad along its shorter diagonal (ties: 0–2), unless that split makes a
-/// zero-area triangle and the other does not.
+/// zero-area triangle and the other does not. The four vertices are distinct (four cells'),
+/// so neither triangle repeats a vertex; a zero-area one flags the mesh for
+/// [`crate::normals::remove_degenerate`], as [`crate::normals::push_triangle`] would.
+#[inline]
 fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
-    let p = |i: u32| out.positions[i as usize];
+    debug_assert!(q[0] != q[1] && q[0] != q[2] && q[0] != q[3]);
+    debug_assert!(q[1] != q[2] && q[1] != q[3] && q[2] != q[3]);
+    let pos = &out.positions;
+    let p = [
+        pos[q[0] as usize],
+        pos[q[1] as usize],
+        pos[q[2] as usize],
+        pos[q[3] as usize],
+    ];
     let d2 = |a: [f32; 3], b: [f32; 3]| {
         (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)
     };
-    let flat = |a: u32, b: u32, c: u32| {
-        let (pa, pb, pc) = (p(a), p(b), p(c));
-        let n = cross(
-            [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]],
-            [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]],
-        );
-        n == [0.0; 3]
-    };
-    let mut first = d2(p(q[0]), p(q[2])) <= d2(p(q[1]), p(q[3]));
-    let degenerate = |first: bool| {
+    #[inline(always)]
+    fn flat(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+        cross(sub(b, a), sub(c, a)) == [0.0; 3]
+    }
+    #[inline(always)]
+    fn degenerate(p: &[[f32; 3]; 4], first: bool) -> bool {
         if first {
-            flat(q[0], q[1], q[2]) || flat(q[0], q[2], q[3])
+            flat(p[0], p[1], p[2]) || flat(p[0], p[2], p[3])
         } else {
-            flat(q[1], q[2], q[3]) || flat(q[1], q[3], q[0])
+            flat(p[1], p[2], p[3]) || flat(p[1], p[3], p[0])
         }
-    };
-    if degenerate(first) && !degenerate(!first) {
+    }
+    let mut first = d2(p[0], p[2]) <= d2(p[1], p[3]);
+    let mut flagged = degenerate(&p, first);
+    if flagged && !degenerate(&p, !first) {
         first = !first;
+        flagged = false;
     }
-    let (t1, t2) = if first {
-        ([q[0], q[1], q[2]], [q[0], q[2], q[3]])
+    if flagged {
+        out.scratch.has_degenerate = true;
+    }
+    let six = if first {
+        [q[0], q[1], q[2], q[0], q[2], q[3]]
     } else {
-        ([q[1], q[2], q[3]], [q[1], q[3], q[0]])
+        [q[1], q[2], q[3], q[1], q[3], q[0]]
     };
-    let distinct = |t: [u32; 3]| t[0] != t[1] && t[1] != t[2] && t[0] != t[2];
-    if distinct(t1) && distinct(t2) && !degenerate(first) {
-        // The common case: both triangles are proper, already checked.
-        out.indices.extend_from_slice(&t1);
-        out.indices.extend_from_slice(&t2);
-    } else {
-        push_triangle(out, t1[0], t1[1], t1[2]);
-        push_triangle(out, t2[0], t2[1], t2[2]);
-    }
+    out.indices.extend_from_slice(&six);
 }

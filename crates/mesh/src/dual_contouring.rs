@@ -25,7 +25,8 @@ pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
     dual_mesh(grid, out, qef_vertex);
 }
 
-fn qef_vertex(c: &Crossings) -> ([f32; 3], [f32; 3]) {
+fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
+    let c = &Crossings::new(corners, edges);
     let mass = mean_point(c).map(f64::from);
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [0.0f64; 3];

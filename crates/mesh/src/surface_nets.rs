@@ -1,7 +1,7 @@
 //! Surface Nets (Gibson 1998): each surface cell's vertex is the mean of its edge crossings.
 
 use crate::buffer::MeshBuffer;
-use crate::dual::{Crossings, dual_mesh, trilinear};
+use crate::dual::{Crossings, dual_mesh, patch_mean, trilinear};
 use crate::grid::Grid;
 
 /// Meshes the grid with Surface Nets into `out` (cleared first).
@@ -24,9 +24,10 @@ pub fn surface_nets(grid: &Grid, out: &mut MeshBuffer) {
 /// of that bias and reads only the cell's own samples, so chunks still agree bit for bit.
 ///
 /// The normal is the interpolant's gradient at the mean, which the step follows.
-fn projected_mean(c: &Crossings) -> ([f32; 3], [f32; 3]) {
-    let m = mean_point(c);
-    let (f, g) = trilinear(&c.corners, m);
+#[inline(always)]
+fn projected_mean(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
+    let m = patch_mean(corners, edges);
+    let (f, g) = trilinear(corners, m);
     let l2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
     if l2.is_nan() || l2 <= 1e-12 {
         return (m, g);
