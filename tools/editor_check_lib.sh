@@ -6,6 +6,10 @@
 #   quit_editor PID LOG   Ctrl+Q, then waits for the editor to exit cleanly
 #   start_server LOAM OUT a new world OUT/w.loam served on a random loopback port (in $port,
 #                         pid in $server, log in OUT/serve.log)
+#   joined_window LOAM OUT NAME SIZE
+#                         an editor joined to that server as NAME in a window of SIZE, left
+#                         running; prints its window id once it has loaded (call it in
+#                         $(...): its pid is in OUT/NAME.pid)
 #   joined_session LOAM OUT NAME ACTION
 #                         an editor joined to that server as NAME: runs ACTION in its window,
 #                         screenshots OUT/NAME.png, quits (log in OUT/NAME.log)
@@ -73,4 +77,19 @@ joined_session() {
   $4
   import -window root "$2/$3.png"
   quit_editor $pid "$2/$3.log"
+}
+
+joined_window() {
+  RUST_LOG=${RUST_LOG:-info} "$1" edit --connect "ws://127.0.0.1:$port/ws" --name "$3" \
+    --size "$4" >"$2/$3.log" 2>&1 &
+  echo $! >"$2/$3.pid"
+  local wid=""
+  for _ in $(seq 180); do
+    wid=$(xdotool search --name " $3 @ ws:" 2>/dev/null | head -1 || true)
+    [ -n "$wid" ] && break
+    sleep 1
+  done
+  [ -n "$wid" ] || { echo "no window for $3" >&2; cat "$2/$3.log" >&2; return 1; }
+  sleep 40
+  echo "$wid"
 }

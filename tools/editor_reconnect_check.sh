@@ -14,30 +14,14 @@ cd "$(dirname "$0")/.."
 . tools/editor_check_lib.sh
 start_xvfb
 start_server "$loam" "$out"
-pids=()
-trap 'kill $xvfb $server "${pids[@]}" 2>/dev/null || true' EXIT
+trap 'kill $xvfb $server $(cat "$out"/*.pid 2>/dev/null) 2>/dev/null || true' EXIT
 
-join() { # $1: name, $2: size; prints the window id once it has loaded
-  RUST_LOG=${RUST_LOG:-info} "$loam" edit --connect "ws://127.0.0.1:$port/ws" --name "$1" \
-    --size "$2" >"$out/$1.log" 2>&1 &
-  pids+=($!)
-  local wid=""
-  for _ in $(seq 180); do
-    wid=$(xdotool search --name " $1 @ ws:" 2>/dev/null | head -1 || true)
-    [ -n "$wid" ] && break
-    sleep 1
-  done
-  [ -n "$wid" ] || { echo "no window for $1" >&2; cat "$out/$1.log" >&2; return 1; }
-  sleep 40
-  echo "$wid"
-}
-
-wa=$(join a 640x360)
+wa=$(joined_window "$loam" "$out" a 640x360)
 xdotool windowmove "$wa" 0 0
 xdotool windowfocus "$wa"
 xdotool mousemove 320 180 click 1 # capture: A's tool aims at the screen centre
 sleep 10
-wb=$(join b 1280x720)
+wb=$(joined_window "$loam" "$out" b 1280x720)
 xdotool windowmove "$wb" 0 0
 sleep 15
 import -window root "$out/b-1-joined.png"
@@ -53,7 +37,7 @@ for w in "$wa" "$wb"; do
   xdotool windowfocus "$w"
   chord q
 done
-for p in "${pids[@]}"; do
+for p in $(cat "$out"/*.pid); do
   for _ in $(seq 120); do kill -0 "$p" 2>/dev/null || break; sleep 1; done
 done
 kill -INT $server

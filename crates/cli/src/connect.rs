@@ -276,13 +276,6 @@ async fn run(
             break;
         }
     }
-    let unsent = client.pending_ops() + client.pending_block_ops();
-    if unsent > 0 && !client.is_connected() {
-        eprintln!(
-            "loam: {unsent} edits made while the server was away were never sent: the editor \
-             closed before it came back"
-        );
-    }
     client.close().await;
 }
 

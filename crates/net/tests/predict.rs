@@ -133,6 +133,23 @@ async fn a_prediction_is_reapplied_in_the_servers_order() {
     server.shutdown().await.unwrap();
 }
 
+/// A client seeing 20 m around the origin.
+async fn near_origin(url: &str) -> Client {
+    let cfg = ClientConfig::new(url, viewer(0.0, 0.0, 0.0, 20.0), factory());
+    Client::connect(cfg).await.unwrap()
+}
+
+/// A 2 m dig at (x, 1, 0).
+fn dig(x: f64) -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 1.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    }
+}
+
 /// Ops made while the connection is down (an editor keeps sculpting) are predicted at once
 /// and sent by the reconnect, also when the server restarted in between and cannot tell
 /// which of the client's ops it took: none is lost, and the server ends with all of them.
@@ -142,22 +159,9 @@ async fn ops_queued_while_disconnected_are_sent_on_reconnect() {
     let world = new_world(dir.path());
     let server = start(&world, |_| {}).await;
     let addr = server.local_addr();
-    let mut a = Client::connect(ClientConfig::new(
-        server.url(),
-        viewer(0.0, 0.0, 0.0, 20.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut a = near_origin(&server.url()).await;
     let region = a.region().unwrap();
     let mut want = a.confirmed_field().clone();
-    let dig = |x: f64| EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [x, 1.0, 0.0],
-        radius: 2.0,
-        material: 0,
-        blend: 0.0,
-    };
     // Offline: the op shows at once and waits.
     a.drop_connection();
     a.queue_op(1, dig(0.0)).await.unwrap();
@@ -196,20 +200,7 @@ async fn a_reconnect_to_another_world_with_the_same_settings_is_refused() {
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let server = start(&new_world(dir_a.path()), |_| {}).await;
     let addr = server.local_addr();
-    let mut a = Client::connect(ClientConfig::new(
-        server.url(),
-        viewer(0.0, 0.0, 0.0, 20.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
-    let dig = |x: f64| EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [x, 1.0, 0.0],
-        radius: 2.0,
-        material: 0,
-        blend: 0.0,
-    };
+    let mut a = near_origin(&server.url()).await;
     a.send_op(1, dig(0.0)).await.unwrap();
     while a.pending_ops() > 0 {
         a.next_event().await.unwrap();

@@ -303,14 +303,30 @@ fn journal(mut editor: ResMut<Editor>, world: Res<LoamWorld>, mut blocks: ResMut
 }
 
 /// Saves when the app is about to exit (the window closed, or an exit was asked for).
+/// Joined and offline, it says how many edits were never sent (nothing can keep them: the
+/// server holds the world).
 fn save_on_exit(
     mut exits: MessageReader<AppExit>,
     mut editor: ResMut<Editor>,
     world: Res<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     physics: Res<Physics>,
+    remote: Option<Res<Remote>>,
 ) {
-    if exits.read().count() == 0 || editor.store.is_none() {
+    if exits.read().count() == 0 {
+        return;
+    }
+    if let Some(r) = &remote
+        && !r.status.connected
+        && r.status.pending > 0
+    {
+        warn!(
+            "{} edits made while the server was away were never sent: the editor closed \
+             before it came back",
+            r.status.pending
+        );
+    }
+    if editor.store.is_none() {
         return;
     }
     input::save(&mut editor, &world, &mut blocks, &physics);
