@@ -161,10 +161,10 @@ pub(crate) fn dual_mesh(
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
-        if out.scratch.cases[base] == NO_CASE {
-            out.scratch.cases[base] = case as u16;
-            out.scratch.case_written.push(base);
-        }
+        // Visited once and before any quad reads the cell (quads read cells at or below
+        // `base`), so the entry is still `NO_CASE`.
+        out.scratch.cases[base] = case as u16;
+        out.scratch.case_written.push(base);
         let inside0 = case & 1;
         for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
