@@ -50,6 +50,9 @@ pub(crate) struct Scratch {
     pub(crate) pinch_ring: bool,
     /// `(vertex, triangle)` corners at marked vertices.
     pub(crate) pinch_corners: Vec<(u32, u32)>,
+    /// Whether the mesher listed the candidates' corners in `pinch_corners` (plus corners of
+    /// triangles without the vertex) and no triangle has changed since.
+    pub(crate) pinch_recorded: bool,
     /// The pinch splitter's buffers.
     pub(crate) pinch_work: crate::pinch::PinchWork,
     /// The sliver splitter's edge table and queues.
@@ -99,6 +102,7 @@ impl MeshBuffer {
         self.indices.clear();
         self.scratch.pinch.clear();
         self.scratch.pinch_ring = false;
+        self.scratch.pinch_recorded = false;
     }
 
     /// A copy of the mesh (positions, normals, materials, indices) sized to fit, without the

@@ -137,6 +137,9 @@ pub(crate) fn dual_mesh(
     let n = grid.len();
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
+    // The candidates' corners are listed as their quads are pushed (see `make_vertex`).
+    out.scratch.pinch_corners.clear();
+    out.scratch.pinch_recorded = true;
     if out.scratch.cases.len() < n {
         out.scratch.cases.resize(n, NO_CASE);
     }
@@ -158,10 +161,10 @@ pub(crate) fn dual_mesh(
     const FAR_CORNER: [u32; 3] = [1, 3, 4];
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
-        if out.scratch.cases[base] == NO_CASE {
-            out.scratch.cases[base] = case as u16;
-            out.scratch.case_written.push(base);
-        }
+        // Visited once and before any quad reads the cell (quads read cells at or below
+        // `base`), so the entry is still `NO_CASE`.
+        out.scratch.cases[base] = case as u16;
+        out.scratch.case_written.push(base);
         let inside0 = case & 1;
         for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
@@ -315,6 +318,9 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
                 .map_or(u32::MAX, |e| e.1)
         };
         if id != u32::MAX {
+            if PINCH_PATCHES[inside] >> component & 1 != 0 {
+                crate::pinch::list_corners(out, id);
+            }
             return id;
         }
         let corners = self.corners(base);
@@ -342,14 +348,16 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             grid.material(base + corner_offset[deepest.1])
         };
         out.materials.push(material);
-        if PINCH_PATCHES[inside] >> component & 1 != 0 {
+        let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
+        if pinch {
             out.scratch.pinch.push(id);
+            crate::pinch::list_corners(out, id);
         }
         assert!(id < SEVERAL_PATCHES, "more than 2³¹ vertices");
         if component == 0 {
-            // Flagged where the cell has further patches, so that the inline lookup leaves
-            // those to this function.
-            out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 {
+            // Flagged where the cell has further patches or a pinch candidate, so that the
+            // inline lookup leaves those to this function.
+            out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 || pinch {
                 id | SEVERAL_PATCHES
             } else {
                 id

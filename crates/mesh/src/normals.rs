@@ -68,6 +68,8 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     if !std::mem::take(&mut out.scratch.has_degenerate) {
         return;
     }
+    // Triangles and candidates change: the pinch splitter scans for their corners.
+    out.scratch.pinch_recorded = false;
     let n = out.positions.len();
     // Each vertex maps to the first vertex at exactly its position (−0 and +0 alike), found
     // with an open-addressing table of vertex ids keyed by position.

@@ -43,34 +43,30 @@ use crate::stats::{cross, dot, find, sub};
 /// vertices only they used.
 pub(crate) fn split_pinches(out: &mut MeshBuffer) {
     let mut cand = std::mem::take(&mut out.scratch.pinch);
+    let recorded = std::mem::take(&mut out.scratch.pinch_recorded);
+    let ring = std::mem::take(&mut out.scratch.pinch_ring);
     if cand.is_empty() {
         out.scratch.pinch = cand;
-        out.scratch.pinch_ring = false;
         return;
     }
-    // Marks: 1 for a candidate, or-ed with 2 for a vertex of a triangle on one where the mesher
-    // asks for that ring (an edge between two non-candidates can be shared too when its
-    // triangles fold over a candidate, as MC33's can).
     let mut mark = std::mem::take(&mut out.scratch.pinch_mark);
-    mark.clear();
-    mark.resize(out.positions.len(), 0);
-    for &c in &cand {
-        mark[c as usize] = 1;
-    }
-    if std::mem::take(&mut out.scratch.pinch_ring) {
-        for tri in out.indices.chunks_exact(3) {
-            if tri.iter().any(|&v| mark[v as usize] & 1 != 0) {
-                for &v in tri {
-                    mark[v as usize] |= 2;
-                }
-            }
-        }
-    }
     let mut corners = std::mem::take(&mut out.scratch.pinch_corners);
     let mut work = std::mem::take(&mut out.scratch.pinch_work);
-    marked_corners(&out.indices, &mark, &mut corners);
+    let listed = recorded && !ring;
+    if listed {
+        // The mesher listed each candidate with the triangles it may be a corner of.
+        let indices = &out.indices;
+        corners.retain(|&(v, t)| indices[3 * t as usize..3 * t as usize + 3].contains(&v));
+        corners.sort_unstable();
+    } else {
+        mark_candidates(out, &cand, ring, &mut mark);
+        marked_corners(&out.indices, &mark, &mut corners);
+    }
     let twins = cancel_twins(&mut out.indices, &corners, &mut work);
     if twins {
+        if listed {
+            mark_candidates(out, &cand, false, &mut mark);
+        }
         marked_corners(&out.indices, &mark, &mut corners);
     }
     let mut i = 0;
@@ -91,6 +87,36 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
     out.scratch.pinch_mark = mark;
     out.scratch.pinch_corners = corners;
     out.scratch.pinch_work = work;
+}
+
+/// For the dual mesher: lists a pinch candidate `v` with both triangles of the quad about to
+/// be pushed ([`split_pinches`] drops the one without it). The mesher flags the candidate's
+/// cell so that every quad on it comes through here.
+#[cold]
+#[inline(never)]
+pub(crate) fn list_corners(out: &mut MeshBuffer, v: u32) {
+    let t = (out.indices.len() / 3) as u32;
+    out.scratch.pinch_corners.extend([(v, t), (v, t + 1)]);
+}
+
+/// Marks 1 for a candidate, or-ed with 2 for a vertex of a triangle on one where the mesher
+/// asks for that `ring` (an edge between two non-candidates can be shared too when its
+/// triangles fold over a candidate, as MC33's can).
+fn mark_candidates(out: &MeshBuffer, cand: &[u32], ring: bool, mark: &mut Vec<u8>) {
+    mark.clear();
+    mark.resize(out.positions.len(), 0);
+    for &c in cand {
+        mark[c as usize] = 1;
+    }
+    if ring {
+        for tri in out.indices.chunks_exact(3) {
+            if tri.iter().any(|&v| mark[v as usize] & 1 != 0) {
+                for &v in tri {
+                    mark[v as usize] |= 2;
+                }
+            }
+        }
+    }
 }
 
 /// `(vertex, triangle)` for every corner of a triangle at a marked vertex, ascending.
