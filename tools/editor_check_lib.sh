@@ -2,7 +2,9 @@
 # Mesa's lavapipe, and driving an editor window with xdotool. Source it; it defines:
 #   start_xvfb            starts Xvfb on a free-ish display, exports DISPLAY (pid in $xvfb)
 #   chord KEY             Ctrl+KEY held across frames
-#   editor_window PID LOG waits for the editor's window, focuses it, prints its id
+#   editor_window PID LOG [TITLE]
+#                         waits for the editor's window (its title has TITLE, "Loam" if
+#                         none), focuses it, prints its id
 #   quit_editor PID LOG   Ctrl+Q, then waits for the editor to exit cleanly
 #   start_server LOAM OUT a new world OUT/w.loam served on a random loopback port (in $port,
 #                         pid in $server, log in OUT/serve.log)
@@ -33,14 +35,14 @@ chord() {
   xdotool keyup ctrl
 }
 
-editor_window() {
+editor_window() { # PID LOG [TITLE]: the window whose title has TITLE ("Loam" if none)
   local wid=""
   for _ in $(seq 180); do
-    wid=$(xdotool search --name "Loam" 2>/dev/null | head -1 || true)
+    wid=$(xdotool search --name "${3:-Loam}" 2>/dev/null | head -1 || true)
     [ -n "$wid" ] && break
     sleep 1
   done
-  [ -n "$wid" ] || { echo "no editor window" >&2; cat "$2" >&2; return 1; }
+  [ -n "$wid" ] || { echo "no editor window ${3:-}" >&2; cat "$2" >&2; return 1; }
   sleep 40 # chunks load and mesh (debug build, software rendering)
   # No window manager: give the window the focus, then send real (XTEST) input.
   xdotool windowfocus "$wid" 2>/dev/null || true
@@ -83,13 +85,5 @@ joined_window() {
   RUST_LOG=${RUST_LOG:-info} "$1" edit --connect "ws://127.0.0.1:$port/ws" --name "$3" \
     --size "$4" >"$2/$3.log" 2>&1 &
   echo $! >"$2/$3.pid"
-  local wid=""
-  for _ in $(seq 180); do
-    wid=$(xdotool search --name " $3 @ ws:" 2>/dev/null | head -1 || true)
-    [ -n "$wid" ] && break
-    sleep 1
-  done
-  [ -n "$wid" ] || { echo "no window for $3" >&2; cat "$2/$3.log" >&2; return 1; }
-  sleep 40
-  echo "$wid"
+  editor_window "$(cat "$2/$3.pid")" "$2/$3.log" " $3 @ ws:"
 }
