@@ -3,6 +3,7 @@
 //! `loam_bevy::editor::remote`'s channel: ops out, the predicted field and the connection's
 //! status back after every change.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -114,6 +115,10 @@ async fn run(
     let mut gave_up: Option<String> = None;
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Edits held back behind an undo or redo that waits for this client's own ops to come
+    // back (the server's undo names confirmed strokes only: sent earlier, it would take back
+    // an older stroke), or for the connection; kept in the order the editor made them.
+    let mut held: VecDeque<RemoteCommand> = VecDeque::new();
     loop {
         let mut field_changed = false;
         if client.is_connected() {
@@ -126,38 +131,7 @@ async fn run(
                 }
                 command = commands.recv() => match command {
                     None => break,
-                    Some(RemoteCommand::Op { stroke, op }) => match client.queue_op(stroke, op).await {
-                        Ok(_) => field_changed = true,
-                        Err(e) => status.note = format!("op refused here: {e}"),
-                    },
-                    Some(RemoteCommand::Viewer { position }) => {
-                        let radius = client.viewer().radius;
-                        if let Err(e) = client.set_viewer(Viewer { position, radius }).await {
-                            status.note = format!("viewer not sent: {e}");
-                        }
-                    }
-                    Some(RemoteCommand::Presence { position, aim }) => {
-                        if let Err(e) = client.set_presence(presence(position, aim)).await {
-                            status.note = format!("presence not sent: {e}");
-                        }
-                    }
-                    Some(RemoteCommand::Block { op }) => {
-                        client.queue_block_op(&op).await;
-                    }
-                    Some(RemoteCommand::Undo) => {
-                        status.note = match client.undo().await {
-                            Ok(Some(ids)) => format!("undo sent ({} ops)", ids.len()),
-                            Ok(None) => "nothing of yours to undo".into(),
-                            Err(e) => format!("undo not sent: {e}"),
-                        };
-                    }
-                    Some(RemoteCommand::Redo) => {
-                        status.note = match client.redo().await {
-                            Ok(Some(ids)) => format!("redo sent ({} ops)", ids.len()),
-                            Ok(None) => "nothing of yours to redo".into(),
-                            Err(e) => format!("redo not sent: {e}"),
-                        };
-                    }
+                    Some(c) => field_changed |= take(&mut client, &mut held, c, &mut status).await,
                 },
                 event = client.next_event() => match event {
                     Ok(ClientEvent::Op { own, latency, .. }) => {
@@ -193,39 +167,9 @@ async fn run(
         } else {
             tokio::time::sleep(RECONNECT_AFTER).await;
             // Ops made while offline are queued, and the reconnect sends them: terrain ops
-            // predicted, block ops not (the server decides what falls).
+            // predicted, block ops not (the server decides what falls); undo and redo wait.
             while let Ok(c) = commands.try_recv() {
-                match c {
-                    RemoteCommand::Op { stroke, op } => match client.queue_op(stroke, op).await {
-                        Ok(_) => {
-                            field_changed = true;
-                            status.note = format!(
-                                "offline: {} ops wait for the server",
-                                client.pending_ops()
-                            );
-                        }
-                        Err(e) => status.note = format!("op refused here: {e}"),
-                    },
-                    RemoteCommand::Block { op } => {
-                        client.queue_block_op(&op).await;
-                        status.note = format!(
-                            "offline: {} block ops wait for the server",
-                            client.pending_block_ops()
-                        );
-                    }
-                    RemoteCommand::Undo | RemoteCommand::Redo => {
-                        status.note = "offline: undo and redo wait for the server".into();
-                    }
-                    RemoteCommand::Presence { position, aim } => {
-                        // Kept: the reconnect sends the latest.
-                        let _ = client.set_presence(presence(position, aim)).await;
-                    }
-                    RemoteCommand::Viewer { position } => {
-                        // Kept: the reconnect asks for the region around it.
-                        let radius = client.viewer().radius;
-                        let _ = client.set_viewer(Viewer { position, radius }).await;
-                    }
-                }
+                field_changed |= take(&mut client, &mut held, c, &mut status).await;
             }
             if let Some(why) = &gave_up {
                 status.note = format!("not reconnecting: {why} (restart the editor to join it)");
@@ -245,7 +189,8 @@ async fn run(
                         gave_up = Some(why);
                     }
                     Err(e) => {
-                        let waiting = client.pending_ops() + client.pending_block_ops();
+                        let waiting =
+                            client.pending_ops() + client.pending_block_ops() + held.len();
                         status.note = if waiting > 0 {
                             format!("reconnecting ({waiting} edits wait): {e}")
                         } else {
@@ -255,13 +200,19 @@ async fn run(
                 }
             }
         }
+        field_changed |= release(&mut client, &mut held, &mut status).await;
         status.connected = client.is_connected();
         if !status.connected {
             // Not measured until the next pong.
             status.rtt_ms = None;
         }
         status.seq = client.last_seq();
-        status.pending = client.pending_ops() + client.pending_block_ops();
+        status.pending = client.pending_ops()
+            + client.pending_block_ops()
+            + held
+                .iter()
+                .filter(|c| matches!(c, RemoteCommand::Op { .. } | RemoteCommand::Block { .. }))
+                .count();
         status.undo = client.undo_counts();
         status.players = players(&client);
         let field = field_changed.then(|| client.field().clone());
@@ -277,6 +228,130 @@ async fn run(
         }
     }
     client.close().await;
+}
+
+/// Whether held command `c` can run now: an undo or redo once connected with none of this
+/// client's ops unconfirmed; anything else once it is first in line.
+fn ready(client: &Client, c: &RemoteCommand) -> bool {
+    match c {
+        RemoteCommand::Undo | RemoteCommand::Redo => {
+            client.is_connected() && client.pending_ops() == 0
+        }
+        _ => true,
+    }
+}
+
+/// Takes command `c` from the editor: runs it, or holds it (an undo or redo that is not
+/// [`ready`], and any edit behind a held one, so that the server gets them in the editor's
+/// order). Viewer and presence reports never wait. Returns whether the predicted field
+/// changed.
+async fn take(
+    client: &mut Client,
+    held: &mut VecDeque<RemoteCommand>,
+    c: RemoteCommand,
+    status: &mut RemoteStatus,
+) -> bool {
+    let report = matches!(
+        c,
+        RemoteCommand::Viewer { .. } | RemoteCommand::Presence { .. }
+    );
+    if report || (held.is_empty() && ready(client, &c)) {
+        return execute(client, c, status).await;
+    }
+    if matches!(c, RemoteCommand::Undo | RemoteCommand::Redo) {
+        status.note = if client.is_connected() {
+            format!(
+                "{} waits for {} of your ops to come back",
+                direction(&c),
+                client.pending_ops()
+            )
+        } else {
+            format!("offline: {} waits for the server", direction(&c))
+        };
+    }
+    held.push_back(c);
+    false
+}
+
+/// Runs the held commands that are [`ready`], in order, up to the first that is not.
+/// Returns whether the predicted field changed.
+async fn release(
+    client: &mut Client,
+    held: &mut VecDeque<RemoteCommand>,
+    status: &mut RemoteStatus,
+) -> bool {
+    let mut changed = false;
+    while held.front().is_some_and(|c| ready(client, c)) {
+        let c = held.pop_front().expect("a front");
+        changed |= execute(client, c, status).await;
+    }
+    changed
+}
+
+fn direction(c: &RemoteCommand) -> &'static str {
+    match c {
+        RemoteCommand::Redo => "redo",
+        _ => "undo",
+    }
+}
+
+/// Runs command `c` on the client: terrain ops predicted and sent (queued while offline),
+/// block ops sent (queued while offline), undo and redo sent (callers check [`ready`]),
+/// viewer and presence sent (kept while offline: the reconnect sends the latest). Returns
+/// whether the predicted field changed.
+async fn execute(client: &mut Client, c: RemoteCommand, status: &mut RemoteStatus) -> bool {
+    let online = client.is_connected();
+    match c {
+        RemoteCommand::Op { stroke, op } => match client.queue_op(stroke, op).await {
+            Ok(_) => {
+                if !online {
+                    status.note =
+                        format!("offline: {} ops wait for the server", client.pending_ops());
+                }
+                return true;
+            }
+            Err(e) => status.note = format!("op refused here: {e}"),
+        },
+        RemoteCommand::Block { op } => {
+            client.queue_block_op(&op).await;
+            if !online {
+                status.note = format!(
+                    "offline: {} block ops wait for the server",
+                    client.pending_block_ops()
+                );
+            }
+        }
+        RemoteCommand::Undo => {
+            status.note = match client.undo().await {
+                Ok(Some(ids)) => format!("undo sent ({} ops)", ids.len()),
+                Ok(None) => "nothing of yours to undo".into(),
+                Err(e) => format!("undo not sent: {e}"),
+            };
+        }
+        RemoteCommand::Redo => {
+            status.note = match client.redo().await {
+                Ok(Some(ids)) => format!("redo sent ({} ops)", ids.len()),
+                Ok(None) => "nothing of yours to redo".into(),
+                Err(e) => format!("redo not sent: {e}"),
+            };
+        }
+        RemoteCommand::Viewer { position } => {
+            let radius = client.viewer().radius;
+            if let Err(e) = client.set_viewer(Viewer { position, radius }).await
+                && online
+            {
+                status.note = format!("viewer not sent: {e}");
+            }
+        }
+        RemoteCommand::Presence { position, aim } => {
+            if let Err(e) = client.set_presence(presence(position, aim)).await
+                && online
+            {
+                status.note = format!("presence not sent: {e}");
+            }
+        }
+    }
+    false
 }
 
 /// The editor's presence as the client sends it.
@@ -563,6 +638,52 @@ mod tests {
         drop(b);
         let (sa, _) = wait_for(&a.link, None, |s, _| s.players.is_empty());
         assert!(sa.connected);
+        drop(a);
+        rt.block_on(server.shutdown()).unwrap();
+    }
+
+    /// Ctrl+Z right after a stroke, before the server has confirmed it, used to be refused
+    /// by the client (its undo names confirmed strokes) while the editor's journal counted it
+    /// as undone. The undo now waits for the stroke to come back, and a stroke made behind
+    /// it waits too, so the server gets them in the editor's order: the first stroke is
+    /// undone, the second kept.
+    #[test]
+    fn an_undo_right_after_a_stroke_waits_for_it_and_keeps_the_order() {
+        let (_dir, rt, server) = serve_new_world();
+        let url = server.url();
+        let a = connect(&url, "a", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+        let h = a.field.generator().surface_height(0.0, 0.0);
+        let dig = |x: f64| EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [x, h, 0.0],
+            radius: 2.0,
+            material: 0,
+            blend: 0.0,
+        };
+        // Sent back to back: the undo reaches the client thread while stroke 1 is on its way.
+        (a.link.send)(RemoteCommand::Op {
+            stroke: 1,
+            op: dig(0.0),
+        });
+        (a.link.send)(RemoteCommand::Undo);
+        (a.link.send)(RemoteCommand::Op {
+            stroke: 2,
+            op: dig(12.0),
+        });
+        let mut expected = a.field.clone();
+        expected.apply(&dig(12.0)).unwrap();
+        let (status, field) = wait_for(&a.link, None, |s, f| {
+            s.seq == 3 && s.pending == 0 && f.is_some()
+        });
+        assert_eq!(status.undo, (1, 0), "stroke 2 to undo, nothing to redo");
+        let (seq, server_hash) = rt.block_on(server.hash(None)).unwrap();
+        assert_eq!(seq, 3);
+        assert_eq!(
+            server_hash,
+            expected.hash(),
+            "stroke 1 undone, stroke 2 kept"
+        );
+        assert_eq!(field.unwrap().hash(), expected.hash());
         drop(a);
         rt.block_on(server.shutdown()).unwrap();
     }

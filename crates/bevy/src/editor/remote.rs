@@ -64,9 +64,11 @@ pub enum RemoteCommand {
         /// The op.
         op: BlockOp,
     },
-    /// Undo this player's newest stroke the server has confirmed (not others' strokes).
+    /// Undo this player's newest stroke (not others' strokes). The server's undo names
+    /// confirmed strokes only, so the client thread holds it, and the edits sent after it,
+    /// until this player's ops in flight have come back (and while offline).
     Undo,
-    /// Redo this player's stroke undone last.
+    /// Redo this player's stroke undone last; held as [`RemoteCommand::Undo`].
     Redo,
 }
 
