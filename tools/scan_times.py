@@ -4,9 +4,10 @@ compare_volumes.py (scikit-image Lewiner, PyMCubes, VTK vtkFlyingEdges3D), one t
 --runs, interleaved --rounds times so that load on a shared machine hits everyone alike.
 
 Loam is timed by the loam-bench example `scan_times`, which meshes as `loam mesh-volume` does
-(fresh buffer, normals, scaling) without building the Bevy-linked `loam` binary. As
-compare_volumes.py runs `loam mesh-volume` once per timing, "loam X" is the best first call of
---runs processes; "(warm)" the best of --runs further calls in one process, fresh buffer each:
+(fresh buffer, normals, scaling) without building the Bevy-linked `loam` binary. "loam X" is
+the best first call of --runs processes; "(warm)" the best of --runs further calls in one
+process, fresh buffer each (how compare_volumes.py times Loam, `loam mesh-volume --runs`, and
+the peers):
 
     cargo build --release -p loam-bench --example scan_times
     python tools/scan_times.py --bin $CARGO_TARGET_DIR/release/examples/scan_times
