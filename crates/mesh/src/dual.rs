@@ -15,6 +15,7 @@ use crate::buffer::MeshBuffer;
 use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
 use crate::normals::{cross, finish, sub};
+use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
 /// The surface crossings of one cell, in cell-local grid units (`[0, 1]³`).
@@ -192,7 +193,7 @@ pub(crate) fn dual_mesh(
     });
     out.scratch.masks = masks;
     out.scratch.reset();
-    finish(out);
+    finish(out, OpenBorder::of(grid));
 }
 
 /// Cell `p` moved back by `db` along axis `b` and `dc` along axis `c`.

@@ -11,6 +11,7 @@ use crate::buffer::MeshBuffer;
 use crate::cells::{SEGMENT, SegmentMasks, for_each_surface_cell, surface_cells_by_segment};
 use crate::grid::Grid;
 use crate::normals::{finish, flag_zero_area, push_triangle};
+use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
 /// Meshes the grid's cell range with Marching Cubes into `out` (cleared first).
@@ -18,7 +19,7 @@ use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 /// Reads the samples of the cells and one more on each side for the central-difference
 /// normals (one-sided at the grid border). Positions are local metres, normals unit length
 /// toward the air, triangles counter-clockwise seen from the air; no triangle has zero area.
-/// The mesh is a closed, consistently oriented manifold where the surface does not reach the
+/// The mesh is a consistently oriented manifold, closed where the surface does not reach the
 /// grid border: surfaces that touch at samples worth exactly 0 get one vertex each there
 /// (several vertices at one position), not a shared edge.
 ///
@@ -35,7 +36,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     } else {
         by_volume_ids(grid, out);
     }
-    finish(out);
+    finish(out, OpenBorder::of(grid));
 }
 
 /// Marching Cubes over any cell range, with vertex ids kept per grid edge of the whole grid.

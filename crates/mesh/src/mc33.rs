@@ -18,6 +18,7 @@ use crate::buffer::MeshBuffer;
 use crate::cells::for_each_surface_cell;
 use crate::grid::Grid;
 use crate::normals::{finish, push_triangle};
+use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGE_TABLE};
 
 /// How far (in voxels) the vertex inside a cell stays from the cell's faces.
@@ -29,8 +30,8 @@ const INNER_MARGIN: f32 = 1.0 / 16.0;
 /// 2003 ("Efficient implementation of Marching Cubes' cases with topological guarantees") and a
 /// corrected interior test (see `mc33/cases.rs`): the mesh has the topology of the trilinear
 /// interpolant of the samples, with a saddle worth exactly 0 counted as air like a sample
-/// worth 0. Where the surface does not reach the grid border the mesh is a closed,
-/// consistently oriented manifold; surfaces that touch at samples worth exactly 0 get one
+/// worth 0. The mesh is a consistently oriented manifold, closed where the surface does not
+/// reach the grid border; surfaces that touch at samples worth exactly 0 get one
 /// vertex each there, as with [`crate::marching_cubes`]. Reads the samples of the cells and
 /// one more on each side for the central-difference normals (one-sided at the grid border).
 /// Positions are local metres, normals unit length toward the air, triangles counter-clockwise
@@ -97,7 +98,7 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     // Faces flat on exact zeros and tunnel walls fold sheets over the sample vertices, so
     // edges between two of their neighbours can be shared too.
     out.scratch.pinch_ring = true;
-    finish(out);
+    finish(out, OpenBorder::of(grid));
 }
 
 /// Whether the triangle's three vertices lie in one face of the cell. Two kinds do: the

@@ -167,13 +167,14 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
 }
 
 /// Ends every mesher: drops degenerate triangles ([`remove_degenerate`]), splits pinched
-/// vertices ([`crate::pinch::split_pinches`]), then normalises every vertex normal in place.
+/// vertices ([`crate::pinch::split_pinches`], pairing what it can at the grid's `open`
+/// border), then normalises every vertex normal in place.
 /// Where the stored gradient is zero or not finite,
 /// the normalised sum of the adjacent triangles' normals is used instead, and `(0, 1, 0)` if
 /// that vanishes too.
-pub(crate) fn finish(out: &mut MeshBuffer) {
+pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder>) {
     remove_degenerate(out);
-    crate::pinch::split_pinches(out);
+    crate::pinch::split_pinches(out, open);
     let mut need_fallback = false;
     for n in out.normals.iter_mut() {
         let l2 = len2(*n);

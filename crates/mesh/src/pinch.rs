@@ -23,9 +23,20 @@
 //! - where the surface folds, or in the pinched tube, a fan can still pass one edge twice;
 //!   two of its pairs there then swap partners, which cuts the fan in two, until no fan passes
 //!   an edge twice. So every edge on a split vertex used equally often each way ends with
-//!   exactly two triangles; an edge used more often one way than the other (an open border,
-//!   or a sliver the sliver splitter gave up on, which no search has met) keeps its triangles
-//!   on one vertex.
+//!   exactly two triangles;
+//! - at the grid's open border ([`OpenBorder`]: where the samples end, so the triangles of
+//!   the cells beyond are missing), an edge can be used more often one way than the other.
+//!   Its triangles are paired by angle from the outward direction on, without pairing across
+//!   the outside, and the ones left over are half pairs; swaps as above (a half pair's
+//!   partner too) cut the fans until each edge has at most two triangles, one each way, the
+//!   left-over ones on copies of `v` (a boundary edge, as at any open border). Elsewhere (a
+//!   sliver the sliver splitter gave up on, which no search has met) such an edge keeps its
+//!   triangles on one vertex.
+//!
+//! Searched with `cargo run --release -p loam-mesh --example open_grids GRIDS SEED N K`
+//! (random `N`³ grids of −K..=K reaching the border): before the open border was handled,
+//! 339 / 317 / 59 / 87 of 2 000 grids of 5³ in −1..=1 had a non-manifold edge (MC, MC33,
+//! SN, DC); since, none of 67 000 grids (BENCHMARKS.md).
 //!
 //! Twin triangles (the same three vertices, both windings: a fin of no thickness, where two
 //! solids meet face to face on zeros or dual vertices merged) are dropped first.
@@ -33,7 +44,64 @@
 //! [`Scratch::pinch`]: crate::buffer::Scratch
 
 use crate::buffer::MeshBuffer;
+use crate::grid::Grid;
 use crate::stats::{cross, dot, find, sub};
+
+/// Where the sample grid ends on the sides the mesher meshed up to, in the mesh's local space
+/// (metres). No cell lies beyond, so an edge there can have fewer triangles than the surface
+/// would give it: on the border plane (Marching Cubes: the cells beyond are missing) or in a
+/// border cell (dual meshers: the quads of grid edges on the border are missing).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpenBorder {
+    /// Per axis, the position of the first sample where cells start there, else −∞.
+    lo: [f64; 3],
+    /// Per axis, the position of the last sample where cells end there, else +∞.
+    hi: [f64; 3],
+    /// A cell's edge, metres.
+    cell: f64,
+}
+
+impl OpenBorder {
+    /// The open border of `grid` (`None` when its cells end short of its samples on every
+    /// side, as a chunk's do: the halo holds the cells beyond).
+    pub(crate) fn of(grid: &Grid) -> Option<Self> {
+        let first = grid.position([0.0; 3]);
+        let last = grid.position(grid.dims.map(|d| (d - 1) as f32));
+        let mut b = Self {
+            lo: [f64::NEG_INFINITY; 3],
+            hi: [f64::INFINITY; 3],
+            cell: f64::from(grid.voxel_size),
+        };
+        let mut any = false;
+        for a in 0..3 {
+            if grid.cells_min[a] == 0 {
+                b.lo[a] = f64::from(first[a]);
+                any = true;
+            }
+            if grid.cells_max[a] + 1 == grid.dims[a] {
+                b.hi[a] = f64::from(last[a]);
+                any = true;
+            }
+        }
+        any.then_some(b)
+    }
+
+    /// The outward direction at the edge `(p, q)`: per axis, −1 or +1 where both ends lie
+    /// within one cell of that side's border, else 0 (zero when the edge is not at the
+    /// border).
+    fn outward(&self, p: [f64; 3], q: [f64; 3]) -> [f64; 3] {
+        let mut d = [0.0; 3];
+        for a in 0..3 {
+            if p[a] <= self.lo[a] + self.cell && q[a] <= self.lo[a] + self.cell {
+                d[a] -= 1.0;
+            }
+            if p[a] >= self.hi[a] - self.cell && q[a] >= self.hi[a] - self.cell {
+                d[a] += 1.0;
+            }
+        }
+        d
+    }
+}
 
 /// Splits the candidate vertices listed in the buffer's scratch (and their neighbours where the
 /// mesher asked for them) where sheets touch (module docs). Copies keep their original's
@@ -41,7 +109,10 @@ use crate::stats::{cross, dot, find, sub};
 /// of its own triangles (the field's gradient between two touching solids points into one of
 /// them). Triangles keep their order and winding, except twins, which are dropped, and the
 /// vertices only they used.
-pub(crate) fn split_pinches(out: &mut MeshBuffer) {
+///
+/// At the `open` border of the grid, an edge used more often one way than the other pairs
+/// what it can around the edge without passing outside the grid; the rest stay single.
+pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
     let mut cand = std::mem::take(&mut out.scratch.pinch);
     let recorded = std::mem::take(&mut out.scratch.pinch_recorded);
     let ring = std::mem::take(&mut out.scratch.pinch_ring);
@@ -75,7 +146,7 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer) {
         let j = i + corners[i..].iter().take_while(|c| c.0 == v).count();
         work.tris.clear();
         work.tris.extend(corners[i..j].iter().map(|c| c.1));
-        split_vertex(out, v, &mut work);
+        split_vertex(out, v, open, &mut work);
         i = j;
     }
     if twins {
@@ -139,7 +210,8 @@ pub(crate) struct PinchWork {
     tris: Vec<u32>,
     wings: Vec<Wing>,
     joined: Vec<usize>,
-    /// Pairs `(x, x → v triangle, v → x triangle)` at shared edges.
+    /// Pairs `(x, x → v triangle, v → x triangle)` at shared edges ([`NONE`] for the missing
+    /// partner of a half pair at the open border).
     pairs: Vec<(u32, usize, usize)>,
     tried: Vec<(usize, usize)>,
     fans: Vec<usize>,
@@ -227,7 +299,7 @@ struct Wing {
 }
 
 /// Splits `v` (on triangles `work.tris`, ascending) into one vertex per fan (module docs).
-fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
+fn split_vertex(out: &mut MeshBuffer, v: u32, open: Option<OpenBorder>, work: &mut PinchWork) {
     let PinchWork {
         tris,
         wings,
@@ -280,9 +352,31 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
         if outs == 1 && group.len() == 2 {
             union(joined, group[0].local, group[1].local);
         } else if outs > 1 && 2 * outs == group.len() {
-            pair_around(&out.positions, v, group, around, |a, b| {
+            pair_around(&out.positions, v, group, None, around, |a, b| {
                 pairs.push((x, a, b))
             });
+        } else if let Some(cut) = open
+            .map(|o| {
+                let p = |i: u32| out.positions[i as usize].map(f64::from);
+                o.outward(p(v), p(x))
+            })
+            .filter(|d| *d != [0.0; 3])
+        {
+            // At the grid's open border, the triangles beyond it missing: pair what can be
+            // paired inside the grid; the rest stay single, as half pairs whose partner a
+            // swap below may change.
+            pair_around(&out.positions, v, group, Some(cut), around, |a, b| {
+                pairs.push((x, a, b))
+            });
+            for (&(_, out, local), &matched) in around.order.iter().zip(&around.matched) {
+                if !matched {
+                    pairs.push(if out {
+                        (x, NONE, local)
+                    } else {
+                        (x, local, NONE)
+                    });
+                }
+            }
         } else {
             // Not one way as often as the other (an open edge, at the grid border, or by a
             // sliver given up on): no pairing to follow, so its triangles stay on one vertex
@@ -307,7 +401,9 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
         fans.clear();
         fans.extend_from_slice(joined);
         for &(_, a, b) in pairs {
-            union(fans, a, b);
+            if a != NONE && b != NONE {
+                union(fans, a, b);
+            }
         }
         (0..m).filter(|&i| find(fans, i) == i).count()
     };
@@ -321,7 +417,8 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, work: &mut PinchWork) {
     'cut: loop {
         for p in 0..pairs.len() {
             for q in p + 1..pairs.len() {
-                let ((x, a, _), (y, c, _)) = (pairs[p], pairs[q]);
+                let (x, y) = (pairs[p].0, pairs[q].0);
+                let (a, c) = (either(pairs[p]), either(pairs[q]));
                 if x != y || find(fans, a) != find(fans, c) || tried.contains(&(p, q)) {
                     continue;
                 }
@@ -414,10 +511,16 @@ fn pseudo_angle(y: f64, x: f64) -> f64 {
 /// points to increasing angle). Each is paired with the next of the other direction across
 /// the solid, matched like brackets around the circle so that pairs never cross; `pair` gets
 /// each pair.
+///
+/// With `cut` (an outward direction at the grid's open border, where the edge may be used
+/// more often one way than the other), angles start from `cut` and the matching does not
+/// wrap around past it: no pair spans the space outside the grid, and what cannot be paired
+/// stays unpaired.
 fn pair_around(
     positions: &[[f32; 3]],
     v: u32,
     group: &[Wing],
+    cut: Option<[f64; 3]>,
     work: &mut Around,
     mut pair: impl FnMut(usize, usize),
 ) {
@@ -435,11 +538,16 @@ fn pair_around(
         let s = dot(d, axis) / aa;
         sub(d, [axis[0] * s, axis[1] * s, axis[2] * s])
     };
-    let u = group
-        .iter()
-        .map(perp)
-        .find(|d| dot(*d, *d) > 0.0)
+    let perp_dir = |d: [f64; 3]| {
+        let s = dot(d, axis) / aa;
+        sub(d, [axis[0] * s, axis[1] * s, axis[2] * s])
+    };
+    let u = cut
+        .map(perp_dir)
+        .filter(|d| dot(*d, *d) > 0.0)
+        .or_else(|| group.iter().map(perp).find(|d| dot(*d, *d) > 0.0))
         .unwrap_or([0.0; 3]);
+    let wrap = if cut.is_some() { 1 } else { 2 };
     let w = cross(axis, u);
     order.clear();
     order.extend(group.iter().map(|g| {
@@ -453,7 +561,7 @@ fn pair_around(
     matched.clear();
     matched.resize(n, false);
     stack.clear();
-    for step in 0..2 * n {
+    for step in 0..wrap * n {
         let i = step % n;
         if matched[i] {
             continue;
@@ -468,6 +576,14 @@ fn pair_around(
             pair(order[j].2, order[i].2);
         }
     }
+}
+
+/// No triangle: the missing partner of a half pair (an edge at the open border).
+const NONE: usize = usize::MAX;
+
+/// A triangle of pair `p` (its first, or its second where a half pair has no first).
+fn either(p: (u32, usize, usize)) -> usize {
+    if p.1 == NONE { p.2 } else { p.1 }
 }
 
 fn union(parent: &mut [usize], a: usize, b: usize) {

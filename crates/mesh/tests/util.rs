@@ -53,3 +53,22 @@ pub fn with_air_border(mut v: Vec<f32>, n: u32) -> Vec<f32> {
     }
     v
 }
+
+/// Boundary edges of `b` (meshed from a volume grid of `dims` samples, voxel 1) with an end
+/// more than one cell from every side of the grid: where the surface must be closed.
+pub fn boundary_edges_inside(b: &MeshBuffer, dims: [u32; 3]) -> usize {
+    let near = |i: u32| {
+        let p = b.positions[i as usize];
+        (0..3).any(|a| p[a] <= 1.0 || p[a] >= (dims[a] - 2) as f32)
+    };
+    let mut edges: Vec<(u32, u32)> = b
+        .indices
+        .chunks_exact(3)
+        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
+        .collect();
+    edges.sort_unstable();
+    edges
+        .chunk_by(|a, c| a == c)
+        .filter(|g| g.len() == 1 && !(near(g[0].0) && near(g[0].1)))
+        .count()
+}

@@ -179,7 +179,8 @@ pub fn transvoxel(grid: &Grid, transitions: &Transitions, out: &mut MeshBuffer) 
         }
     }
     out.scratch.reset();
-    finish(out);
+    // A chunk: its halo holds the cells beyond.
+    finish(out, None);
 }
 
 /// Calls `f(index in grid.values, fine sample)` for each coarse grid point of a transition
