@@ -147,8 +147,10 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
         )?;
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")
-            .with_context(|| format!("writing {path:?}"))?;
+        crate::output::write_whole(
+            path,
+            (serde_json::to_string_pretty(&rows)? + "\n").as_bytes(),
+        )?;
     }
     Ok(())
 }

@@ -8,7 +8,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
 use serde_json::json;
 
 /// One mesh to export: a name, a translation (metres) and the mesh's arrays.
@@ -69,9 +68,13 @@ pub fn glb_bytes(parts: &[Part]) -> Vec<u8> {
     let mut doc = json!({
         "asset": {"version": "2.0", "generator": concat!("loam ", env!("CARGO_PKG_VERSION"))},
         "scene": 0,
-        "scenes": [{"nodes": node_ids}],
-        "nodes": nodes,
+        "scenes": [{}],
     });
+    if !nodes.is_empty() {
+        // glTF 2.0 forbids empty `nodes` arrays: an empty mesh is a scene without nodes.
+        doc["scenes"][0]["nodes"] = json!(node_ids);
+        doc["nodes"] = json!(nodes);
+    }
     if !meshes.is_empty() {
         doc["meshes"] = json!(meshes);
         doc["accessors"] = json!(accessors);
@@ -97,17 +100,22 @@ pub fn glb_bytes(parts: &[Part]) -> Vec<u8> {
     out
 }
 
-/// Writes parts to `path` as `.glb` or `.obj` by its extension.
+/// Writes parts to `path` as `.glb` or `.obj` by its extension (either case), whole or not
+/// at all ([`crate::output::write_whole`]).
 ///
 /// # Errors
-/// Another extension, or a failed write.
+/// Another extension, a world file at `path`, or a failed write.
 pub fn write(path: &Path, parts: &[Part]) -> anyhow::Result<()> {
-    let bytes = match path.extension().and_then(|e| e.to_str()) {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let bytes = match ext.as_deref() {
         Some("glb") => glb_bytes(parts),
         Some("obj") => obj_bytes(parts),
         _ => anyhow::bail!("{path:?}: the output must end in .glb or .obj"),
     };
-    std::fs::write(path, bytes).with_context(|| format!("writing {path:?}"))
+    crate::output::write_whole(path, &bytes)
 }
 
 /// Encodes parts as OBJ text (positions translated by their offsets, normals, faces).
@@ -161,5 +169,20 @@ mod tests {
         let bl = u32::from_le_bytes(b[20 + jl..24 + jl].try_into().unwrap()) as usize;
         assert_eq!(bl, 36 + 36 + 12);
         assert_eq!(&b[24 + jl..28 + jl], b"BIN\0");
+    }
+
+    /// An empty mesh is a valid glTF: a scene without nodes (an empty `nodes` array is not
+    /// allowed, glTF 2.0 §5.17 and §5.25), and no buffer.
+    #[test]
+    fn glb_of_nothing_has_no_empty_arrays() {
+        let b = glb_bytes(&[]);
+        let jl = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+        assert_eq!(b.len(), 20 + jl, "no BIN chunk");
+        let doc: serde_json::Value = serde_json::from_slice(&b[20..20 + jl]).unwrap();
+        assert_eq!(doc["scenes"], json!([{}]));
+        assert!(
+            doc.get("nodes").is_none() && doc.get("buffers").is_none(),
+            "{doc}"
+        );
     }
 }

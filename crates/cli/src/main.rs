@@ -14,6 +14,7 @@ mod connect;
 mod edit;
 mod export;
 mod mesh_volume;
+mod output;
 mod pipeline;
 mod render;
 mod replay;

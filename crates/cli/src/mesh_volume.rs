@@ -45,8 +45,9 @@ pub struct MeshVolumeArgs {
     /// Spacing of samples per axis, `SX,SY,SZ` (default 1,1,1); lengths are reported in its unit.
     #[arg(long, value_delimiter = ',')]
     pub spacing: Option<Vec<f64>>,
-    /// A JSON sidecar (`file`, `dims_xyz`, `dtype`, `spacing_xyz`, `iso_values`) replacing the
-    /// four options above; `file` is relative to the sidecar.
+    /// A JSON sidecar (`file`, `dims_xyz`, `dtype`, `spacing_xyz`, `iso_values`) giving the
+    /// four options above and the iso level; `file` is relative to the sidecar. Any of them
+    /// given as well overrides the sidecar's.
     #[arg(long)]
     pub sidecar: Option<PathBuf>,
     /// Iso level; values above it are inside. Default: the sidecar's iso value (when it
@@ -69,7 +70,7 @@ pub struct MeshVolumeArgs {
 #[derive(Debug, Deserialize)]
 struct Sidecar {
     file: PathBuf,
-    dims_xyz: [u32; 3],
+    dims_xyz: Vec<u32>,
     dtype: String,
     #[serde(default)]
     spacing_xyz: Option<[f64; 3]>,
@@ -100,7 +101,13 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
             std::fs::read_to_string(sc).with_context(|| format!("reading sidecar {sc:?}"))?;
         let s: Sidecar = serde_json::from_str(&text).with_context(|| format!("sidecar {sc:?}"))?;
         v.path = sc.parent().unwrap_or(Path::new(".")).join(&s.file);
-        v.dims = s.dims_xyz;
+        let [x, y, z] = s.dims_xyz[..] else {
+            bail!(
+                "sidecar {sc:?}: dims_xyz takes three sizes, got {:?}",
+                s.dims_xyz
+            )
+        };
+        v.dims = [x, y, z];
         v.sample_type = match s.dtype.as_str() {
             "uint8" | "u8" => SampleType::U8,
             "uint16le" | "uint16" | "u16le" => SampleType::U16le,
@@ -112,13 +119,16 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
         if let Some(sp) = s.spacing_xyz {
             v.spacing = sp;
         }
+        let number = |name: &str, v: &serde_json::Value| {
+            v.as_f64()
+                .with_context(|| format!("sidecar {sc:?}: iso value {name:?} is {v}, not a number"))
+        };
         sidecar_iso = match (s.iso_values.len(), s.iso_values.get("default")) {
-            (_, Some(v)) => v.as_f64(),
-            (1, None) => s
-                .iso_values
-                .values()
-                .next()
-                .and_then(serde_json::Value::as_f64),
+            (_, Some(v)) => Some(number("default", v)?),
+            (1, None) => {
+                let (name, v) = s.iso_values.iter().next().expect("one");
+                Some(number(name, v)?)
+            }
             (0, None) => None,
             (_, None) => {
                 let names: Vec<&String> = s.iso_values.keys().collect();
@@ -147,10 +157,11 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
     if args.sidecar.is_none() && (args.dims.is_none() || args.sample_type.is_none()) {
         bail!("give --dims and --type (or --sidecar)");
     }
-    v.iso = args
-        .iso
-        .or(sidecar_iso)
-        .context("give --iso (the sidecar has no iso value)")?;
+    v.iso = match (args.iso.or(sidecar_iso), &args.sidecar) {
+        (Some(iso), _) => iso,
+        (None, Some(_)) => bail!("give --iso (the sidecar has no iso value)"),
+        (None, None) => bail!("give --iso (the iso level; values above it are inside)"),
+    };
     if !v.iso.is_finite() {
         bail!("--iso must be finite, got {}", v.iso);
     }

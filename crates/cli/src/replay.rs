@@ -170,19 +170,37 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         )?),
         None => None,
     };
-    let mut append = |e: &loam_field::LogEntry| -> anyhow::Result<()> {
-        if let Some(s) = store.as_mut() {
-            s.append(e).context("appending to the world file")?;
-        }
-        Ok(())
-    };
-    let run = pipeline::run(base.clone(), &loaded.session, opts, &mut append)
-        .with_context(|| format!("replaying {:?}", args.session))?;
-    if let Some(s) = store.as_mut() {
-        let last = run.world.log().len() as u64;
-        s.bake(run.world.field(), run.world.history(), last)
-            .context("baking the world file")?;
+    let replayed = {
+        let mut append = |e: &loam_field::LogEntry| -> anyhow::Result<()> {
+            if let Some(s) = store.as_mut() {
+                s.append(e).context("appending to the world file")?;
+            }
+            Ok(())
+        };
+        pipeline::run(base.clone(), &loaded.session, opts, &mut append)
+            .with_context(|| format!("replaying {:?}", args.session))
     }
+    .and_then(|run| {
+        if let Some(s) = store.as_mut() {
+            let last = run.world.log().len() as u64;
+            s.bake(run.world.field(), run.world.history(), last)
+                .context("baking the world file")?;
+        }
+        Ok(run)
+    });
+    let run = match replayed {
+        Ok(run) => run,
+        Err(e) => {
+            // The world file is this run's (`create` refuses one already there): a session
+            // that fails part-way leaves none behind, as a rejected op writes nothing.
+            if let (Some(s), Some(path)) = (store.take(), &args.world) {
+                drop(s);
+                crate::world::remove_files(path);
+                return Err(e.context(format!("{path:?} was not kept")));
+            }
+            return Err(e);
+        }
+    };
     let timeline = ms(t);
     let field = run.world.field();
     let metrics = run.world.metrics();
@@ -241,16 +259,17 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         export::write(&args.out.join("chunks.glb"), &chunk_meshes::parts(&edited))?;
     }
     let path = args.out.join("summary.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
-        .with_context(|| format!("writing {path:?}"))?;
+    crate::output::write_whole(
+        &path,
+        (serde_json::to_string_pretty(&summary)? + "\n").as_bytes(),
+    )?;
     if let Some(file) = &args.metrics_json {
         // The pipeline's metrics and the crack count of the shown view.
         let mut json = serde_json::to_value(&summary.metrics)?;
         if let Some(o) = json.as_object_mut() {
             o.insert("open_edges".into(), summary.open_edges.into());
         }
-        std::fs::write(file, serde_json::to_string(&json)? + "\n")
-            .with_context(|| format!("writing {file:?}"))?;
+        crate::output::write_whole(file, (serde_json::to_string(&json)? + "\n").as_bytes())?;
     }
     print(&summary, &args.out, &path)?;
     Ok(())

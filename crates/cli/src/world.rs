@@ -51,6 +51,17 @@ enum WorldCommand {
     },
 }
 
+/// Removes world file `path` and SQLite's companions of it (`-wal`, `-shm`, `-journal`), as
+/// far as they exist; errors are ignored (there is nothing better to do with them).
+pub fn remove_files(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// Creates a world file for `session`'s terrain and settings. The heightmap path (already
 /// relative to where the command runs) is stored absolute, with the file's BLAKE3.
 ///
@@ -260,8 +271,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 camera: None,
                 blocks: None,
             };
-            std::fs::write(out, serde_json::to_string_pretty(&session)? + "\n")
-                .with_context(|| format!("writing {out:?}"))?;
+            // Whole or not at all, and never over a world file (the one exported included).
+            crate::output::write_whole(
+                out,
+                (serde_json::to_string_pretty(&session)? + "\n").as_bytes(),
+            )?;
             writeln!(o, "exported {} ops to {}", info.last_seq, out.display())?;
         }
     }

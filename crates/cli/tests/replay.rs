@@ -377,7 +377,7 @@ fn mesh_volume_matches_vtk_on_real_scans() {
 #[test]
 fn mesh_volume_bad_input() {
     let raw = root().join("data/volumes/head_mr_48x62x42_uint8.raw");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--dims", "48,62,41", "--type", "u8", "--iso", "49.5"],
             "bytes",
@@ -405,6 +405,10 @@ fn mesh_volume_bad_input() {
                 "--dims", "48,62,42", "--type", "u8", "--iso", "49.5", "--runs", "0",
             ],
             "--runs",
+        ),
+        (
+            &["--dims", "48,62,42", "--type", "u8"],
+            "give --iso (the iso level",
         ),
     ];
     for (args, needle) in cases {

@@ -70,6 +70,16 @@ fn replay_writes_a_world_that_reloads_exports_and_compacts_to_the_same_field() {
         "--fast",
     ]));
     assert_eq!(hash(&again), want);
+    // Exported over itself (a slip of `--out`), the world file is refused and kept; it used
+    // to become the session's JSON, the world lost.
+    let e = loam(&["world", "export", &d("w.loam"), "--out", &d("w.loam")]);
+    assert!(!e.status.success());
+    assert!(
+        String::from_utf8_lossy(&e.stderr).contains("is a world file"),
+        "{}",
+        String::from_utf8_lossy(&e.stderr)
+    );
+    assert_eq!(hash(&ok(loam(&["world", "info", &d("w.loam")]))), want);
     // Compact: the ops go, the field stays, the file does not grow (it did before the
     // VACUUM: the bake's replaced pages stayed in it); export is refused then.
     let disk = |f: &str| {
@@ -177,4 +187,47 @@ fn a_missing_or_changed_heightmap_is_an_error() {
         err.contains("jacksboro_3arcsec.png") && !err.contains("panicked"),
         "{err}"
     );
+}
+
+/// A session whose op is rejected part-way fails and leaves no world file (it left one with
+/// the ops before, and the next run with that path was refused: "already exists").
+#[test]
+fn a_replay_that_fails_leaves_no_world_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("examples/generated.json")).unwrap();
+    let mut session: serde_json::Value = serde_json::from_str(&text).unwrap();
+    session["ops"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"kind": "undo", "stroke": 99}));
+    let path = dir.path().join("bad.json");
+    std::fs::write(&path, serde_json::to_string(&session).unwrap()).unwrap();
+    let world = dir.path().join("w.loam");
+    let args = |out: &str| {
+        loam(&[
+            "replay",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().join(out).to_str().unwrap(),
+            "--fast",
+            "--world",
+            world.to_str().unwrap(),
+        ])
+    };
+    for out in ["o1", "o2"] {
+        let e = args(out);
+        assert!(!e.status.success());
+        let err = String::from_utf8_lossy(&e.stderr);
+        assert!(
+            err.contains("stroke 99") && err.contains("was not kept"),
+            "{err}"
+        );
+        assert!(!err.contains("already exists"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("w.loam"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 }

@@ -23,7 +23,8 @@ pub struct FieldSettings {
     /// Largest edit radius accepted, metres, in `(0, 4096]`. Default 64.
     pub max_edit_radius: f64,
     /// Most samples one op may visit (its reach box), in `[1, 2³¹]`. Default 2²⁴ (a ball of
-    /// radius ≈ 126 voxels); bounds the time and memory of one op at small voxel sizes.
+    /// radius ≈ 126 voxels); bounds the time and memory of one op at small voxel sizes. Near
+    /// the maximum it no longer does: an op of 2³¹ samples takes about 20 GB.
     pub max_edit_samples: u64,
 }
 

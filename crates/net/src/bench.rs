@@ -176,7 +176,12 @@ async fn one(
     let mut seed = 0x1000 + i as u64;
     let measured = start + Duration::from_secs_f64(cfg.warmup_s);
     let end = measured + Duration::from_secs_f64(cfg.seconds);
-    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / cfg.rate));
+    // One op per 1/rate s; a period past the window's end (a tiny rate: 1/rate may not even
+    // fit a Duration) is cut to it, which changes nothing: the first tick is at once and the
+    // loop ends with the window.
+    let window = end - start + Duration::from_secs(1);
+    let period = Duration::try_from_secs_f64(1.0 / cfg.rate).map_or(window, |p| p.min(window));
+    let mut tick = tokio::time::interval(period);
     // Open loop: a late tick is made up at once, so the offered rate stays `rate` whatever the
     // timer's granularity (1 ms) and the scheduling delays.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
