@@ -59,7 +59,11 @@ mod tests {
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&out).unwrap().permissions().mode();
-            assert_ne!(mode & 0o044, 0, "readable by others as a created file is: {mode:o}");
+            assert_ne!(
+                mode & 0o044,
+                0,
+                "readable by others as a created file is: {mode:o}"
+            );
         }
         // No temporary file is left beside it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

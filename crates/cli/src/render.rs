@@ -37,8 +37,8 @@ pub struct RenderArgs {
     /// Frames drawn after every chunk is shown, before the picture is taken.
     #[arg(long, default_value_t = 8)]
     pub settle_frames: u32,
-    /// Give up after this many seconds.
-    #[arg(long, default_value_t = 600)]
+    /// Give up after this many seconds (1 to 86 400).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout_s: u64,
     /// Also write the run's sounds (digs, blocks landing and breaking) to this WAV file.
     #[arg(long)]

@@ -321,13 +321,14 @@ fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::
     )?;
     writeln!(
         o,
-        "pipeline  {} with {} threads{}: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
+        "pipeline  {} with {} thread{}{}: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
         if s.lod_levels > 0 {
             "transvoxel"
         } else {
             s.mesher
         },
         s.threads,
+        if s.threads == 1 { "" } else { "s" },
         if s.lod_levels > 0 {
             format!(", {} levels of detail", s.lod_levels)
         } else {

@@ -45,7 +45,7 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         return Ok(a);
     }
     std::net::ToSocketAddrs::to_socket_addrs(s)
-        .map_err(|e| format!("not HOST:PORT ({e})"))?
+        .map_err(|e| format!("not IP:PORT, and not a HOST:PORT that resolves ({e})"))?
         .next()
         .ok_or_else(|| "the name resolves to no address".into())
 }
@@ -111,7 +111,8 @@ pub struct BenchNetArgs {
     /// Clients (1 to 10 000).
     #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: usize,
-    /// Ops per second per client (above 0, at most 100 000).
+    /// Ops per second per client (above 0, at most 100 000). `loam serve` disconnects a client
+    /// that sends more than 1 000 messages per second (its rate limit).
     #[arg(long, default_value_t = 313.0, allow_negative_numbers = true, value_parser = parse_rate)]
     pub rate: f64,
     /// Seconds of load measured, after the warm-up (above 0, at most 3 600).

@@ -45,7 +45,9 @@ pub enum StoreError {
         max: i64,
     },
     /// Another process has the world open.
-    #[error("{path:?} is in use by another process")]
+    #[error(
+        "{path:?} is in use by another process (an editor, `loam serve` or a replay has it open; a world is opened by one process at a time, also to read)"
+    )]
     InUse {
         /// The file.
         path: PathBuf,
