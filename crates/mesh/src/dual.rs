@@ -13,117 +13,15 @@
 
 use crate::buffer::MeshBuffer;
 use crate::cells::for_each_surface_cell;
+use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
 use crate::normals::{cross, finish, sub};
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
-/// The surface crossings of one cell, in cell-local grid units (`[0, 1]³`).
-pub(crate) struct Crossings {
-    /// Crossing points.
-    pub points: [[f32; 3]; 12],
-    /// Number of crossings.
-    pub len: usize,
-    /// The cell's corner values in [`CORNERS`] order.
-    pub corners: [f32; 8],
-}
-
-impl Crossings {
-    /// The crossings on the edges in the bit set `edges` (bit `e`: edge `e` of [`EDGES`]) of
-    /// a cell with corner values `corners`, in edge order.
-    pub(crate) fn new(corners: &[f32; 8], mut edges: u16) -> Self {
-        let mut cr = Crossings {
-            points: [[0.0; 3]; 12],
-            len: 0,
-            corners: *corners,
-        };
-        while edges != 0 {
-            let e = edges.trailing_zeros() as usize;
-            edges &= edges - 1;
-            let p = crossing(corners, e);
-            cr.points[cr.len] = [p[0], p[1], p[2]];
-            cr.len += 1;
-        }
-        cr
-    }
-}
-
-/// The crossing on cell edge `e` (which must be crossed): its lower corner plus
-/// `t = v_lo / (v_lo − v_hi)` along the edge's axis, in lanes 0..3 (lane 3 is 0).
-#[inline(always)]
-fn crossing(corners: &[f32; 8], e: usize) -> [f32; 4] {
-    let [lo, hi] = EDGE_ENDS[e & 15];
-    let (va, vb) = (corners[lo as usize & 7], corners[hi as usize & 7]);
-    let t = va / (va - vb);
-    let [ca, d] = EDGE_LINES[e & 15];
-    [
-        ca[0] + t * d[0],
-        ca[1] + t * d[1],
-        ca[2] + t * d[2],
-        ca[3] + t * d[3],
-    ]
-}
-
-/// The mean of the crossings on the edges in the bit set `edges`: the mean of
-/// [`Crossings::new`]'s points, bit for bit, without storing them.
-#[inline(always)]
-pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> [f32; 3] {
-    // Counted in the loop: `count_ones` is a dozen instructions without `popcnt`.
-    let mut n = 0u32;
-    let mut s = [0.0f32; 4];
-    while edges != 0 {
-        let e = edges.trailing_zeros() as usize;
-        edges &= edges - 1;
-        let p = crossing(corners, e);
-        s = [s[0] + p[0], s[1] + p[1], s[2] + p[2], s[3] + p[3]];
-        n += 1;
-    }
-    let inv = 1.0 / n as f32;
-    [s[0] * inv, s[1] * inv, s[2] * inv]
-}
-
-/// Per cell edge (padded to 16): its lower corner (lower offset in the grid, 0 on the edge's
-/// axis) and its upper corner.
-static EDGE_ENDS: [[u8; 2]; 16] = {
-    let mut out = [[0u8, 1]; 16];
-    let mut e = 0;
-    while e < 12 {
-        let [c0, c1] = EDGES[e];
-        let (a, b) = (CORNERS[c0 as usize], CORNERS[c1 as usize]);
-        // Corners differ on one axis; the lower one has 0 there (and the lower offset).
-        out[e] = if a[0] + a[1] + a[2] < b[0] + b[1] + b[2] {
-            [c0, c1]
-        } else {
-            [c1, c0]
-        };
-        e += 1;
-    }
-    out
-};
-
-/// Per cell edge (padded to 16): the position of its lower corner and the unit vector along
-/// it, in four lanes (the fourth 0). A crossing is `lower + t · unit`, which is
-/// `ca + t · (cb − ca)` bit for bit.
-static EDGE_LINES: [[[f32; 4]; 2]; 16] = {
-    let mut out = [[[0.0f32; 4]; 2]; 16];
-    let mut e = 0;
-    while e < 12 {
-        let [lo, hi] = EDGE_ENDS[e];
-        let (l, h) = (CORNERS[lo as usize], CORNERS[hi as usize]);
-        let mut i = 0;
-        while i < 3 {
-            out[e][0][i] = l[i] as f32;
-            out[e][1][i] = (h[i] - l[i]) as f32;
-            i += 1;
-        }
-        e += 1;
-    }
-    out
-};
-
 /// Runs the dual mesher: `place(corners, edges)` turns a cell patch (the cell's corner values
-/// in [`CORNERS`] order and the bit set of the patch's crossed edges, see [`Crossings::new`])
-/// into its vertex (cell-local grid units, inside `[0, 1]³`) and the vertex normal (not
-/// normalised).
+/// in row order, [`ROW_OF_CORNER`], and the bit set of the patch's crossed edges, see
+/// [`crate::crossings::Crossings::new`]) into its vertex (cell-local grid units, inside
+/// `[0, 1]³`) and the vertex normal (not normalised).
 pub(crate) fn dual_mesh(
     grid: &Grid,
     out: &mut MeshBuffer,
@@ -266,8 +164,8 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         self.make_vertex(out, base, edge, cell())
     }
 
-    /// The corner values of the cell at sample index `base`, in [`CORNERS`] order: two
-    /// samples from each of the cell's four x-rows (one bounds check per row).
+    /// The corner values of the cell at sample index `base`, in row order
+    /// ([`ROW_OF_CORNER`]): two samples from each of the cell's four x-rows.
     #[inline(always)]
     fn corners(&self, base: usize) -> [f32; 8] {
         let (v, [sy, sz]) = (self.grid.values, self.strides);
@@ -281,7 +179,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             row(base + sz),
             row(base + sy + sz),
         );
-        [r0[0], r0[1], r1[1], r1[0], r2[0], r2[1], r3[1], r3[0]]
+        [r0[0], r0[1], r1[0], r1[1], r2[0], r2[1], r3[0], r3[1]]
     }
 
     /// [`Self::vertex`] past the common case: reads the cell's case, finds a further patch's
@@ -340,7 +238,8 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             0
         } else {
             let mut deepest = (f32::INFINITY, 0);
-            for (m, &v) in corners.iter().enumerate() {
+            for (m, &r) in ROW_OF_CORNER.iter().enumerate() {
+                let v = corners[r as usize];
                 if v < deepest.0 {
                     deepest = (v, m);
                 }
@@ -489,27 +388,6 @@ const fn pinch_patches_table() -> [u8; 256] {
         case += 1;
     }
     out
-}
-
-/// Value and gradient of the trilinear interpolant of a cell's corners (in [`CORNERS`]
-/// order) at `p` in `[0, 1]³`, gradient in value units per voxel.
-#[inline]
-pub(crate) fn trilinear(v: &[f32; 8], p: [f32; 3]) -> (f32, [f32; 3]) {
-    let [x, y, z] = p;
-    let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
-    // Corners 0 (0,0,0) 1 (1,0,0) 2 (1,1,0) 3 (0,1,0), then 4..7 the same at z = 1.
-    let (c00, c10, c01, c11) = (v[0], v[1], v[3], v[2]);
-    let (d00, d10, d01, d11) = (v[4], v[5], v[7], v[6]);
-    let bottom = lerp(lerp(c00, c10, x), lerp(c01, c11, x), y);
-    let top = lerp(lerp(d00, d10, x), lerp(d01, d11, x), y);
-    let dx_b = lerp(c10 - c00, c11 - c01, y);
-    let dx_t = lerp(d10 - d00, d11 - d01, y);
-    let dy_b = lerp(c01 - c00, c11 - c10, x);
-    let dy_t = lerp(d01 - d00, d11 - d10, x);
-    (
-        lerp(bottom, top, z),
-        [lerp(dx_b, dx_t, z), lerp(dy_b, dy_t, z), top - bottom],
-    )
 }
 
 const fn root(parent: &[u8; 12], mut i: usize) -> usize {
