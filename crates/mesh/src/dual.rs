@@ -15,7 +15,8 @@ use crate::buffer::MeshBuffer;
 use crate::cells::for_each_surface_cell;
 use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
-use crate::normals::{cross, finish, sub};
+use crate::lanes::F32x4;
+use crate::normals::finish;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
 /// Runs the dual mesher: `place(corners, edges)` turns a cell patch (the cell's corner values
@@ -429,21 +430,25 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     debug_assert!(q[0] != q[1] && q[0] != q[2] && q[0] != q[3]);
     debug_assert!(q[1] != q[2] && q[1] != q[3] && q[2] != q[3]);
     let pos = &out.positions;
-    let p = [
-        pos[q[0] as usize],
-        pos[q[1] as usize],
-        pos[q[2] as usize],
-        pos[q[3] as usize],
-    ];
-    let d2 = |a: [f32; 3], b: [f32; 3]| {
-        (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)
+    let at = |i: u32| {
+        let [x, y, z] = pos[i as usize];
+        F32x4::new([x, y, z, 0.0])
     };
+    let p = [at(q[0]), at(q[1]), at(q[2]), at(q[3])];
+    // Squared distance, summed x, y, z in that order as the scalar form does.
+    let d2 = |a: F32x4, b: F32x4| {
+        let [x, y, z, _] = ((a - b) * (a - b)).to_array();
+        x + y + z
+    };
+    // Zero area: the cross product of two sides is zero. Lanes of `u · v.yzx − u.yzx · v` are
+    // the cross product's products and differences (rotated), bit for bit.
     #[inline(always)]
-    fn flat(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
-        cross(sub(b, a), sub(c, a)) == [0.0; 3]
+    fn flat(a: F32x4, b: F32x4, c: F32x4) -> bool {
+        let (u, v) = (b - a, c - a);
+        (u * v.rotate3() - u.rotate3() * v).xyz_zero()
     }
     #[inline(always)]
-    fn degenerate(p: &[[f32; 3]; 4], first: bool) -> bool {
+    fn degenerate(p: &[F32x4; 4], first: bool) -> bool {
         if first {
             flat(p[0], p[1], p[2]) || flat(p[0], p[2], p[3])
         } else {

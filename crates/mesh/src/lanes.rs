@@ -9,8 +9,9 @@ use std::ops::{Add, Mul, Sub};
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128, _mm_add_ps, _mm_loadu_ps, _mm_max_ps, _mm_min_ps, _mm_mul_ps, _mm_set1_ps,
-    _mm_setzero_ps, _mm_shuffle_ps, _mm_storeu_ps, _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_loadu_ps, _mm_max_ps, _mm_min_ps, _mm_movemask_ps,
+    _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_storeu_ps, _mm_sub_ps,
+    _mm_unpackhi_ps, _mm_unpacklo_ps,
 };
 
 /// Four `f32` lanes.
@@ -76,6 +77,20 @@ impl F32x4 {
     pub(crate) fn clamp01(self) -> Self {
         // SAFETY: see the `impl`.
         Self(unsafe { _mm_min_ps(_mm_set1_ps(1.0), _mm_max_ps(_mm_setzero_ps(), self.0)) })
+    }
+
+    /// `[self[1], self[2], self[0], self[3]]`.
+    #[inline(always)]
+    pub(crate) fn rotate3(self) -> Self {
+        self.shuffle::<0b11_00_10_01>(self)
+    }
+
+    /// Whether lanes 0..3 all equal 0 (either sign).
+    #[inline(always)]
+    pub(crate) fn xyz_zero(self) -> bool {
+        // SAFETY: see the `impl`.
+        let m = unsafe { _mm_movemask_ps(_mm_cmpeq_ps(self.0, _mm_setzero_ps())) };
+        m & 7 == 7
     }
 }
 
@@ -160,6 +175,19 @@ impl F32x4 {
     pub(crate) fn clamp01(self) -> Self {
         Self(self.0.map(|x| x.clamp(0.0, 1.0)))
     }
+
+    /// `[self[1], self[2], self[0], self[3]]`.
+    #[inline(always)]
+    pub(crate) fn rotate3(self) -> Self {
+        let a = self.0;
+        Self([a[1], a[2], a[0], a[3]])
+    }
+
+    /// Whether lanes 0..3 all equal 0 (either sign).
+    #[inline(always)]
+    pub(crate) fn xyz_zero(self) -> bool {
+        self.0[..3] == [0.0; 3]
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -228,6 +256,18 @@ mod tests {
                 bits([a[2], b[2], a[3], b[3]])
             );
             assert_eq!(bits(F32x4::splat(w[1]).to_array()), bits([w[1]; 4]));
+            assert_eq!(
+                bits(va.rotate3().to_array()),
+                bits([a[1], a[2], a[0], a[3]])
+            );
+            assert_eq!(va.xyz_zero(), a[..3] == [0.0; 3]);
+        }
+        for z in [
+            [0.0f32, -0.0, 0.0, 5.0],
+            [0.0, 0.0, 1e-45, 0.0],
+            [f32::NAN, 0.0, 0.0, 0.0],
+        ] {
+            assert_eq!(F32x4::new(z).xyz_zero(), z[..3] == [0.0; 3]);
         }
     }
 }
