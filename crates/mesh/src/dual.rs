@@ -12,7 +12,7 @@
 //! own samples, identically in both chunks.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::for_each_surface_cell;
+use crate::cells::{CASE_OF_PAIRS, for_each_surface_cell};
 use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
 use crate::lanes::F32x4;
@@ -39,9 +39,6 @@ pub(crate) fn dual_mesh(
     // The candidates' corners are listed as their quads are pushed (see `make_vertex`).
     out.scratch.pinch_corners.clear();
     out.scratch.pinch_recorded = true;
-    if out.scratch.cases.len() < n {
-        out.scratch.cases.resize(n, NO_CASE);
-    }
     let (sy, sz) = (
         grid.dims[0] as usize,
         grid.dims[0] as usize * grid.dims[1] as usize,
@@ -61,9 +58,9 @@ pub(crate) fn dual_mesh(
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
         // Visited once and before any quad reads the cell (quads read cells at or below
-        // `base`), so the entry is still `NO_CASE`.
-        out.scratch.cases[base] = case as u16;
-        out.scratch.case_written.push(base);
+        // `base`), so the entry is still empty: it takes the case until the vertex is made.
+        out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
+        out.scratch.written.push(base);
         let inside0 = case & 1;
         for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
             if (case >> FAR_CORNER[a]) & 1 == inside0 {
@@ -159,7 +156,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
         // for by up to 12 quads).
         let id = out.scratch.ids[base];
-        if id & SEVERAL_PATCHES == 0 {
+        if id & LOOK_FURTHER == 0 {
             return id;
         }
         self.make_vertex(out, base, edge, cell())
@@ -183,31 +180,33 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         [r0[0], r0[1], r1[0], r1[1], r2[0], r2[1], r3[0], r3[1]]
     }
 
-    /// [`Self::vertex`] past the common case: reads the cell's case, finds a further patch's
+    /// [`Self::vertex`] past the common case: finds the cell's case, a further patch's
     /// vertex, or makes the vertex.
     #[inline(never)]
     fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        let mut inside = out.scratch.cases[base] as usize;
-        if inside == NO_CASE as usize {
-            inside = 0;
-            for (m, off) in corner_offset.iter().enumerate() {
-                if grid.values[base + off] < 0.0 {
-                    inside |= 1 << m;
-                }
-            }
-            out.scratch.cases[base] = inside as u16;
-            out.scratch.case_written.push(base);
-        }
+        let entry = out.scratch.ids[base];
+        let corners = self.corners(base);
+        // A visited cell without its vertex carries its case; other cells' (the cells below
+        // the range, and cells whose patch 0 has its vertex) comes from the corners.
+        let inside = if entry & NO_VERTEX != 0 && entry != u32::MAX {
+            (entry & 0xff) as usize
+        } else {
+            let [c0, c1, c2, c3, c4, c5, c6, c7] = corners;
+            let below = F32x4::new([c0, c1, c2, c3]).sign_mask()
+                | F32x4::new([c4, c5, c6, c7]).sign_mask() << 4;
+            CASE_OF_PAIRS[below as usize & 0xff] as usize
+        };
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
         // Patch 0 of a cell keeps its vertex id in `ids`; the rare further patches of an
         // ambiguous cell in a short list.
         let key = base;
         let id = if component == 0 {
-            match out.scratch.ids[key] {
-                u32::MAX => u32::MAX,
-                id => id & !SEVERAL_PATCHES,
+            if entry & NO_VERTEX != 0 {
+                u32::MAX
+            } else {
+                entry & !LOOK_FURTHER
             }
         } else {
             out.scratch
@@ -222,7 +221,6 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             }
             return id;
         }
-        let corners = self.corners(base);
         let [x, y, z] = cell;
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
@@ -253,16 +251,18 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             out.scratch.pinch.push(id);
             crate::pinch::list_corners(out, id);
         }
-        assert!(id < SEVERAL_PATCHES, "more than 2³¹ vertices");
+        assert!(id < NO_VERTEX, "more than 2³⁰ vertices");
         if component == 0 {
             // Flagged where the cell has further patches or a pinch candidate, so that the
             // inline lookup leaves those to this function.
             out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 || pinch {
-                id | SEVERAL_PATCHES
+                id | LOOK_FURTHER
             } else {
                 id
             };
-            out.scratch.written.push(key);
+            if entry == u32::MAX {
+                out.scratch.written.push(key);
+            }
         } else {
             out.scratch.extra_patches.push(((base, component), id));
         }
@@ -270,12 +270,17 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     }
 }
 
-/// Set in a cell's `ids` entry when the cell has more than one patch (so its entry, patch
-/// 0's vertex, is not the answer for every edge); also set in the empty entry `u32::MAX`.
-const SEVERAL_PATCHES: u32 = 1 << 31;
+/// Set in a cell's `ids` entry unless the entry is the vertex of every crossed edge of the
+/// cell: where the cell has more than one patch or a pinch candidate (the entry is then
+/// `LOOK_FURTHER |` patch 0's vertex), and where patch 0 has no vertex yet (with
+/// [`NO_VERTEX`]). The quads' inline lookup leaves such entries to `make_vertex`.
+const LOOK_FURTHER: u32 = 1 << 31;
 
-/// Marks a cell whose case is not cached yet.
-pub(crate) const NO_CASE: u16 = u16::MAX;
+/// Set with [`LOOK_FURTHER`] in the `ids` entry of a cell whose patch 0 has no vertex yet:
+/// `u32::MAX` for a cell not visited (its case unknown), `LOOK_FURTHER | NO_VERTEX |` its
+/// Marching Cubes case for a surface cell of the range, written when the cell is visited.
+/// Vertex ids stay below it.
+const NO_VERTEX: u32 = 1 << 30;
 
 /// Marks an edge no patch crosses.
 const NO_PATCH: u8 = u8::MAX;

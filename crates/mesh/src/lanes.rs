@@ -9,9 +9,9 @@ use std::ops::{Add, Mul, Sub};
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_loadu_ps, _mm_max_ps, _mm_min_ps, _mm_movemask_ps,
-    _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_storeu_ps, _mm_sub_ps,
-    _mm_unpackhi_ps, _mm_unpacklo_ps,
+    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_loadu_ps, _mm_max_ps, _mm_min_ps,
+    _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_storeu_ps,
+    _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
 };
 
 /// Four `f32` lanes.
@@ -83,6 +83,13 @@ impl F32x4 {
     #[inline(always)]
     pub(crate) fn rotate3(self) -> Self {
         self.shuffle::<0b11_00_10_01>(self)
+    }
+
+    /// Bit `i` set where lane `i` is below 0 (`x < 0.0`: not for −0 or NaN).
+    #[inline(always)]
+    pub(crate) fn sign_mask(self) -> u32 {
+        // SAFETY: see the `impl`.
+        unsafe { _mm_movemask_ps(_mm_cmplt_ps(self.0, _mm_setzero_ps())) as u32 }
     }
 
     /// Whether lanes 0..3 all equal 0 (either sign).
@@ -183,6 +190,12 @@ impl F32x4 {
         Self([a[1], a[2], a[0], a[3]])
     }
 
+    /// Bit `i` set where lane `i` is below 0 (`x < 0.0`: not for −0 or NaN).
+    #[inline(always)]
+    pub(crate) fn sign_mask(self) -> u32 {
+        (0..4).fold(0, |m, i| m | u32::from(self.0[i] < 0.0) << i)
+    }
+
     /// Whether lanes 0..3 all equal 0 (either sign).
     #[inline(always)]
     pub(crate) fn xyz_zero(self) -> bool {
@@ -261,6 +274,8 @@ mod tests {
                 bits([a[1], a[2], a[0], a[3]])
             );
             assert_eq!(va.xyz_zero(), a[..3] == [0.0; 3]);
+            let below = (0..4).fold(0, |m, i| m | u32::from(a[i] < 0.0) << i);
+            assert_eq!(va.sign_mask(), below);
         }
         for z in [
             [0.0f32, -0.0, 0.0, 5.0],
