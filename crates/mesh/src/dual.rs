@@ -44,10 +44,13 @@ pub(crate) fn dual_mesh(
         grid.dims[0] as usize * grid.dims[1] as usize,
     );
     let corner_offset = grid.corner_offsets();
+    let [ox, oy, oz] = grid.origin.map(|o| o as f32);
     let ctx = Ctx {
         grid,
         corner_offset,
         strides: [sy, sz],
+        origin: F32x4::new([ox, oy, oz, 0.0]),
+        voxel_size: F32x4::splat(grid.voxel_size),
         place: &place,
     };
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
@@ -88,6 +91,9 @@ pub(crate) fn dual_mesh(
     });
     out.scratch.masks = masks;
     out.scratch.reset();
+    if grid.materials.is_empty() {
+        out.materials.resize(out.positions.len(), 0);
+    }
     finish(out);
 }
 
@@ -138,6 +144,9 @@ struct Ctx<'g, 'a, F> {
     corner_offset: [usize; 8],
     /// Sample index strides along y and z.
     strides: [usize; 2],
+    /// [`Grid::position`]'s terms: the origin as `f32` (lanes 0..3) and the voxel size.
+    origin: F32x4,
+    voxel_size: F32x4,
     place: &'g F,
 }
 
@@ -225,17 +234,15 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
         let id = out.positions.len() as u32;
-        out.positions.push(grid.position([
-            x as f32 + local[0],
-            y as f32 + local[1],
-            z as f32 + local[2],
-        ]));
+        // `grid.position(cell + local)`, lane by lane.
+        let g = F32x4::new([x as f32, y as f32, z as f32, 0.0])
+            + F32x4::new([local[0], local[1], local[2], 0.0]);
+        let [px, py, pz, _] = ((g - self.origin) * self.voxel_size).to_array();
+        out.positions.push([px, py, pz]);
         out.normals.push(normal);
         // The material of the deepest inside corner (first in corner order on ties); a grid
-        // without materials has material 0 everywhere.
-        let material = if grid.materials.is_empty() {
-            0
-        } else {
+        // without materials has material 0 everywhere, filled in at the end.
+        if !grid.materials.is_empty() {
             let mut deepest = (f32::INFINITY, 0);
             for (m, &r) in ROW_OF_CORNER.iter().enumerate() {
                 let v = corners[r as usize];
@@ -243,9 +250,9 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
                     deepest = (v, m);
                 }
             }
-            grid.material(base + corner_offset[deepest.1])
-        };
-        out.materials.push(material);
+            out.materials
+                .push(grid.material(base + corner_offset[deepest.1]));
+        }
         let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
         if pinch {
             out.scratch.pinch.push(id);
