@@ -177,7 +177,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     fn corners(&self, base: usize) -> [f32; 8] {
         let (v, [sy, sz]) = (self.grid.values, self.strides);
         let row = |i: usize| -> [f32; 2] {
-            let r = &v[i..i + 2];
+            let r = &v[i..][..2];
             [r[0], r[1]]
         };
         let (r0, r1, r2, r3) = (
