@@ -5,13 +5,13 @@
 //! reassociation), so a result is bit for bit the scalar code's on every target; the SSE form
 //! only saves the shuffles the compiler otherwise builds around three-lane arithmetic.
 
-use std::ops::{Add, Mul, Sub};
+use std::ops::{Add, Div, Mul, Sub};
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_loadu_ps, _mm_max_ps, _mm_min_ps,
-    _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_storeu_ps,
-    _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_div_ps, _mm_loadu_ps, _mm_max_ps,
+    _mm_min_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps,
+    _mm_sqrt_ps, _mm_storeu_ps, _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
 };
 
 /// Four `f32` lanes.
@@ -88,8 +88,21 @@ impl F32x4 {
     /// Bit `i` set where lane `i` is below 0 (`x < 0.0`: not for −0 or NaN).
     #[inline(always)]
     pub(crate) fn sign_mask(self) -> u32 {
+        self.lt_mask(Self::splat(0.0))
+    }
+
+    /// Bit `i` set where `self[i] < other[i]` (false where either is NaN).
+    #[inline(always)]
+    pub(crate) fn lt_mask(self, other: Self) -> u32 {
         // SAFETY: see the `impl`.
-        unsafe { _mm_movemask_ps(_mm_cmplt_ps(self.0, _mm_setzero_ps())) as u32 }
+        unsafe { _mm_movemask_ps(_mm_cmplt_ps(self.0, other.0)) as u32 }
+    }
+
+    /// The square root of each lane (correctly rounded, as `f32::sqrt`).
+    #[inline(always)]
+    pub(crate) fn sqrt(self) -> Self {
+        // SAFETY: see the `impl`.
+        Self(unsafe { _mm_sqrt_ps(self.0) })
     }
 
     /// Whether lanes 0..3 all equal 0 (either sign).
@@ -128,6 +141,16 @@ impl Mul for F32x4 {
     fn mul(self, o: Self) -> Self {
         // SAFETY: see the `impl` above.
         Self(unsafe { _mm_mul_ps(self.0, o.0) })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Div for F32x4 {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        // SAFETY: see the `impl` above.
+        Self(unsafe { _mm_div_ps(self.0, o.0) })
     }
 }
 
@@ -193,7 +216,19 @@ impl F32x4 {
     /// Bit `i` set where lane `i` is below 0 (`x < 0.0`: not for −0 or NaN).
     #[inline(always)]
     pub(crate) fn sign_mask(self) -> u32 {
-        (0..4).fold(0, |m, i| m | u32::from(self.0[i] < 0.0) << i)
+        self.lt_mask(Self::splat(0.0))
+    }
+
+    /// Bit `i` set where `self[i] < other[i]` (false where either is NaN).
+    #[inline(always)]
+    pub(crate) fn lt_mask(self, other: Self) -> u32 {
+        (0..4).fold(0, |m, i| m | u32::from(self.0[i] < other.0[i]) << i)
+    }
+
+    /// The square root of each lane.
+    #[inline(always)]
+    pub(crate) fn sqrt(self) -> Self {
+        Self(self.0.map(f32::sqrt))
     }
 
     /// Whether lanes 0..3 all equal 0 (either sign).
@@ -233,6 +268,16 @@ impl Mul for F32x4 {
     }
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+impl Div for F32x4 {
+    type Output = Self;
+    #[inline(always)]
+    fn div(self, o: Self) -> Self {
+        let (a, b) = (self.0, o.0);
+        Self([a[0] / b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +296,8 @@ mod tests {
                 assert_eq!((va + vb).to_array()[k].to_bits(), (x + y).to_bits());
                 assert_eq!((va - vb).to_array()[k].to_bits(), (x - y).to_bits());
                 assert_eq!((va * vb).to_array()[k].to_bits(), (x * y).to_bits());
+                assert_eq!((va / vb).to_array()[k].to_bits(), (x / y).to_bits());
+                assert_eq!(va.sqrt().to_array()[k].to_bits(), x.sqrt().to_bits());
                 assert_eq!(
                     va.clamp01().to_array()[k].to_bits(),
                     x.clamp(0.0, 1.0).to_bits()
@@ -276,6 +323,8 @@ mod tests {
             assert_eq!(va.xyz_zero(), a[..3] == [0.0; 3]);
             let below = (0..4).fold(0, |m, i| m | u32::from(a[i] < 0.0) << i);
             assert_eq!(va.sign_mask(), below);
+            let lt = (0..4).fold(0, |m, i| m | u32::from(a[i] < b[i]) << i);
+            assert_eq!(va.lt_mask(vb), lt);
         }
         for z in [
             [0.0f32, -0.0, 0.0, 5.0],
