@@ -56,8 +56,9 @@ pub(crate) fn dual_mesh(
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
     // so it is an edge of cell p at its corner 0: only surface cells need looking at.
     let stride = [1usize, sy, sz];
-    // The corner at the other end of cell-corner 0's edge along x, y, z.
-    const FAR_CORNER: [u32; 3] = [1, 3, 4];
+    // A quad needs the cells below its edge on the two other axes: where the range starts at
+    // cell 0 on an axis, a cell there has no quads along the other two.
+    let low_border = grid.cells_min.contains(&0);
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
         // Visited once and before any quad reads the cell (quads read cells at or below
@@ -65,11 +66,13 @@ pub(crate) fn dual_mesh(
         out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
         out.scratch.written.push(base);
         let inside0 = case & 1;
+        let mut axes = CROSSED_AXES[case & 0xff];
+        if low_border {
+            let [x, y, z] = p.map(|c| u8::from(c > 0));
+            axes &= (y & z) | (z & x) << 1 | (x & y) << 2;
+        }
         for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
-            if (case >> FAR_CORNER[a]) & 1 == inside0 {
-                continue;
-            }
-            if p[b] == 0 || p[c] == 0 {
+            if axes >> a & 1 == 0 {
                 continue;
             }
             let (sb, sc) = (stride[b], stride[c]);
@@ -104,6 +107,26 @@ fn back(mut p: [u32; 3], b: usize, c: usize, db: u32, dc: u32) -> [u32; 3] {
     p[c] -= dc;
     p
 }
+
+/// For each Marching Cubes case, bit `a` set when the cell's edge from corner 0 along axis
+/// `a` is crossed (the edges whose quads the cell emits).
+static CROSSED_AXES: [u8; 256] = {
+    // The corner at the other end of corner 0's edge along x, y, z.
+    const FAR_CORNER: [usize; 3] = [1, 3, 4];
+    let mut out = [0u8; 256];
+    let mut case = 0;
+    while case < 256 {
+        let mut a = 0;
+        while a < 3 {
+            if (case >> FAR_CORNER[a]) & 1 != case & 1 {
+                out[case] |= 1 << a;
+            }
+            a += 1;
+        }
+        case += 1;
+    }
+    out
+};
 
 /// The two axes after each axis, cyclically: `(a + 1) % 3, (a + 2) % 3`.
 const NEXT_AXES: [(usize, usize); 3] = [(1, 2), (2, 0), (0, 1)];
