@@ -77,11 +77,15 @@ pub(crate) fn dual_mesh(
             }
             let (sb, sc) = (stride[b], stride[c]);
             let e = QUAD_EDGES[a];
+            // The four cells' entries, read at once: making one cell's vertex writes only
+            // that cell's entry.
+            let cells = [base - sb - sc, base - sc, base, base - sb];
+            let entries = cells.map(|i| out.scratch.ids[i]);
             let ids = [
-                ctx.vertex(out, base - sb - sc, e[0], || back(p, b, c, 1, 1)),
-                ctx.vertex(out, base - sc, e[1], || back(p, b, c, 0, 1)),
-                ctx.vertex(out, base, e[2], || p),
-                ctx.vertex(out, base - sb, e[3], || back(p, b, c, 1, 0)),
+                ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
+                ctx.vertex(out, entries[1], cells[1], e[1], || back(p, b, c, 0, 1)),
+                ctx.vertex(out, entries[2], cells[2], e[2], || p),
+                ctx.vertex(out, entries[3], cells[3], e[3], || back(p, b, c, 1, 0)),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -175,19 +179,19 @@ struct Ctx<'g, 'a, F> {
 
 impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// The vertex of the surface patch through local edge `edge` of the cell at grid sample
-    /// index `base` (coordinates `cell()`, only asked for when the vertex is made), made on
-    /// first use.
+    /// index `base` (coordinates `cell()`, only asked for when the vertex is made; `id` its
+    /// `ids` entry), made on first use.
     #[inline(always)]
     fn vertex(
         &self,
         out: &mut MeshBuffer,
+        id: u32,
         base: usize,
         edge: u8,
         cell: impl FnOnce() -> [u32; 3],
     ) -> u32 {
         // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
         // for by up to 12 quads).
-        let id = out.scratch.ids[base];
         if id & LOOK_FURTHER == 0 {
             return id;
         }
@@ -216,8 +220,8 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// vertex, or makes the vertex.
     #[inline(never)]
     fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
-        let (grid, corner_offset) = (self.grid, &self.corner_offset);
         let entry = out.scratch.ids[base];
+        let (grid, corner_offset) = (self.grid, &self.corner_offset);
         let corners = self.corners(base);
         // A visited cell without its vertex carries its case; other cells' (the cells below
         // the range, and cells whose patch 0 has its vertex) comes from the corners.
