@@ -19,7 +19,8 @@ pub struct MeshBuffer {
 /// Per-call caches, kept between calls so meshing does not allocate once grown.
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Scratch {
-    /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none.
+    /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual
+    /// meshers keep flags and a visited cell's case there too, see `dual.rs`).
     pub(crate) ids: Vec<u32>,
     /// Vertex id per sample for vertices that land exactly on a sample.
     pub(crate) sample_ids: Vec<u32>,
@@ -32,10 +33,6 @@ pub(crate) struct Scratch {
     pub(crate) flat: Vec<[u32; 3]>,
     /// Vertex ids of a dual cell's second to fourth patch: ((cell index, patch), id).
     pub(crate) extra_patches: Vec<((usize, u8), u32)>,
-    /// Marching Cubes case per cell for the dual meshers, `u16::MAX` when not computed.
-    pub(crate) cases: Vec<u16>,
-    /// Entries of `cases` written this call.
-    pub(crate) case_written: Vec<usize>,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
     pub(crate) layers: Vec<u32>,
     /// Sign masks of sample rows for finding surface cells.
@@ -84,12 +81,8 @@ impl Scratch {
         for &i in &self.sample_written {
             self.sample_ids[i] = u32::MAX;
         }
-        for &i in &self.case_written {
-            self.cases[i] = u16::MAX;
-        }
         self.written.clear();
         self.sample_written.clear();
-        self.case_written.clear();
     }
 }
 

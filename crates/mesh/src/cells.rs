@@ -39,7 +39,7 @@ const fn case_table() -> [[u8; 16]; 16] {
 /// The Marching Cubes case of a cell from the sign bits of its four x-rows taken two at a
 /// time: bits `2k` and `2k + 1` hold samples `x` and `x + 1` of row `k` (rows `(y, z)`,
 /// `(y+1, z)`, `(y, z+1)`, `(y+1, z+1)`). Saves regrouping the bits into column codes.
-static CASE_OF_PAIRS: [u8; 256] = pairs_table();
+pub(crate) static CASE_OF_PAIRS: [u8; 256] = pairs_table();
 
 const fn pairs_table() -> [u8; 256] {
     let mut out = [0u8; 256];

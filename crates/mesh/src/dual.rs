@@ -12,119 +12,18 @@
 //! own samples, identically in both chunks.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::for_each_surface_cell;
+use crate::cells::{CASE_OF_PAIRS, for_each_surface_cell};
+use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
-use crate::normals::{cross, finish, sub};
+use crate::lanes::F32x4;
+use crate::normals::finish;
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
-/// The surface crossings of one cell, in cell-local grid units (`[0, 1]³`).
-pub(crate) struct Crossings {
-    /// Crossing points.
-    pub points: [[f32; 3]; 12],
-    /// Number of crossings.
-    pub len: usize,
-    /// The cell's corner values in [`CORNERS`] order.
-    pub corners: [f32; 8],
-}
-
-impl Crossings {
-    /// The crossings on the edges in the bit set `edges` (bit `e`: edge `e` of [`EDGES`]) of
-    /// a cell with corner values `corners`, in edge order.
-    pub(crate) fn new(corners: &[f32; 8], mut edges: u16) -> Self {
-        let mut cr = Crossings {
-            points: [[0.0; 3]; 12],
-            len: 0,
-            corners: *corners,
-        };
-        while edges != 0 {
-            let e = edges.trailing_zeros() as usize;
-            edges &= edges - 1;
-            let p = crossing(corners, e);
-            cr.points[cr.len] = [p[0], p[1], p[2]];
-            cr.len += 1;
-        }
-        cr
-    }
-}
-
-/// The crossing on cell edge `e` (which must be crossed): its lower corner plus
-/// `t = v_lo / (v_lo − v_hi)` along the edge's axis, in lanes 0..3 (lane 3 is 0).
-#[inline(always)]
-fn crossing(corners: &[f32; 8], e: usize) -> [f32; 4] {
-    let [lo, hi] = EDGE_ENDS[e & 15];
-    let (va, vb) = (corners[lo as usize & 7], corners[hi as usize & 7]);
-    let t = va / (va - vb);
-    let [ca, d] = EDGE_LINES[e & 15];
-    [
-        ca[0] + t * d[0],
-        ca[1] + t * d[1],
-        ca[2] + t * d[2],
-        ca[3] + t * d[3],
-    ]
-}
-
-/// The mean of the crossings on the edges in the bit set `edges`: the mean of
-/// [`Crossings::new`]'s points, bit for bit, without storing them.
-#[inline(always)]
-pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> [f32; 3] {
-    // Counted in the loop: `count_ones` is a dozen instructions without `popcnt`.
-    let mut n = 0u32;
-    let mut s = [0.0f32; 4];
-    while edges != 0 {
-        let e = edges.trailing_zeros() as usize;
-        edges &= edges - 1;
-        let p = crossing(corners, e);
-        s = [s[0] + p[0], s[1] + p[1], s[2] + p[2], s[3] + p[3]];
-        n += 1;
-    }
-    let inv = 1.0 / n as f32;
-    [s[0] * inv, s[1] * inv, s[2] * inv]
-}
-
-/// Per cell edge (padded to 16): its lower corner (lower offset in the grid, 0 on the edge's
-/// axis) and its upper corner.
-static EDGE_ENDS: [[u8; 2]; 16] = {
-    let mut out = [[0u8, 1]; 16];
-    let mut e = 0;
-    while e < 12 {
-        let [c0, c1] = EDGES[e];
-        let (a, b) = (CORNERS[c0 as usize], CORNERS[c1 as usize]);
-        // Corners differ on one axis; the lower one has 0 there (and the lower offset).
-        out[e] = if a[0] + a[1] + a[2] < b[0] + b[1] + b[2] {
-            [c0, c1]
-        } else {
-            [c1, c0]
-        };
-        e += 1;
-    }
-    out
-};
-
-/// Per cell edge (padded to 16): the position of its lower corner and the unit vector along
-/// it, in four lanes (the fourth 0). A crossing is `lower + t · unit`, which is
-/// `ca + t · (cb − ca)` bit for bit.
-static EDGE_LINES: [[[f32; 4]; 2]; 16] = {
-    let mut out = [[[0.0f32; 4]; 2]; 16];
-    let mut e = 0;
-    while e < 12 {
-        let [lo, hi] = EDGE_ENDS[e];
-        let (l, h) = (CORNERS[lo as usize], CORNERS[hi as usize]);
-        let mut i = 0;
-        while i < 3 {
-            out[e][0][i] = l[i] as f32;
-            out[e][1][i] = (h[i] - l[i]) as f32;
-            i += 1;
-        }
-        e += 1;
-    }
-    out
-};
-
 /// Runs the dual mesher: `place(corners, edges)` turns a cell patch (the cell's corner values
-/// in [`CORNERS`] order and the bit set of the patch's crossed edges, see [`Crossings::new`])
-/// into its vertex (cell-local grid units, inside `[0, 1]³`) and the vertex normal (not
-/// normalised).
+/// in row order, [`ROW_OF_CORNER`], and the bit set of the patch's crossed edges, see
+/// [`crate::crossings::Crossings::new`]) into its vertex (cell-local grid units, inside
+/// `[0, 1]³`) and the vertex normal (not normalised).
 pub(crate) fn dual_mesh(
     grid: &Grid,
     out: &mut MeshBuffer,
@@ -141,46 +40,53 @@ pub(crate) fn dual_mesh(
     // The candidates' corners are listed as their quads are pushed (see `make_vertex`).
     out.scratch.pinch_corners.clear();
     out.scratch.pinch_recorded = true;
-    if out.scratch.cases.len() < n {
-        out.scratch.cases.resize(n, NO_CASE);
-    }
     let (sy, sz) = (
         grid.dims[0] as usize,
         grid.dims[0] as usize * grid.dims[1] as usize,
     );
     let corner_offset = grid.corner_offsets();
+    let [ox, oy, oz] = grid.origin.map(|o| o as f32);
     let ctx = Ctx {
         grid,
         corner_offset,
         strides: [sy, sz],
+        origin: F32x4::new([ox, oy, oz, 0.0]),
+        voxel_size: F32x4::splat(grid.voxel_size),
         place: &place,
     };
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
     // so it is an edge of cell p at its corner 0: only surface cells need looking at.
     let stride = [1usize, sy, sz];
-    // The corner at the other end of cell-corner 0's edge along x, y, z.
-    const FAR_CORNER: [u32; 3] = [1, 3, 4];
+    // A quad needs the cells below its edge on the two other axes: where the range starts at
+    // cell 0 on an axis, a cell there has no quads along the other two.
+    let low_border = grid.cells_min.contains(&0);
     let mut masks = std::mem::take(&mut out.scratch.masks);
     for_each_surface_cell(grid, &mut masks, |p, base, case| {
         // Visited once and before any quad reads the cell (quads read cells at or below
-        // `base`), so the entry is still `NO_CASE`.
-        out.scratch.cases[base] = case as u16;
-        out.scratch.case_written.push(base);
+        // `base`), so the entry is still empty: it takes the case until the vertex is made.
+        out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
+        out.scratch.written.push(base);
         let inside0 = case & 1;
+        let mut axes = CROSSED_AXES[case & 0xff];
+        if low_border {
+            let [x, y, z] = p.map(|c| u8::from(c > 0));
+            axes &= (y & z) | (z & x) << 1 | (x & y) << 2;
+        }
         for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
-            if (case >> FAR_CORNER[a]) & 1 == inside0 {
-                continue;
-            }
-            if p[b] == 0 || p[c] == 0 {
+            if axes >> a & 1 == 0 {
                 continue;
             }
             let (sb, sc) = (stride[b], stride[c]);
             let e = QUAD_EDGES[a];
+            // The four cells' entries, read at once: making one cell's vertex writes only
+            // that cell's entry.
+            let cells = [base - sb - sc, base - sc, base, base - sb];
+            let entries = cells.map(|i| out.scratch.ids[i]);
             let ids = [
-                ctx.vertex(out, base - sb - sc, e[0], || back(p, b, c, 1, 1)),
-                ctx.vertex(out, base - sc, e[1], || back(p, b, c, 0, 1)),
-                ctx.vertex(out, base, e[2], || p),
-                ctx.vertex(out, base - sb, e[3], || back(p, b, c, 1, 0)),
+                ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
+                ctx.vertex(out, entries[1], cells[1], e[1], || back(p, b, c, 0, 1)),
+                ctx.vertex(out, entries[2], cells[2], e[2], || p),
+                ctx.vertex(out, entries[3], cells[3], e[3], || back(p, b, c, 1, 0)),
             ];
             // Inside at the edge's start: the surface faces +a.
             let q = if inside0 == 1 {
@@ -193,6 +99,9 @@ pub(crate) fn dual_mesh(
     });
     out.scratch.masks = masks;
     out.scratch.reset();
+    if grid.materials.is_empty() {
+        out.materials.resize(out.positions.len(), 0);
+    }
     finish(out, OpenBorder::of(grid));
 }
 
@@ -203,6 +112,26 @@ fn back(mut p: [u32; 3], b: usize, c: usize, db: u32, dc: u32) -> [u32; 3] {
     p[c] -= dc;
     p
 }
+
+/// For each Marching Cubes case, bit `a` set when the cell's edge from corner 0 along axis
+/// `a` is crossed (the edges whose quads the cell emits).
+static CROSSED_AXES: [u8; 256] = {
+    // The corner at the other end of corner 0's edge along x, y, z.
+    const FAR_CORNER: [usize; 3] = [1, 3, 4];
+    let mut out = [0u8; 256];
+    let mut case = 0;
+    while case < 256 {
+        let mut a = 0;
+        while a < 3 {
+            if (case >> FAR_CORNER[a]) & 1 != case & 1 {
+                out[case] |= 1 << a;
+            }
+            a += 1;
+        }
+        case += 1;
+    }
+    out
+};
 
 /// The two axes after each axis, cyclically: `(a + 1) % 3, (a + 2) % 3`.
 const NEXT_AXES: [(usize, usize); 3] = [(1, 2), (2, 0), (0, 1)];
@@ -243,37 +172,40 @@ struct Ctx<'g, 'a, F> {
     corner_offset: [usize; 8],
     /// Sample index strides along y and z.
     strides: [usize; 2],
+    /// [`Grid::position`]'s terms: the origin as `f32` (lanes 0..3) and the voxel size.
+    origin: F32x4,
+    voxel_size: F32x4,
     place: &'g F,
 }
 
 impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// The vertex of the surface patch through local edge `edge` of the cell at grid sample
-    /// index `base` (coordinates `cell()`, only asked for when the vertex is made), made on
-    /// first use.
+    /// index `base` (coordinates `cell()`, only asked for when the vertex is made; `id` its
+    /// `ids` entry), made on first use.
     #[inline(always)]
     fn vertex(
         &self,
         out: &mut MeshBuffer,
+        id: u32,
         base: usize,
         edge: u8,
         cell: impl FnOnce() -> [u32; 3],
     ) -> u32 {
         // The common case, inline: a cell of one patch whose vertex is made (a cell is asked
         // for by up to 12 quads).
-        let id = out.scratch.ids[base];
-        if id & SEVERAL_PATCHES == 0 {
+        if id & LOOK_FURTHER == 0 {
             return id;
         }
         self.make_vertex(out, base, edge, cell())
     }
 
-    /// The corner values of the cell at sample index `base`, in [`CORNERS`] order: two
-    /// samples from each of the cell's four x-rows (one bounds check per row).
+    /// The corner values of the cell at sample index `base`, in row order
+    /// ([`ROW_OF_CORNER`]): two samples from each of the cell's four x-rows.
     #[inline(always)]
     fn corners(&self, base: usize) -> [f32; 8] {
         let (v, [sy, sz]) = (self.grid.values, self.strides);
         let row = |i: usize| -> [f32; 2] {
-            let r = &v[i..i + 2];
+            let r = &v[i..][..2];
             [r[0], r[1]]
         };
         let (r0, r1, r2, r3) = (
@@ -282,34 +214,36 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             row(base + sz),
             row(base + sy + sz),
         );
-        [r0[0], r0[1], r1[1], r1[0], r2[0], r2[1], r3[1], r3[0]]
+        [r0[0], r0[1], r1[0], r1[1], r2[0], r2[1], r3[0], r3[1]]
     }
 
-    /// [`Self::vertex`] past the common case: reads the cell's case, finds a further patch's
+    /// [`Self::vertex`] past the common case: finds the cell's case, a further patch's
     /// vertex, or makes the vertex.
     #[inline(never)]
     fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
+        let entry = out.scratch.ids[base];
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
-        let mut inside = out.scratch.cases[base] as usize;
-        if inside == NO_CASE as usize {
-            inside = 0;
-            for (m, off) in corner_offset.iter().enumerate() {
-                if grid.values[base + off] < 0.0 {
-                    inside |= 1 << m;
-                }
-            }
-            out.scratch.cases[base] = inside as u16;
-            out.scratch.case_written.push(base);
-        }
+        let corners = self.corners(base);
+        // A visited cell without its vertex carries its case; other cells' (the cells below
+        // the range, and cells whose patch 0 has its vertex) comes from the corners.
+        let inside = if entry & NO_VERTEX != 0 && entry != u32::MAX {
+            (entry & 0xff) as usize
+        } else {
+            let [c0, c1, c2, c3, c4, c5, c6, c7] = corners;
+            let below = F32x4::new([c0, c1, c2, c3]).sign_mask()
+                | F32x4::new([c4, c5, c6, c7]).sign_mask() << 4;
+            CASE_OF_PAIRS[below as usize & 0xff] as usize
+        };
         let component = PATCH_OF_EDGE[inside][edge as usize];
         debug_assert!(component != NO_PATCH, "edge not crossed");
         // Patch 0 of a cell keeps its vertex id in `ids`; the rare further patches of an
         // ambiguous cell in a short list.
         let key = base;
         let id = if component == 0 {
-            match out.scratch.ids[key] {
-                u32::MAX => u32::MAX,
-                id => id & !SEVERAL_PATCHES,
+            if entry & NO_VERTEX != 0 {
+                u32::MAX
+            } else {
+                entry & !LOOK_FURTHER
             }
         } else {
             out.scratch
@@ -324,46 +258,46 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             }
             return id;
         }
-        let corners = self.corners(base);
         let [x, y, z] = cell;
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
         let id = out.positions.len() as u32;
-        out.positions.push(grid.position([
-            x as f32 + local[0],
-            y as f32 + local[1],
-            z as f32 + local[2],
-        ]));
+        // `grid.position(cell + local)`, lane by lane.
+        let g = F32x4::new([x as f32, y as f32, z as f32, 0.0])
+            + F32x4::new([local[0], local[1], local[2], 0.0]);
+        let [px, py, pz, _] = ((g - self.origin) * self.voxel_size).to_array();
+        out.positions.push([px, py, pz]);
         out.normals.push(normal);
         // The material of the deepest inside corner (first in corner order on ties); a grid
-        // without materials has material 0 everywhere.
-        let material = if grid.materials.is_empty() {
-            0
-        } else {
+        // without materials has material 0 everywhere, filled in at the end.
+        if !grid.materials.is_empty() {
             let mut deepest = (f32::INFINITY, 0);
-            for (m, &v) in corners.iter().enumerate() {
+            for (m, &r) in ROW_OF_CORNER.iter().enumerate() {
+                let v = corners[r as usize];
                 if v < deepest.0 {
                     deepest = (v, m);
                 }
             }
-            grid.material(base + corner_offset[deepest.1])
-        };
-        out.materials.push(material);
+            out.materials
+                .push(grid.material(base + corner_offset[deepest.1]));
+        }
         let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
         if pinch {
             out.scratch.pinch.push(id);
             crate::pinch::list_corners(out, id);
         }
-        assert!(id < SEVERAL_PATCHES, "more than 2³¹ vertices");
+        assert!(id < NO_VERTEX, "more than 2³⁰ vertices");
         if component == 0 {
             // Flagged where the cell has further patches or a pinch candidate, so that the
             // inline lookup leaves those to this function.
             out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 || pinch {
-                id | SEVERAL_PATCHES
+                id | LOOK_FURTHER
             } else {
                 id
             };
-            out.scratch.written.push(key);
+            if entry == u32::MAX {
+                out.scratch.written.push(key);
+            }
         } else {
             out.scratch.extra_patches.push(((base, component), id));
         }
@@ -371,12 +305,17 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     }
 }
 
-/// Set in a cell's `ids` entry when the cell has more than one patch (so its entry, patch
-/// 0's vertex, is not the answer for every edge); also set in the empty entry `u32::MAX`.
-const SEVERAL_PATCHES: u32 = 1 << 31;
+/// Set in a cell's `ids` entry unless the entry is the vertex of every crossed edge of the
+/// cell: where the cell has more than one patch or a pinch candidate (the entry is then
+/// `LOOK_FURTHER |` patch 0's vertex), and where patch 0 has no vertex yet (with
+/// [`NO_VERTEX`]). The quads' inline lookup leaves such entries to `make_vertex`.
+const LOOK_FURTHER: u32 = 1 << 31;
 
-/// Marks a cell whose case is not cached yet.
-pub(crate) const NO_CASE: u16 = u16::MAX;
+/// Set with [`LOOK_FURTHER`] in the `ids` entry of a cell whose patch 0 has no vertex yet:
+/// `u32::MAX` for a cell not visited (its case unknown), `LOOK_FURTHER | NO_VERTEX |` its
+/// Marching Cubes case for a surface cell of the range, written when the cell is visited.
+/// Vertex ids stay below it.
+const NO_VERTEX: u32 = 1 << 30;
 
 /// Marks an edge no patch crosses.
 const NO_PATCH: u8 = u8::MAX;
@@ -492,27 +431,6 @@ const fn pinch_patches_table() -> [u8; 256] {
     out
 }
 
-/// Value and gradient of the trilinear interpolant of a cell's corners (in [`CORNERS`]
-/// order) at `p` in `[0, 1]³`, gradient in value units per voxel.
-#[inline]
-pub(crate) fn trilinear(v: &[f32; 8], p: [f32; 3]) -> (f32, [f32; 3]) {
-    let [x, y, z] = p;
-    let lerp = |a: f32, b: f32, t: f32| a + t * (b - a);
-    // Corners 0 (0,0,0) 1 (1,0,0) 2 (1,1,0) 3 (0,1,0), then 4..7 the same at z = 1.
-    let (c00, c10, c01, c11) = (v[0], v[1], v[3], v[2]);
-    let (d00, d10, d01, d11) = (v[4], v[5], v[7], v[6]);
-    let bottom = lerp(lerp(c00, c10, x), lerp(c01, c11, x), y);
-    let top = lerp(lerp(d00, d10, x), lerp(d01, d11, x), y);
-    let dx_b = lerp(c10 - c00, c11 - c01, y);
-    let dx_t = lerp(d10 - d00, d11 - d01, y);
-    let dy_b = lerp(c01 - c00, c11 - c10, x);
-    let dy_t = lerp(d01 - d00, d11 - d10, x);
-    (
-        lerp(bottom, top, z),
-        [lerp(dx_b, dx_t, z), lerp(dy_b, dy_t, z), top - bottom],
-    )
-}
-
 const fn root(parent: &[u8; 12], mut i: usize) -> usize {
     while parent[i] as usize != i {
         i = parent[i] as usize;
@@ -552,21 +470,25 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     debug_assert!(q[0] != q[1] && q[0] != q[2] && q[0] != q[3]);
     debug_assert!(q[1] != q[2] && q[1] != q[3] && q[2] != q[3]);
     let pos = &out.positions;
-    let p = [
-        pos[q[0] as usize],
-        pos[q[1] as usize],
-        pos[q[2] as usize],
-        pos[q[3] as usize],
-    ];
-    let d2 = |a: [f32; 3], b: [f32; 3]| {
-        (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)
+    let at = |i: u32| {
+        let [x, y, z] = pos[i as usize];
+        F32x4::new([x, y, z, 0.0])
     };
+    let p = [at(q[0]), at(q[1]), at(q[2]), at(q[3])];
+    // Squared distance, summed x, y, z in that order as the scalar form does.
+    let d2 = |a: F32x4, b: F32x4| {
+        let [x, y, z, _] = ((a - b) * (a - b)).to_array();
+        x + y + z
+    };
+    // Zero area: the cross product of two sides is zero. Lanes of `u · v.yzx − u.yzx · v` are
+    // the cross product's products and differences (rotated), bit for bit.
     #[inline(always)]
-    fn flat(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
-        cross(sub(b, a), sub(c, a)) == [0.0; 3]
+    fn flat(a: F32x4, b: F32x4, c: F32x4) -> bool {
+        let (u, v) = (b - a, c - a);
+        (u * v.rotate3() - u.rotate3() * v).xyz_zero()
     }
     #[inline(always)]
-    fn degenerate(p: &[[f32; 3]; 4], first: bool) -> bool {
+    fn degenerate(p: &[F32x4; 4], first: bool) -> bool {
         if first {
             flat(p[0], p[1], p[2]) || flat(p[0], p[2], p[3])
         } else {

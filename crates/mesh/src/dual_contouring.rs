@@ -2,7 +2,8 @@
 //! the quadratic error function (QEF) of the tangent planes at its edge crossings.
 
 use crate::buffer::MeshBuffer;
-use crate::dual::{Crossings, dual_mesh, trilinear};
+use crate::crossings::{Crossings, trilinear};
+use crate::dual::dual_mesh;
 use crate::grid::Grid;
 use crate::surface_nets::mean_point;
 

@@ -44,9 +44,11 @@
 
 mod buffer;
 mod cells;
+mod crossings;
 mod dual;
 mod dual_contouring;
 mod grid;
+mod lanes;
 mod marching_cubes;
 mod mc33;
 mod mc33_tables;

@@ -2,6 +2,7 @@
 //! vanishes (case C02), so that no normal is ever NaN.
 
 use crate::buffer::MeshBuffer;
+use crate::lanes::F32x4;
 
 /// Squared length below which a gradient counts as vanished.
 const MIN_LEN2: f32 = 1e-20;
@@ -176,16 +177,27 @@ pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder
     remove_degenerate(out);
     crate::pinch::split_pinches(out, open);
     let mut need_fallback = false;
-    for n in out.normals.iter_mut() {
+    let normalise = |n: &mut [f32; 3], need_fallback: &mut bool| {
         let l2 = len2(*n);
         if l2 > MIN_LEN2 && l2.is_finite() {
             let inv = 1.0 / l2.sqrt();
             *n = [n[0] * inv, n[1] * inv, n[2] * inv];
         } else {
             *n = [f32::NAN; 3];
-            need_fallback = true;
+            *need_fallback = true;
+        }
+    };
+    let mut fours = out.normals.chunks_exact_mut(4);
+    for four in &mut fours {
+        if !normalise4(four) {
+            four.iter_mut()
+                .for_each(|n| normalise(n, &mut need_fallback));
         }
     }
+    fours
+        .into_remainder()
+        .iter_mut()
+        .for_each(|n| normalise(n, &mut need_fallback));
     if !need_fallback {
         return;
     }
@@ -212,4 +224,37 @@ pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder
         }
     }
     out.scratch.face_normals = acc;
+}
+
+/// Normalises four normals in place as `finish` does one (the same operations, lane by lane:
+/// `l2 = (x² + y²) + z²`, `1 / √l2`, each component times that) if all four are long enough
+/// and finite; otherwise leaves them for the one-by-one path and returns false.
+#[inline(always)]
+fn normalise4(four: &mut [[f32; 3]]) -> bool {
+    let flat = four.as_flattened_mut();
+    let load = |i: usize| F32x4::new([flat[i], flat[i + 1], flat[i + 2], flat[i + 3]]);
+    // [x0 y0 z0 x1], [y1 z1 x2 y2], [z2 x3 y3 z3].
+    let (a, b, d) = (load(0), load(4), load(8));
+    let x = a.shuffle::<0b10_00_11_00>(b.shuffle::<0b01_01_10_10>(d));
+    let y = a
+        .shuffle::<0b00_00_01_01>(b)
+        .shuffle::<0b10_00_10_00>(b.shuffle::<0b10_10_11_11>(d));
+    let z = a
+        .shuffle::<0b01_01_10_10>(b)
+        .shuffle::<0b10_00_10_00>(d.shuffle::<0b11_11_00_00>(d));
+    let l2 = x * x + y * y + z * z;
+    let ok = F32x4::splat(MIN_LEN2).lt_mask(l2) & l2.lt_mask(F32x4::splat(f32::INFINITY));
+    if ok != 0b1111 {
+        return false;
+    }
+    let inv = F32x4::splat(1.0) / l2.sqrt();
+    let scaled = [
+        a * inv.shuffle::<0b01_00_00_00>(inv),
+        b * inv.shuffle::<0b10_10_01_01>(inv),
+        d * inv.shuffle::<0b11_11_11_10>(inv),
+    ];
+    for (k, v) in scaled.into_iter().enumerate() {
+        flat[4 * k..4 * k + 4].copy_from_slice(&v.to_array());
+    }
+    true
 }

@@ -1,8 +1,10 @@
 //! Surface Nets (Gibson 1998): each surface cell's vertex is the mean of its edge crossings.
 
 use crate::buffer::MeshBuffer;
-use crate::dual::{Crossings, dual_mesh, patch_mean, trilinear};
+use crate::crossings::{Crossings, patch_mean, trilinear_lanes};
+use crate::dual::dual_mesh;
 use crate::grid::Grid;
+use crate::lanes::F32x4;
 
 /// Meshes the grid with Surface Nets into `out` (cleared first).
 ///
@@ -27,18 +29,17 @@ pub fn surface_nets(grid: &Grid, out: &mut MeshBuffer) {
 #[inline(always)]
 fn projected_mean(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
     let m = patch_mean(corners, edges);
-    let (f, g) = trilinear(corners, m);
-    let l2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+    let (f, g) = trilinear_lanes(corners, m);
+    let [g0, g1, g2, _] = g.to_array();
+    let l2 = g0 * g0 + g1 * g1 + g2 * g2;
+    let normal = [g0, g1, g2];
     if l2.is_nan() || l2 <= 1e-12 {
-        return (m, g);
+        let [m0, m1, m2, _] = m.to_array();
+        return ([m0, m1, m2], normal);
     }
     let s = f / l2;
-    let p = [
-        (m[0] - s * g[0]).clamp(0.0, 1.0),
-        (m[1] - s * g[1]).clamp(0.0, 1.0),
-        (m[2] - s * g[2]).clamp(0.0, 1.0),
-    ];
-    (p, g)
+    let [p0, p1, p2, _] = (m - F32x4::splat(s) * g).clamp01().to_array();
+    ([p0, p1, p2], normal)
 }
 
 /// The mean of a cell's crossings (cell-local grid units).
