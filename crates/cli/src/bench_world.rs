@@ -208,6 +208,14 @@ fn edit_path(
     if !world.wait_idle(IDLE_TIMEOUT) {
         bail!("the edits never finished");
     }
+    // The batches of the last digs (all of them with `--interval 0`) come after the loop.
+    for u in world.pull(PullBudget::ALL) {
+        if let Update::Group(g) = u
+            && g.kind == BatchKind::Edit
+        {
+            chunks.push(g.meshes.len() as f64);
+        }
+    }
     let m = world.metrics();
     Ok((
         m.edit_latency_ms,
