@@ -72,10 +72,11 @@ pub struct BenchReport {
     /// Ops sent in the measured window and confirmed by the server, per second of that
     /// window, all clients together.
     pub ops_per_s: f64,
-    /// Median latency from sending an op to receiving it back ordered, milliseconds.
-    pub p50_ms: f64,
-    /// 99th percentile of that latency, milliseconds.
-    pub p99_ms: f64,
+    /// Median latency from sending an op to receiving it back ordered, milliseconds; `None`
+    /// (JSON null) when no op of the window came back.
+    pub p50_ms: Option<f64>,
+    /// 99th percentile of that latency, milliseconds; `None` as for `p50_ms`.
+    pub p99_ms: Option<f64>,
     /// Ops sent but never confirmed (refused, lost to a disconnect, or unanswered 10 s
     /// after the end).
     pub dropped: u64,
@@ -92,9 +93,9 @@ pub struct BenchReport {
     pub seconds: f64,
     /// Seconds of warm-up before the window.
     pub warmup_s: f64,
-    /// The 99th percentile latency of the ops sent during the warm-up, milliseconds (0 with
-    /// no warm-up).
-    pub warmup_p99_ms: f64,
+    /// The 99th percentile latency of the ops sent during the warm-up, milliseconds; `None`
+    /// with no warm-up.
+    pub warmup_p99_ms: Option<f64>,
 }
 
 impl BenchReport {
@@ -243,12 +244,13 @@ async fn one(
     Ok(out)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+/// The `p` quantile of `sorted` in milliseconds; `None` for no samples.
+fn percentile(sorted: &[Duration], p: f64) -> Option<f64> {
     if sorted.is_empty() {
-        return 0.0;
+        return None;
     }
     let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i].as_secs_f64() * 1e3
+    Some(sorted[i].as_secs_f64() * 1e3)
 }
 
 /// Runs the benchmark: connects `clients` clients to `url`, has each send `rate` ops per
