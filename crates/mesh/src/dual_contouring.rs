@@ -12,6 +12,10 @@ use crate::surface_nets::mean_point;
 /// vertex at the mass point along the free directions.
 const EIGEN_CUTOFF: f64 = 0.05;
 
+/// A cell-local vertex coordinate below this (cell units) is rounding of 0 (the f32 noise of
+/// the crossings' mean is ~1e-8).
+const SNAP: f64 = 1e-6;
+
 /// Meshes the grid with Dual Contouring into `out` (cleared first).
 ///
 /// Same cells, quads and halo as [`crate::surface_nets`]; the vertex solves the QEF
@@ -62,7 +66,15 @@ fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
             }
         }
     }
-    let p = [0, 1, 2].map(|i| ((mass[i] + y[i]).clamp(0.0, 1.0)) as f32);
+    // Rounding leaves a vertex that solves to a cell face a hair off it (1e-16 to 1.5e-8);
+    // near 1 the f32 conversion removes that, near 0 it would keep it, and the vertex would
+    // sit beside its neighbour cell's vertex on the same sample instead of on it (a
+    // collinear sliver that could not be split: a hole, at a volume's low border). So a
+    // hair from 0 is 0.
+    let p = [0, 1, 2].map(|i| {
+        let v = (mass[i] + y[i]).clamp(0.0, 1.0);
+        (if v < SNAP { 0.0 } else { v }) as f32
+    });
     (p, trilinear(&c.corners, p).1)
 }
 

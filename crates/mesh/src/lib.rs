@@ -18,7 +18,7 @@
 //! mesher's mesh is manifold, also where solids touch on samples worth exactly 0 or on an
 //! ambiguous face (a pinched vertex is split into one per sheet, `pinch.rs`), and where a
 //! volume's surface is cut by the end of its samples (none of 240 000 random grids of only
-//! −1 and 0 in air, nor of 67 000 random grids reaching the border, fails; BENCHMARKS.md).
+//! −1 and 0 in air, nor of 80 000 random grids reaching the border, fails; BENCHMARKS.md).
 //! A chunk's mesh is open at the chunk's border, where its neighbour's mesh continues it.
 //!
 //! No dependencies, threads, files or clocks: the crate builds for

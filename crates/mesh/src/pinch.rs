@@ -36,7 +36,7 @@
 //! Searched with `cargo run --release -p loam-mesh --example open_grids GRIDS SEED N K`
 //! (random `N`³ grids of −K..=K reaching the border): before the open border was handled,
 //! 339 / 317 / 59 / 87 of 2 000 grids of 5³ in −1..=1 had a non-manifold edge (MC, MC33,
-//! SN, DC); since, none of 67 000 grids (BENCHMARKS.md).
+//! SN, DC); since, none of 80 000 grids (BENCHMARKS.md).
 //!
 //! Twin triangles (the same three vertices, both windings: a fin of no thickness, where two
 //! solids meet face to face on zeros or dual vertices merged) are dropped first.

@@ -75,8 +75,7 @@ proptest! {
 
     /// Grids of −2..=2 that reach the grid border, where the surface is cut open (a volume
     /// that ends inside its object, as a scan does): every mesher's mesh is a consistently
-    /// oriented manifold without degenerate triangles, open only within a cell of the border
-    /// (but see Dual Contouring below).
+    /// oriented manifold without degenerate triangles, open only within a cell of the border.
     #[test]
     fn random_grids_reaching_the_border_mesh_manifold(
         values in prop::collection::vec(-2i8..=2, 6 * 6 * 6),
@@ -91,12 +90,7 @@ proptest! {
                 (0, 0, 0),
                 "{:?}: {:?}", m, s
             );
-            // Dual Contouring can leave a hole of no area in about 1 of 15 000 such grids
-            // (`examples/open_grids.rs`; a QEF vertex 1e-16 m from a sample vertex next to a
-            // collinear sliver), so only the others are held to it here.
-            if m != Mesher::DualContouring {
-                prop_assert_eq!(boundary_edges_inside(&mb, [6; 3]), 0, "{:?}", m);
-            }
+            prop_assert_eq!(boundary_edges_inside(&mb, [6; 3]), 0, "{:?}", m);
             assert_unit_normals(&mb, &format!("{m:?}"));
         }
     }
@@ -168,6 +162,63 @@ fn open_border_edges_are_paired_inside_the_grid() {
         }
     }
     assert!(with_copies >= 3, "copies made: {with_copies}");
+}
+
+/// Regression: Dual Contouring left a hole of no area at the grid's low border, where a QEF
+/// vertex solved to a cell face came out a hair off it (1.1e-16 and 1.5e-8 cell units, from
+/// rounding) beside the vertex of the neighbour cell on the same sample: the collinear
+/// sliver between them could not be split. Such a coordinate is now 0. (Minimised from
+/// `examples/open_grids.rs`, seeds 21 and 23; 5³ and 7³ grids, a z layer per line.)
+#[test]
+fn dual_contouring_vertices_on_a_face_leave_no_hole() {
+    let grids: [(&str, u32); 2] = [
+        (
+            concat!(
+                "+++++++++++++++++++++++++",
+                "+++++++++++-0++--++++++++",
+                "++++++++++-00++0-0+++++++",
+                "++++++++++0++++--++++++++",
+                "+++++++++++++++++++++++++",
+            ),
+            5,
+        ),
+        (
+            concat!(
+                "+++++++++++++++++++++++++++++++++++++++++++++++++",
+                "+++++++++++++++++++++++++++++++++++++++++++++++++",
+                "++++++++++++++--+++++0-+++++--+++++++++++++++++++",
+                "++++++++++++++00+++++00+++++--+++++++++++++++++++",
+                "++++++++++++++++++++++-++++++0+++++++++++++++++++",
+                "+++++++++++++++++++++++++++++++++++++++++++++++++",
+                "+++++++++++++++++++++++++++++++++++++++++++++++++",
+            ),
+            7,
+        ),
+    ];
+    for (text, n) in grids {
+        let values: Vec<f32> = text
+            .chars()
+            .map(|c| match c {
+                '+' => 1.0,
+                '0' => 0.0,
+                _ => -1.0,
+            })
+            .collect();
+        let grid = Grid::volume(&values, [n; 3], 1.0);
+        let b = mesh(Mesher::DualContouring, &grid);
+        let s = stats(&b);
+        assert!(s.triangles > 0, "{s:?}");
+        assert_eq!(
+            (
+                s.nonmanifold_edges,
+                s.misoriented_edges,
+                s.degenerate_triangles
+            ),
+            (0, 0, 0),
+            "{s:?}"
+        );
+        assert_eq!(boundary_edges_inside(&b, [n; 3]), 0, "{s:?}");
+    }
 }
 
 /// Regression (found by a fresh-user pass): grids of only −1 and 0 made collinear slivers
