@@ -105,6 +105,8 @@ mod tests {
         assert!(parse(&["loam", "serve", w, "--listen", "localhost:7878"]).is_ok());
         let e = parse(&["loam", "serve", w, "--listen", "7878"]).unwrap_err();
         assert!(e.contains("not HOST:PORT"), "{e}");
+        let e = parse(&["loam", "serve", w, "--listen", "nohost.invalid:7905"]).unwrap_err();
+        assert!(e.contains("\"nohost.invalid\" does not resolve"), "{e}");
         let e = parse(&["loam", "serve", w, "--token", ""]).unwrap_err();
         assert!(e.contains("must not be empty"), "{e}");
         let url = "--url=ws://127.0.0.1:7878/ws";

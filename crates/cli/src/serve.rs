@@ -45,7 +45,10 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         return Ok(a);
     }
     std::net::ToSocketAddrs::to_socket_addrs(s)
-        .map_err(|e| format!("not IP:PORT, and not a HOST:PORT that resolves ({e})"))?
+        .map_err(|e| match s.rsplit_once(':') {
+            Some((host, _)) => format!("the name {host:?} does not resolve ({e})"),
+            None => format!("not HOST:PORT ({e})"),
+        })?
         .next()
         .ok_or_else(|| "the name resolves to no address".into())
 }
