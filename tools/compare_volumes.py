@@ -73,7 +73,7 @@ def mesh_stats(verts, faces):
     e.sort(axis=1)
     _, uses = np.unique(e[:, 0] * len(p) + e[:, 1], return_counts=True)
     boundary, nonmanifold = int((uses == 1).sum()), int((uses > 2).sum())
-    closed = boundary == 0 and nonmanifold == 0 and len(f) > 0
+    closed = boundary == 0 and nonmanifold == 0  # an empty mesh too: it encloses 0
     return {
         "triangles": len(f),
         "vertices": len(np.unique(f)),

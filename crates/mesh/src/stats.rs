@@ -12,7 +12,8 @@ pub struct MeshStats {
     /// Total area.
     pub area: f64,
     /// Enclosed volume by the divergence theorem, when the mesh is closed (no boundary and no
-    /// non-manifold edges); positive when triangles wind counter-clockwise seen from outside.
+    /// non-manifold edges; 0 for an empty mesh); positive when triangles wind
+    /// counter-clockwise seen from outside.
     pub volume: Option<f64>,
     /// Edges used by exactly one triangle.
     pub boundary_edges: usize,
@@ -136,7 +137,8 @@ pub fn mesh_stats<P: Point>(positions: &[P], indices: &[u32]) -> MeshStats {
         vertices,
         triangles,
         area,
-        volume: (boundary == 0 && nonmanifold == 0 && triangles > 0).then_some(vol6 / 6.0),
+        // An empty mesh is closed too: it encloses nothing.
+        volume: (boundary == 0 && nonmanifold == 0).then_some(vol6 / 6.0),
         boundary_edges: boundary,
         nonmanifold_edges: nonmanifold,
         misoriented_edges: misoriented,

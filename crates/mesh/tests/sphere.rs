@@ -51,6 +51,8 @@ fn empty_and_full_grids_give_empty_meshes() {
         for m in Mesher::ALL {
             let b = mesh(m, &Grid::volume(&values, dims, 1.0));
             assert!(b.is_empty() && b.positions.is_empty(), "{m:?} on all {v}");
+            // Closed (no boundary edge), enclosing nothing.
+            assert_eq!(stats(&b).volume, Some(0.0), "{m:?} on all {v}");
         }
         let mut g = Grid::volume(&values, dims, 1.0);
         g.range = Some((v, v));
