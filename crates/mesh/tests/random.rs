@@ -130,14 +130,7 @@ fn open_border_edges_are_paired_inside_the_grid() {
     ];
     let mut with_copies = 0;
     for text in grids {
-        let values: Vec<f32> = text
-            .chars()
-            .map(|c| match c {
-                '+' => 1.0,
-                '0' => 0.0,
-                _ => -1.0,
-            })
-            .collect();
+        let values = grid_from_text(text);
         assert_eq!(values.len(), 125);
         let grid = Grid::volume(&values, [5; 3], 1.0);
         for m in Mesher::ALL {
@@ -196,14 +189,7 @@ fn dual_contouring_vertices_on_a_face_leave_no_hole() {
         ),
     ];
     for (text, n) in grids {
-        let values: Vec<f32> = text
-            .chars()
-            .map(|c| match c {
-                '+' => 1.0,
-                '0' => 0.0,
-                _ => -1.0,
-            })
-            .collect();
+        let values = grid_from_text(text);
         let grid = Grid::volume(&values, [n; 3], 1.0);
         let b = mesh(Mesher::DualContouring, &grid);
         let s = stats(&b);

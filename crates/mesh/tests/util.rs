@@ -72,3 +72,18 @@ pub fn boundary_edges_inside(b: &MeshBuffer, dims: [u32; 3]) -> usize {
         .filter(|g| g.len() == 1 && !(near(g[0].0) && near(g[0].1)))
         .count()
 }
+
+/// Sample values from text, x fastest: `+` is 1 (air), `0` is 0 (air), `-` is −1 (solid).
+///
+/// # Panics
+/// On any other character.
+pub fn grid_from_text(text: &str) -> Vec<f32> {
+    text.chars()
+        .map(|c| match c {
+            '+' => 1.0,
+            '0' => 0.0,
+            '-' => -1.0,
+            _ => panic!("{c:?} is not a sample (+, 0, -)"),
+        })
+        .collect()
+}
