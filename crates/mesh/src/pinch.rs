@@ -368,9 +368,9 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, open: Option<OpenBorder>, work: &m
             pair_around(&out.positions, v, group, Some(cut), around, |a, b| {
                 pairs.push((x, a, b))
             });
-            for (&(_, out, local), &matched) in around.order.iter().zip(&around.matched) {
+            for (&(_, runs_out, local), &matched) in around.order.iter().zip(&around.matched) {
                 if !matched {
-                    pairs.push(if out {
+                    pairs.push(if runs_out {
                         (x, NONE, local)
                     } else {
                         (x, local, NONE)
