@@ -5,7 +5,9 @@
 //! `cargo run --release -p loam-mesh --example open_grids [GRIDS] [SEED] [N] [K]`: `GRIDS`
 //! random `N`³ grids of the integers −K..=K.
 
-use loam_mesh::{Grid, MeshBuffer, MeshStats, Mesher, mesh_stats, nonmanifold_edges};
+use loam_mesh::{
+    Grid, MeshBuffer, MeshStats, Mesher, boundary_edges, mesh_stats, nonmanifold_edges,
+};
 
 fn bad(s: &MeshStats) -> bool {
     s.nonmanifold_edges + s.misoriented_edges + s.degenerate_triangles > 0
@@ -19,15 +21,8 @@ fn check(m: Mesher, v: &[f32], n: u32, out: &mut MeshBuffer) -> MeshStats {
     let mut s = mesh_stats(&out.positions, &out.indices);
     let hi = (n - 1) as f32;
     let near = |p: [f32; 3]| p.iter().any(|&c| c <= 1.0 || c >= hi - 1.0);
-    let mut edges: Vec<(u32, u32)> = out
-        .indices
-        .chunks_exact(3)
-        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
-        .collect();
-    edges.sort_unstable();
-    for g in edges.chunk_by(|a, b| a == b) {
-        let (a, b) = g[0];
-        if g.len() == 1 && !(near(out.positions[a as usize]) && near(out.positions[b as usize])) {
+    for (a, b) in boundary_edges(&out.indices) {
+        if !(near(out.positions[a as usize]) && near(out.positions[b as usize])) {
             s.degenerate_triangles += 1;
             if std::env::var_os("SHOW").is_some() {
                 println!(

@@ -65,7 +65,7 @@ pub use dual_contouring::dual_contouring;
 pub use grid::{CHUNK_CELLS, CHUNK_HALO, Grid};
 pub use marching_cubes::marching_cubes;
 pub use mc33::mc33;
-pub use stats::{MeshStats, Point, WeldPart, mesh_stats, nonmanifold_edges, weld};
+pub use stats::{MeshStats, Point, WeldPart, boundary_edges, mesh_stats, nonmanifold_edges, weld};
 pub use surface_nets::surface_nets;
 
 /// The meshers, for callers that choose one at run time.

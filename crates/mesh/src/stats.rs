@@ -151,24 +151,27 @@ pub fn mesh_stats<P: Point>(positions: &[P], indices: &[u32]) -> MeshStats {
 
 /// The edges (vertex index pairs, lower first) used by more than two triangles, ascending.
 pub fn nonmanifold_edges(indices: &[u32]) -> Vec<(u32, u32)> {
+    edges_used(indices, |uses| uses > 2)
+}
+
+/// The edges (vertex index pairs, lower first) used by exactly one triangle (the open
+/// border of the mesh), ascending.
+pub fn boundary_edges(indices: &[u32]) -> Vec<(u32, u32)> {
+    edges_used(indices, |uses| uses == 1)
+}
+
+/// The undirected edges whose number of triangles `keep` accepts, ascending.
+fn edges_used(indices: &[u32], keep: impl Fn(usize) -> bool) -> Vec<(u32, u32)> {
     let mut edges: Vec<(u32, u32)> = indices
         .chunks_exact(3)
         .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
         .collect();
     edges.sort_unstable();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < edges.len() {
-        let mut j = i;
-        while j < edges.len() && edges[j] == edges[i] {
-            j += 1;
-        }
-        if j - i > 2 {
-            out.push(edges[i]);
-        }
-        i = j;
-    }
-    out
+    edges
+        .chunk_by(|a, b| a == b)
+        .filter(|g| keep(g.len()))
+        .map(|g| g[0])
+        .collect()
 }
 
 /// One mesh to [`weld`]: its offset (metres), positions and indices.

@@ -61,15 +61,9 @@ pub fn boundary_edges_inside(b: &MeshBuffer, dims: [u32; 3]) -> usize {
         let p = b.positions[i as usize];
         (0..3).any(|a| p[a] <= 1.0 || p[a] >= (dims[a] - 2) as f32)
     };
-    let mut edges: Vec<(u32, u32)> = b
-        .indices
-        .chunks_exact(3)
-        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
-        .collect();
-    edges.sort_unstable();
-    edges
-        .chunk_by(|a, c| a == c)
-        .filter(|g| g.len() == 1 && !(near(g[0].0) && near(g[0].1)))
+    loam_mesh::boundary_edges(&b.indices)
+        .into_iter()
+        .filter(|&(p, q)| !(near(p) && near(q)))
         .count()
 }
 

@@ -108,44 +108,44 @@ pub(crate) fn keys(
             MoveMode::Walk => MoveMode::Fly,
         };
     }
-    if ctrl && keys.just_pressed(KeyCode::KeyZ) {
-        editor.stroke = None;
-        // Joined, the server's undo names this player's own strokes (the client counts
-        // those it can undo).
-        let terrain_left = match &remote {
-            Some(r) => r.status.undo.0 > 0,
-            None => world.world.history().undo_target().is_some(),
-        };
-        match editor.journal.undo(terrain_left) {
-            Some(action) => {
-                let undo = Direction::Undo;
-                run_action(
-                    undo,
-                    &action,
-                    &mut editor,
-                    &mut world,
-                    &mut blocks,
-                    &mut physics,
-                    &remote,
-                );
-            }
-            None => editor.status = "nothing to undo".into(),
-        }
+    let direction = if ctrl && keys.just_pressed(KeyCode::KeyZ) {
+        Some(Direction::Undo)
     } else if ctrl && keys.just_pressed(KeyCode::KeyY) {
-        match editor.journal.redo() {
-            Some(action) => {
-                let redo = Direction::Redo;
-                run_action(
-                    redo,
-                    &action,
-                    &mut editor,
-                    &mut world,
-                    &mut blocks,
-                    &mut physics,
-                    &remote,
-                );
+        Some(Direction::Redo)
+    } else {
+        None
+    };
+    if let Some(direction) = direction {
+        let action = match direction {
+            Direction::Undo => {
+                editor.stroke = None;
+                // Joined, the server's undo names this player's own strokes (the client
+                // counts those it can undo).
+                let terrain_left = match &remote {
+                    Some(r) => r.status.undo.0 > 0,
+                    None => world.world.history().undo_target().is_some(),
+                };
+                editor.journal.undo(terrain_left)
             }
-            None => editor.status = "nothing to redo".into(),
+            Direction::Redo => editor.journal.redo(),
+        };
+        match action {
+            Some(action) => run_action(
+                direction,
+                &action,
+                &mut editor,
+                &mut world,
+                &mut blocks,
+                &mut physics,
+                &remote,
+            ),
+            None => {
+                editor.status = match direction {
+                    Direction::Undo => "nothing to undo",
+                    Direction::Redo => "nothing to redo",
+                }
+                .into();
+            }
         }
     }
     if ctrl && keys.just_pressed(KeyCode::KeyS) {
