@@ -9,6 +9,7 @@ use loam_field::{
     CaveSettings, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
     NoiseTerrainSettings,
 };
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::session_blocks::BlocksSpec;
@@ -92,6 +93,9 @@ pub enum HeightmapSourceError {
     /// The extension is neither `.png` nor `.f32`.
     #[error("unknown heightmap extension (expected .png or .f32)")]
     Extension,
+    /// The DEM carried in a world's generator is not valid base64.
+    #[error("the embedded DEM is not valid base64: {0}")]
+    Embedded(String),
 }
 
 /// A session (versions 1 and 2).
@@ -161,7 +165,51 @@ pub enum GeneratorSpec {
         /// Caves; every setting has a default.
         #[serde(default)]
         caves: CaveSettings,
+        /// The DEM file and its sidecar themselves, when the spec carries them (world files
+        /// do, so that a world can be moved or served to another machine); `path` is then
+        /// only where they came from and is not read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        embedded: Option<EmbeddedDem>,
     },
+}
+
+/// A DEM carried inside a generator spec: the file's bytes as they were on disk, so its
+/// BLAKE3 is the file's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedDem {
+    /// The file's extension, `png` or `f32` (how `data` is decoded).
+    pub extension: String,
+    /// The file's bytes, standard base64 with padding (RFC 4648 §4).
+    pub data: String,
+    /// The sidecar's JSON text.
+    pub sidecar: String,
+}
+
+impl EmbeddedDem {
+    /// Reads DEM `file` and its sidecar (same path, extension `.json`).
+    ///
+    /// # Errors
+    /// Unreadable files, an extension other than `.png` or `.f32`.
+    pub fn read(file: &Path) -> Result<Self, HeightmapSourceError> {
+        let (extension, bytes, sidecar) = read_dem(file)?;
+        Ok(Self {
+            extension: extension.into(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            sidecar,
+        })
+    }
+
+    /// Decodes the DEM; returns it and the BLAKE3 of its file bytes.
+    ///
+    /// # Errors
+    /// Bad base64, an unknown extension, a DEM or sidecar that does not decode.
+    pub fn decode(&self) -> Result<(Heightmap, String), HeightmapSourceError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| HeightmapSourceError::Embedded(e.to_string()))?;
+        decode_heightmap(&bytes, &self.extension, &self.sidecar)
+    }
 }
 
 /// A loaded session: the parsed file and the generator it names.
@@ -211,13 +259,18 @@ pub fn build_generator(
             path: rel,
             placement,
             caves,
+            embedded,
         } => {
             let file = base.join(rel);
             let wrap = |source| SessionError::Heightmap {
                 path: file.clone(),
                 source,
             };
-            let (map, hash) = read_heightmap(&file).map_err(wrap)?;
+            let (map, hash) = match embedded {
+                Some(e) => e.decode(),
+                None => read_heightmap(&file),
+            }
+            .map_err(wrap)?;
             (Generator::heightmap(&map, placement, caves)?, Some(hash))
         }
     })
@@ -228,14 +281,54 @@ impl GeneratorSpec {
     pub fn with_path(self, path: PathBuf) -> Self {
         match self {
             GeneratorSpec::Heightmap {
-                placement, caves, ..
+                placement,
+                caves,
+                embedded,
+                ..
             } => GeneratorSpec::Heightmap {
                 path,
                 placement,
                 caves,
+                embedded,
             },
             other => other,
         }
+    }
+
+    /// The same spec carrying its DEM ([`EmbeddedDem`], read from the path when it does not
+    /// carry it yet; noise: unchanged).
+    ///
+    /// # Errors
+    /// [`SessionError::Heightmap`] for a missing or unreadable DEM.
+    pub fn embedded(&self) -> Result<Self, SessionError> {
+        Ok(match self {
+            GeneratorSpec::Heightmap {
+                path,
+                placement,
+                caves,
+                embedded: None,
+            } => GeneratorSpec::Heightmap {
+                path: path.clone(),
+                placement: placement.clone(),
+                caves: caves.clone(),
+                embedded: Some(EmbeddedDem::read(path).map_err(|source| {
+                    SessionError::Heightmap {
+                        path: path.clone(),
+                        source,
+                    }
+                })?),
+            },
+            other => other.clone(),
+        })
+    }
+
+    /// The spec's JSON with an embedded DEM's data replaced by its size, for people to read.
+    pub fn summary_json(&self) -> String {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(serde_json::Value::String(data)) = v.pointer_mut("/embedded/data") {
+            *data = format!("<{} base64 characters>", data.len());
+        }
+        v.to_string()
     }
 
     /// The same spec with a heightmap path joined to `base` (so it no longer depends on where
@@ -246,10 +339,12 @@ impl GeneratorSpec {
                 path,
                 placement,
                 caves,
+                embedded,
             } => GeneratorSpec::Heightmap {
                 path: base.join(path),
                 placement: placement.clone(),
                 caves: caves.clone(),
+                embedded: embedded.clone(),
             },
             other => other.clone(),
         }
@@ -358,7 +453,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
     Ok(session)
 }
 
-fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
+/// DEM `file`'s extension (`png` or `f32`), bytes and sidecar text (same path, `.json`).
+fn read_dem(file: &Path) -> Result<(&'static str, Vec<u8>, String), HeightmapSourceError> {
+    let extension = match file.extension().and_then(|e| e.to_str()) {
+        Some("png") => "png",
+        Some("f32") => "f32",
+        _ => return Err(HeightmapSourceError::Extension),
+    };
     let read = |p: &Path| {
         std::fs::read(p).map_err(|source| HeightmapSourceError::Io {
             path: p.into(),
@@ -366,15 +467,29 @@ fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceErr
         })
     };
     let bytes = read(file)?;
-    let sidecar = file.with_extension("json");
-    let meta_bytes = read(&sidecar)?;
-    let meta = HeightmapMeta::from_json(&String::from_utf8_lossy(&meta_bytes))?;
-    let map = match file.extension().and_then(|e| e.to_str()) {
-        Some("png") => Heightmap::from_png(&bytes, &meta)?,
-        Some("f32") => Heightmap::from_f32_le(&bytes, &meta)?,
+    let sidecar = String::from_utf8_lossy(&read(&file.with_extension("json"))?).into_owned();
+    Ok((extension, bytes, sidecar))
+}
+
+fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
+    let (extension, bytes, sidecar) = read_dem(file)?;
+    decode_heightmap(&bytes, extension, &sidecar)
+}
+
+/// Decodes DEM file bytes of `extension` (`png` or `f32`) with their sidecar's JSON; returns
+/// the DEM and the BLAKE3 of `bytes`.
+fn decode_heightmap(
+    bytes: &[u8],
+    extension: &str,
+    sidecar: &str,
+) -> Result<(Heightmap, String), HeightmapSourceError> {
+    let meta = HeightmapMeta::from_json(sidecar)?;
+    let map = match extension {
+        "png" => Heightmap::from_png(bytes, &meta)?,
+        "f32" => Heightmap::from_f32_le(bytes, &meta)?,
         _ => return Err(HeightmapSourceError::Extension),
     };
-    Ok((map, blake3::hash(&bytes).to_hex().to_string()))
+    Ok((map, blake3::hash(bytes).to_hex().to_string()))
 }
 
 #[cfg(test)]

@@ -62,20 +62,28 @@ pub fn remove_files(path: &Path) {
     }
 }
 
-/// Creates a world file for `session`'s terrain and settings. The heightmap path (already
-/// relative to where the command runs) is stored absolute, with the file's BLAKE3.
+/// Creates a world file for `session`'s terrain and settings. A heightmap (its path already
+/// relative to where the command runs) is stored in the world itself ([`EmbeddedDem`]), so
+/// the world can be moved, and served to clients that lack the file; its absolute path is
+/// kept only to say where it came from, and its BLAKE3 beside it.
 ///
 /// # Errors
 /// A file already there, an unusable heightmap path, SQLite failures.
+///
+/// [`EmbeddedDem`]: crate::session::EmbeddedDem
 pub fn create(
     path: &Path,
     session: &Session,
     heightmap_blake3: Option<&str>,
 ) -> anyhow::Result<Store> {
     let generator = match &session.generator {
-        GeneratorSpec::Heightmap { path: p, .. } => {
+        GeneratorSpec::Heightmap {
+            path: p,
+            embedded: None,
+            ..
+        } => {
             let abs = std::fs::canonicalize(p).with_context(|| format!("heightmap {p:?}"))?;
-            GeneratorSpec::with_base(&session.generator, Path::new("")).with_path(abs)
+            session.generator.clone().with_path(abs).embedded()?
         }
         g => g.clone(),
     };
@@ -143,7 +151,9 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 file.display(),
                 i.format_version
             )?;
-            writeln!(o, "generator   {}", i.generator_json)?;
+            let shown = serde_json::from_str::<GeneratorSpec>(&i.generator_json)
+                .map_or_else(|_| i.generator_json.clone(), |g| g.summary_json());
+            writeln!(o, "generator   {shown}")?;
             if let Some(h) = &i.heightmap_blake3 {
                 writeln!(o, "heightmap   blake3 {h}")?;
             }

@@ -144,30 +144,112 @@ fn world_new_and_bad_files() {
     );
 }
 
-/// A world whose heightmap was moved away or changed gives an error naming it.
+/// A world carries its DEM: it loads to the same field after the DEM file changed, went
+/// away, and the world itself moved to another folder; `world info` shows the generator
+/// without the DEM's bytes.
 #[test]
-fn a_missing_or_changed_heightmap_is_an_error() {
+fn a_world_carries_its_heightmap() {
     let dir = tempfile::tempdir().unwrap();
     let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let data = root().join("data/heightmaps");
     for f in ["jacksboro_3arcsec.png", "jacksboro_3arcsec.json"] {
         std::fs::copy(data.join(f), dir.path().join(f)).unwrap();
     }
-    let session = r#"{"format": "loam-session", "version": 2, "field": {"voxel_size": 1.0},
-        "generator": {"kind": "heightmap", "path": "jacksboro_3arcsec.png",
-                      "placement": {"horizontal_scale": 0.1, "vertical_scale": 0.1}}}"#;
+    // One dig, so the hash covers bricks sampled from the DEM.
+    let session = HEIGHTMAP_SESSION.replace(
+        "\"ops\": []",
+        r#""ops": [{"kind": "sphere", "mode": "dig", "center": [0, 33.2, 0], "radius": 5.0}]"#,
+    );
     std::fs::write(d("s.json"), session).unwrap();
-    ok(loam(&[
-        "world",
-        "new",
-        &d("w.loam"),
-        "--session",
+    let replayed = ok(loam(&[
+        "replay",
         &d("s.json"),
+        "--out",
+        &d("out"),
+        "--fast",
+        "--world",
+        &d("w.loam"),
     ]));
-    ok(loam(&["world", "info", &d("w.loam")]));
+    let before = hash(&replayed);
+    let info = ok(loam(&["world", "info", &d("w.loam")]));
+    assert_eq!(hash(&info), before);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("\"extension\":\"png\"")
+            && text.contains("<288272 base64 characters>")
+            && text.len() < 4096,
+        "{text}"
+    );
     // Changed: another DEM's bytes under the same name.
     let png = dir.path().join("jacksboro_3arcsec.png");
     let mut bytes = std::fs::read(&png).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 0x55;
+    std::fs::write(&png, &bytes).unwrap();
+    assert_eq!(hash(&ok(loam(&["world", "info", &d("w.loam")]))), before);
+    // Gone, and the world moved.
+    std::fs::remove_file(&png).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let moved = other.path().join("moved.loam");
+    std::fs::rename(d("w.loam"), &moved).unwrap();
+    let info = ok(loam(&["world", "info", moved.to_str().unwrap()]));
+    assert_eq!(hash(&info), before);
+    // Exported as a session, it carries the DEM too, and replays to the same field.
+    ok(loam(&[
+        "world",
+        "export",
+        moved.to_str().unwrap(),
+        "--out",
+        &d("export.json"),
+    ]));
+    let out = other.path().join("replay");
+    let again = ok(loam(&[
+        "replay",
+        &d("export.json"),
+        "--out",
+        out.to_str().unwrap(),
+        "--fast",
+    ]));
+    assert_eq!(hash(&again), before);
+}
+
+/// A small Jacksboro world (0.1 m per DEM sample horizontally and vertically).
+const HEIGHTMAP_SESSION: &str = r#"{"format": "loam-session", "version": 2,
+    "field": {"voxel_size": 1.0},
+    "generator": {"kind": "heightmap", "path": "jacksboro_3arcsec.png",
+                  "placement": {"horizontal_scale": 0.1, "vertical_scale": 0.1}},
+    "ops": []}"#;
+
+/// A world made before worlds carried their DEM (its generator names the file) reads the
+/// file, and one whose DEM was changed or moved away gives an error naming it.
+#[test]
+fn a_world_without_its_heightmap_inside_needs_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let data = root().join("data/heightmaps");
+    for f in ["jacksboro_3arcsec.png", "jacksboro_3arcsec.json"] {
+        std::fs::copy(data.join(f), dir.path().join(f)).unwrap();
+    }
+    let png = dir.path().join("jacksboro_3arcsec.png");
+    let mut bytes = std::fs::read(&png).unwrap();
+    let generator = serde_json::json!({
+        "kind": "heightmap",
+        "path": png,
+        "placement": {"horizontal_scale": 0.1, "vertical_scale": 0.1},
+    });
+    let settings = serde_json::from_value(serde_json::json!({"voxel_size": 1.0})).unwrap();
+    let blake3 = blake3::hash(&bytes).to_hex().to_string();
+    drop(
+        loam_store::Store::create(
+            Path::new(&d("w.loam")),
+            &generator.to_string(),
+            &settings,
+            Some(&blake3),
+        )
+        .unwrap(),
+    );
+    ok(loam(&["world", "info", &d("w.loam")]));
+    // Changed: another DEM's bytes under the same name.
     let n = bytes.len();
     bytes[n - 20] ^= 0x55;
     std::fs::write(&png, &bytes).unwrap();

@@ -376,3 +376,64 @@ async fn a_client_too_slow_to_read_is_disconnected() {
     assert!(fast.sync(false).await.unwrap().matches());
     server.shutdown().await.unwrap();
 }
+
+/// A generator JSON larger than a message (a heightmap world carries its DEM) reaches the
+/// client whole, in parts before the welcome, on a join and on a reconnect; the client
+/// then edits and matches the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generator_larger_than_a_message_arrives_in_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3 MiB of padding beside the spec's fields, over the 1 MiB message limit; not ASCII
+    // only, so a part boundary can fall inside a character.
+    let mut spec: serde_json::Value = serde_json::from_str(&crate::util::gen_json()).unwrap();
+    spec["padding"] = "é-loam-".repeat(3 << 17).into();
+    let json = spec.to_string();
+    assert!(json.len() > 3 << 20);
+    let path = dir.path().join("big.loam");
+    drop(
+        loam_store::Store::create(&path, &json, &loam_field::FieldSettings::default(), None)
+            .unwrap(),
+    );
+    let server = start(&path, |_| {}).await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let inner = factory();
+    let record = seen.clone();
+    let recording: loam_net::GeneratorFactory = std::sync::Arc::new(move |j: &str| {
+        record.lock().unwrap().push(j.to_owned());
+        inner(j)
+    });
+    let mut c = Client::connect(ClientConfig::new(
+        server.url(),
+        viewer(0.0, 0.0, 0.0, 8.0),
+        recording,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(seen.lock().unwrap().as_slice(), std::slice::from_ref(&json));
+    c.send_op(1, dig(3.0)).await.unwrap();
+    while c.pending_ops() > 0 {
+        c.next_event().await.unwrap();
+    }
+    c.drop_connection();
+    assert!(c.reconnect().await.unwrap());
+    assert!(c.sync(false).await.unwrap().matches());
+
+    // By hand: parts of at most a quarter of the limit, in order, then the welcome without
+    // the JSON.
+    let mut ws = raw(&server.url()).await;
+    send_raw(&mut ws, hello(None)).await;
+    let mut joined = Vec::new();
+    let welcome = loop {
+        match recv_raw(&mut ws).await.unwrap() {
+            ServerMessage::WorldPart { bytes } => {
+                assert!(!bytes.is_empty() && bytes.len() <= loam_net::DEFAULT_MAX_MESSAGE_BYTES / 4);
+                joined.extend(bytes);
+            }
+            ServerMessage::Welcome(w) => break w,
+            m => panic!("{m:?} before the welcome"),
+        }
+    };
+    assert_eq!(joined, json.as_bytes());
+    assert!(welcome.world.generator_json.is_empty());
+    server.shutdown().await.unwrap();
+}

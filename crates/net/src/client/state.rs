@@ -498,7 +498,7 @@ impl State {
             ServerMessage::Disconnect { reason } => {
                 return Err(NetError::Disconnected { reason });
             }
-            ServerMessage::Welcome(_) | ServerMessage::Refused(_) => {
+            ServerMessage::Welcome(_) | ServerMessage::Refused(_) | ServerMessage::WorldPart { .. } => {
                 return Err(NetError::Protocol("a second welcome".into()));
             }
         }

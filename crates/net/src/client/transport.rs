@@ -9,7 +9,10 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async_with_conf
 
 use super::ClientConfig;
 use crate::error::NetError;
-use crate::protocol::{ClientMessage, Hello, PROTOCOL_VERSION, Resume, ServerMessage, Welcome};
+use crate::protocol::{
+    ClientMessage, Hello, MAX_GENERATOR_JSON_BYTES, PROTOCOL_VERSION, Resume, ServerMessage,
+    Welcome,
+};
 
 pub(super) type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -42,11 +45,38 @@ pub(super) async fn open(
     ws.send(Message::Binary(hello.encode().into()))
         .await
         .map_err(ws_error)?;
-    let first = tokio::time::timeout(config.timeout, next_message(&mut ws, max))
-        .await
-        .map_err(|_| NetError::Timeout("the welcome"))??;
+    // A generator too large for one message comes in parts first.
+    let mut json = Vec::new();
+    let first = loop {
+        let m = tokio::time::timeout(config.timeout, next_message(&mut ws, max))
+            .await
+            .map_err(|_| NetError::Timeout("the welcome"))??;
+        match m {
+            ServerMessage::WorldPart { bytes } => {
+                if json.len() + bytes.len() > MAX_GENERATOR_JSON_BYTES {
+                    return Err(NetError::Protocol(format!(
+                        "the world's generator is over {MAX_GENERATOR_JSON_BYTES} bytes"
+                    )));
+                }
+                json.extend_from_slice(&bytes);
+            }
+            m => break m,
+        }
+    };
     match first {
-        ServerMessage::Welcome(w) if w.protocol == PROTOCOL_VERSION => Ok((ws, w)),
+        ServerMessage::Welcome(mut w) if w.protocol == PROTOCOL_VERSION => {
+            if !json.is_empty() {
+                if !w.world.generator_json.is_empty() {
+                    return Err(NetError::Protocol(
+                        "the welcome has a generator after its parts".into(),
+                    ));
+                }
+                w.world.generator_json = String::from_utf8(json).map_err(|_| {
+                    NetError::Protocol("the world's generator parts are not UTF-8".into())
+                })?;
+            }
+            Ok((ws, w))
+        }
         ServerMessage::Welcome(w) => Err(NetError::Protocol(format!(
             "the server welcomed with protocol {}",
             w.protocol

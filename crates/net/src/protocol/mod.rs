@@ -57,8 +57,18 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this build speaks. A hello with another version is refused with
 /// [`RefusalCode::ProtocolVersion`]. Version 2 added blocks (block ops, block events, block
 /// catch-ups, the block hash); version 3 added presence (a client's position and aim, the
-/// other players); version 4 patches only the samples an op changed, not whole bricks.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// other players); version 4 patches only the samples an op changed, not whole bricks;
+/// version 5 sends a generator too large for one message in parts before the welcome
+/// ([`ServerMessage::WorldPart`]).
+pub const PROTOCOL_VERSION: u32 = 5;
+
+/// Largest generator JSON a client takes in parts ([`ServerMessage::WorldPart`]), bytes
+/// (2 GiB: a heightmap world carries its DEM, at most 2²⁸ samples of 4 bytes, in base64).
+pub const MAX_GENERATOR_JSON_BYTES: usize = 1 << 31;
+
+/// Largest [`ServerMessage::WorldPart`] the server sends, bytes (256 KiB, and at most a
+/// quarter of its message limit).
+pub const WORLD_PART_BYTES: usize = 256 << 10;
 
 /// Default largest message either side accepts, bytes (1 MiB). A catch-up is split into
 /// messages of at most half of the limit.
@@ -368,6 +378,15 @@ pub enum ServerMessage {
     Disconnect {
         /// Why.
         reason: String,
+    },
+    /// Part of the world's generator JSON ([`WorldMeta::generator_json`], UTF-8 bytes in
+    /// order), sent before the welcome when the welcome would not fit a message (a
+    /// heightmap world carries its DEM). The welcome's `generator_json` is then empty and
+    /// the parts, joined, are it.
+    WorldPart {
+        /// The next bytes of the JSON.
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
     },
 }
 

@@ -17,7 +17,8 @@ use super::conn::PeerLink;
 use super::order::{Command, Order, Peer, SEQ_EVERY, chunks, encoded, push};
 use crate::interest::region_for;
 use crate::protocol::{
-    BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, Welcome, WireBrick,
+    BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, WORLD_PART_BYTES, Welcome,
+    WireBrick,
 };
 
 impl Order {
@@ -111,16 +112,25 @@ impl Order {
             self.ring
                 .plan(r.last_seq, self.seq, &r.region, id, self.outbox / 2)
         });
+        let mut world = self.meta.clone();
+        let mut frames: Vec<Bytes> = Vec::new();
+        let part = WORLD_PART_BYTES.min(self.max_message / 4);
+        if world.generator_json.len() > part {
+            let json = std::mem::take(&mut world.generator_json);
+            frames.extend(json.as_bytes().chunks(part).map(|c| {
+                Bytes::from(ServerMessage::WorldPart { bytes: c.to_vec() }.encode())
+            }));
+        }
         let welcome = Welcome {
             protocol: PROTOCOL_VERSION,
             client_id: id,
-            world: self.meta.clone(),
+            world,
             seq: self.seq,
             resumed: plan.is_some(),
             last_op_id: self.last_op.get(&id).copied(),
         };
         let welcome_resumed = welcome.resumed;
-        let mut frames: Vec<Bytes> = vec![ServerMessage::Welcome(welcome).encode().into()];
+        frames.push(ServerMessage::Welcome(welcome).encode().into());
         let (keep, stale) = match (&hello.resume, plan) {
             (Some(r), Some(p)) => {
                 frames.extend(p.frames);
