@@ -404,3 +404,55 @@ async fn block_ops_queued_while_disconnected_are_sent_on_reconnect() {
     assert_eq!(a.block_hash(None), hash);
     server.shutdown().await.unwrap();
 }
+
+/// A client away while blocks fell and the server restarted resumes by sequence, not with a
+/// snapshot: the terrain ops it missed come as ops, and (the block events before the
+/// restart being gone) every block of its region comes whole. It then holds exactly the
+/// server's blocks and terrain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_resumes_across_a_restart_of_a_world_with_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_flat_world(dir.path());
+    let server = start(&world, |_| {}).await;
+    let addr = server.local_addr();
+    let mut a = client(&server, 0.0).await;
+    let mut b = client(&server, 1.0).await;
+    let mut last = 0;
+    for y in 0..3 {
+        last = a.send_block_op(&place(full(0, y, 0))).await.unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    assert!(b.sync(false).await.unwrap().matches());
+    drain(&mut b).await;
+    assert_eq!(b.blocks().store().len(), 3);
+    b.drop_connection();
+    // While B is away: the tower's foot knocked out (it falls), a dig, another block.
+    let knock = a
+        .send_block_op(&BlockOp::Break { at: full(0, 0, 0) })
+        .await
+        .unwrap();
+    confirmed(&mut a, knock).await.unwrap();
+    let dig = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [6.0, 0.0, 0.0],
+        radius: 1.5,
+        material: 0,
+        blend: 0.0,
+    };
+    let dug = a.send_op(1, dig).await.unwrap();
+    confirmed(&mut a, dug).await.unwrap();
+    let placed = a.send_block_op(&place(full(3, 0, 0))).await.unwrap();
+    confirmed(&mut a, placed).await.unwrap();
+    settled(&server).await;
+    // The server restarts; after it, one more block.
+    server.shutdown().await.unwrap();
+    let server = start(&world, |c| c.listen = addr).await;
+    a.reconnect().await.unwrap();
+    let after = a.send_block_op(&place(full(4, 0, 0))).await.unwrap();
+    confirmed(&mut a, after).await.unwrap();
+    let (hash, file) = settled(&server).await;
+    assert!(b.reconnect().await.unwrap(), "resumed, not a snapshot");
+    same_as_server(&mut b, hash, &file).await;
+    assert_eq!(b.confirmed_field().hash(), a.confirmed_field().hash());
+    server.shutdown().await.unwrap();
+}

@@ -328,14 +328,16 @@ impl Order {
                         to_all: false,
                     }
                 }
-                // What a block op changed before the restart is not kept: a client resuming
-                // across one takes a snapshot.
+                // A block op never writes terrain. The block records it and the events
+                // after it made before the restart are not kept (`lose_events_upto` below):
+                // a client resuming across it is sent its region's blocks whole, and never
+                // this entry's frame (author 0, no block box).
                 LogRecord::Block(e) => RingEntry {
                     seq: e.seq,
                     event: false,
                     author: 0,
                     frame: Bytes::new(),
-                    written: None,
+                    written: Some(None),
                     reach: None,
                     blocks: None,
                     to_all: false,

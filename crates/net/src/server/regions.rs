@@ -131,14 +131,15 @@ impl Order {
         };
         let welcome_resumed = welcome.resumed;
         frames.push(ServerMessage::Welcome(welcome).encode().into());
-        let (keep, stale) = match (&hello.resume, plan) {
+        let (keep, stale, keep_blocks) = match (&hello.resume, plan) {
             (Some(r), Some(p)) => {
                 frames.extend(p.frames);
-                (r.region.intersection(&region), p.stale)
+                let keep = r.region.intersection(&region);
+                (keep, p.stale, if p.blocks_lost { None } else { keep })
             }
-            _ => (None, BTreeSet::new()),
+            _ => (None, BTreeSet::new(), None),
         };
-        frames.extend(self.block_catch_up(region, keep));
+        frames.extend(self.block_catch_up(region, keep_blocks));
         frames.extend(self.catch_up(&hello.viewer, region, keep, &stale));
         let peer = Peer {
             conn,

@@ -35,6 +35,10 @@ pub(crate) struct RingEntry {
 pub(crate) struct ResumePlan {
     pub frames: Vec<Bytes>,
     pub stale: BTreeSet<[i32; 3]>,
+    /// Block events it may have missed are no longer known (a restart, or evicted from the
+    /// ring): it is sent every block of its region, not only those of the part it did not
+    /// hold. Block ops never write terrain, so its bricks still resume from the ops.
+    pub blocks_lost: bool,
 }
 
 /// The last ops and block events, oldest first, at most `cap`.
@@ -98,7 +102,8 @@ impl Ring {
     /// The plan for a client of id `author` that held `held` after op `from`, the log now
     /// being at `to`; `None` if the ring no longer has op `from` and every op after it (or
     /// `from` is beyond `to`), if one of them changed bricks nobody knows, or if more than
-    /// `max_frames` ops would be sent: then the client needs a full snapshot.
+    /// `max_frames` ops would be sent: then the client needs a full snapshot. Block events
+    /// lost after `from` only ask for the region's blocks ([`ResumePlan::blocks_lost`]).
     ///
     /// The client has op `from` but maybe not all of its patches (the connection may have
     /// dropped between the op and its patches), so the bricks op `from` patched are stale.
@@ -112,10 +117,13 @@ impl Ring {
     ) -> Option<ResumePlan> {
         // Needed: every op after `from`, and the block events after op `from` itself (the
         // client may have missed some of them; records applied twice change nothing).
-        if from > to || from < self.start || self.events_lost.is_some_and(|s| s >= from) {
+        if from > to || from < self.start {
             return None;
         }
-        let mut plan = ResumePlan::default();
+        let mut plan = ResumePlan {
+            blocks_lost: self.events_lost.is_some_and(|s| s >= from),
+            ..ResumePlan::default()
+        };
         if from > 0 {
             let last = self
                 .entries
@@ -253,6 +261,12 @@ mod tests {
         assert!(p.frames.is_empty() && p.stale.is_empty());
         // Op 1 left the ring but is still known: a resume from it works.
         assert!(ring.plan(1, 5, &held, 1, 100).is_some());
+        // Block events lost up to op 4 (a restart): a resume from before asks for the
+        // region's blocks whole; its bricks still resume from the ops.
+        ring.lose_events_upto(4);
+        let p = ring.plan(3, 5, &held, 1, 100).unwrap();
+        assert!(p.blocks_lost && p.stale == cube(2, 3));
+        assert!(!ring.plan(5, 5, &held, 1, 100).unwrap().blocks_lost);
         // Nothing known about op `start` (a ring filled after a restart): a snapshot.
         let mut fresh = Ring::new(4, 3);
         fresh.push(entry(4, 7, b([3; 3], [3; 3]), Some(b([3; 3], [4; 3]))));
