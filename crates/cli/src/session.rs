@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
 use loam_field::{
     CaveSettings, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
     NoiseTerrainSettings,
 };
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::session_blocks::BlocksSpec;

@@ -428,7 +428,9 @@ async fn a_generator_larger_than_a_message_arrives_in_parts() {
     let welcome = loop {
         match recv_raw(&mut ws).await.unwrap() {
             ServerMessage::WorldPart { bytes } => {
-                assert!(!bytes.is_empty() && bytes.len() <= loam_net::DEFAULT_MAX_MESSAGE_BYTES / 4);
+                assert!(
+                    !bytes.is_empty() && bytes.len() <= loam_net::DEFAULT_MAX_MESSAGE_BYTES / 4
+                );
                 joined.extend(bytes);
             }
             ServerMessage::Welcome(w) => break w,

@@ -498,7 +498,9 @@ impl State {
             ServerMessage::Disconnect { reason } => {
                 return Err(NetError::Disconnected { reason });
             }
-            ServerMessage::Welcome(_) | ServerMessage::Refused(_) | ServerMessage::WorldPart { .. } => {
+            ServerMessage::Welcome(_)
+            | ServerMessage::Refused(_)
+            | ServerMessage::WorldPart { .. } => {
                 return Err(NetError::Protocol("a second welcome".into()));
             }
         }

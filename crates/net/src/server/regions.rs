@@ -117,9 +117,11 @@ impl Order {
         let part = WORLD_PART_BYTES.min(self.max_message / 4);
         if world.generator_json.len() > part {
             let json = std::mem::take(&mut world.generator_json);
-            frames.extend(json.as_bytes().chunks(part).map(|c| {
-                Bytes::from(ServerMessage::WorldPart { bytes: c.to_vec() }.encode())
-            }));
+            frames.extend(
+                json.as_bytes()
+                    .chunks(part)
+                    .map(|c| Bytes::from(ServerMessage::WorldPart { bytes: c.to_vec() }.encode())),
+            );
         }
         let welcome = Welcome {
             protocol: PROTOCOL_VERSION,
