@@ -113,6 +113,9 @@ async fn run(
     });
     // Set when a reconnect found another world at the address: no more tries.
     let mut gave_up: Option<String> = None;
+    // Why the connection went (the server's reason, e.g. its shutdown), kept in the status
+    // line while reconnecting: each failed try would otherwise replace it.
+    let mut dropped: Option<String> = None;
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Edits held back behind an undo or redo that waits for this client's own ops to come
@@ -161,7 +164,10 @@ async fn run(
                     }
                     Ok(ClientEvent::Pong { rtt }) => status.rtt_ms = Some(rtt.as_secs_f64() * 1e3),
                     Ok(_) => field_changed = true,
-                    Err(e) => status.note = format!("disconnected: {e}"),
+                    Err(e) => {
+                        status.note = format!("disconnected: {e}");
+                        dropped = Some(e.to_string());
+                    }
                 },
             }
         } else {
@@ -177,6 +183,7 @@ async fn run(
                 match client.reconnect().await {
                     Ok(resumed) => {
                         field_changed = true;
+                        dropped = None;
                         status.note = if resumed {
                             "reconnected (resumed)".into()
                         } else {
@@ -191,10 +198,13 @@ async fn run(
                     Err(e) => {
                         let waiting =
                             client.pending_ops() + client.pending_block_ops() + held.len();
+                        let after = dropped
+                            .as_ref()
+                            .map_or_else(String::new, |d| format!(" after \"{d}\""));
                         status.note = if waiting > 0 {
-                            format!("reconnecting ({waiting} edits wait): {e}")
+                            format!("reconnecting{after} ({waiting} edits wait): {e}")
                         } else {
-                            format!("reconnecting: {e}")
+                            format!("reconnecting{after}: {e}")
                         };
                     }
                 }
@@ -435,6 +445,25 @@ mod tests {
         config.listen = "127.0.0.1:0".parse().unwrap();
         let server = rt.block_on(loam_net::serve(config)).unwrap();
         (dir, rt, server)
+    }
+
+    /// A server stopping says why, and the status line keeps saying it while the client
+    /// tries to reconnect (each failed try replaced it within a second).
+    #[test]
+    fn the_reason_a_server_gave_stays_while_reconnecting() {
+        let (_dir, rt, server) = serve_new_world();
+        let a = connect(&server.url(), "a", None, [0.0, 0.0, 0.0], |_| 16.0).unwrap();
+        wait_for(&a.link, None, |s, _| s.connected);
+        rt.block_on(server.shutdown()).unwrap();
+        let (s, _) = wait_for(&a.link, None, |s, _| s.note.starts_with("reconnecting"));
+        assert!(!s.connected);
+        assert!(
+            s.note.contains("after \"")
+                && s.note.contains("the server is shutting down")
+                && s.note.contains("Connection refused"),
+            "{}",
+            s.note
+        );
     }
 
     /// Block ops from the editor go through the client thread to the server's order; the
