@@ -185,19 +185,6 @@ fn weld_exact(parts: &[WeldPart]) -> (Vec<[f64; 3]>, Vec<u32>) {
 
 /// Edges used by one triangle that are not on the outer boundary of the union of the boxes.
 fn inner_open_edges(s: &Scene) -> Vec<([f64; 3], [f64; 3])> {
-    let mut edges: Vec<(u32, u32)> = s
-        .indices
-        .chunks_exact(3)
-        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
-        .collect();
-    edges.sort_unstable();
-    let mut count: Vec<((u32, u32), usize)> = Vec::new();
-    for e in edges {
-        match count.last_mut() {
-            Some((last, c)) if *last == e => *c += 1,
-            _ => count.push((e, 1)),
-        }
-    }
     let inside = |p: [f64; 3]| {
         s.boxes
             .iter()
@@ -210,10 +197,9 @@ fn inner_open_edges(s: &Scene) -> Vec<([f64; 3], [f64; 3])> {
             !inside([p[0] + d[0], p[1] + d[1], p[2] + d[2]])
         })
     };
-    count
+    loam_mesh::boundary_edges(&s.indices)
         .into_iter()
-        .filter(|&(_, c)| c == 1)
-        .map(|((a, b), _)| (s.positions[a as usize], s.positions[b as usize]))
+        .map(|(a, b)| (s.positions[a as usize], s.positions[b as usize]))
         .filter(|&(a, b)| {
             let m = [0, 1, 2].map(|k| 0.5 * (a[k] + b[k]));
             !(outer(a) && outer(b) && outer(m))
