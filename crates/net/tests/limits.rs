@@ -238,6 +238,57 @@ async fn misbehaving_clients_are_disconnected_with_a_reason() {
     server.shutdown().await.unwrap();
 }
 
+/// A client far over the op rate, still sending when the server drops it, reads the
+/// reason: the server reads (and drops) what the client still sends until its close frame
+/// rather than closing a socket with unread data, which the kernel answers with a reset
+/// that destroys the client's unread copy of the `Disconnect` ("connection reset").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_client_reads_why_it_was_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.ops_per_second = 20.0;
+        c.limits.op_burst = 5.0;
+    })
+    .await;
+    for round in 0..3 {
+        let mut ws = joined(&server.url(), None).await;
+        // Sent without reading; sends after the drop may fail, which is fine.
+        for i in 1..=3000 {
+            let m = tokio_tungstenite::tungstenite::Message::Binary(op_msg(i, dig(0.0)).into());
+            if futures_util::SinkExt::feed(&mut ws, m).await.is_err() {
+                break;
+            }
+        }
+        let _ = futures_util::SinkExt::flush(&mut ws).await;
+        let reason = disconnect_reason(&mut ws).await;
+        assert!(reason.contains("rate limit"), "round {round}: {reason:?}");
+        // The same with the client library, whose send fails first.
+        let cfg = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 8.0), factory());
+        let mut c = Client::connect(cfg).await.unwrap();
+        let mut error = None;
+        for i in 0..3000 {
+            if let Err(e) = c.send_op(i + 1, dig(0.0)).await {
+                error = Some(e);
+                break;
+            }
+        }
+        let error = match error {
+            Some(e) => e,
+            None => loop {
+                if let Err(e) = c.next_event().await {
+                    break e;
+                }
+            },
+        };
+        assert!(
+            matches!(&error, NetError::Disconnected { reason } if reason.contains("rate limit")),
+            "round {round}: {error}"
+        );
+    }
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_ops_are_refused_by_op_id_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -280,6 +280,25 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     {
         writer.abort();
     }
+    linger(&mut stream).await;
+}
+
+/// How long a closing connection still reads what its client sends.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// Reads and drops what the client still sends, up to its close frame, the end of the
+/// stream or [`LINGER`]: a socket closed with unread data is answered by the kernel with a
+/// reset, and a reset can destroy the client's unread copy of the `Disconnect` (a client
+/// dropped for flooding would see "connection reset" instead of the reason).
+async fn linger(stream: &mut (impl StreamExt<Item = Result<Message, axum::Error>> + Unpin)) {
+    let _ = tokio::time::timeout(LINGER, async {
+        while let Some(Ok(m)) = stream.next().await {
+            if matches!(m, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// A token bucket: `rate` per second on average, `burst` at once.
