@@ -1,8 +1,9 @@
 //! The load benchmark: N real WebSocket clients editing at a fixed rate.
 //!
 //! Client `i` stands on a grid (`spacing_m` apart) and digs and builds small balls (radius
-//! 0.6–1.4 m) on the ground within 6 m of where it stands, `rate` ops per second, for
-//! `warmup_s` then `seconds`. Latency is from sending an op to receiving it back in the
+//! 0.6–1.4 m) on the ground within 6 m of where it stands, `rate` ops per second (client `i`
+//! of `N` sending its first op `i / N` of a period after the start), for `warmup_s` then
+//! `seconds`. Latency is from sending an op to receiving it back in the
 //! server's order. The figures count the ops sent after the warm-up (the first edits in a
 //! place generate its bricks on the server and on the client, a one-off cost that a
 //! player's first second in a new place pays); the warm-up's own p99 is reported beside
@@ -182,7 +183,10 @@ async fn one(
     // loop ends with the window.
     let window = end - start + Duration::from_secs(1);
     let period = Duration::try_from_secs_f64(1.0 / cfg.rate).map_or(window, |p| p.min(window));
-    let mut tick = tokio::time::interval(period);
+    // Clients' schedules are spread evenly over a period (client i starts i/N of a period
+    // in), as independent players' are, rather than all sending at the same instants.
+    let phase = period.mul_f64(i as f64 / cfg.clients as f64);
+    let mut tick = tokio::time::interval_at((start + phase).into(), period);
     // Open loop: a late tick is made up at once, so the offered rate stays `rate` whatever the
     // timer's granularity (1 ms) and the scheduling delays.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
