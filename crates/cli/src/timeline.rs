@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use loam_field::EditOp;
+use loam_field::{EditOp, Num};
 use loam_mesh::Mesher;
 use loam_world::{Viewer, WorldSettings};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -179,12 +179,15 @@ fn check_time(what: &str, t: f64, last: f64) -> Result<(), String> {
     }
     if t < last {
         return Err(format!(
-            "{what}: time {t} s goes back (the previous one is {last} s)"
+            "{what}: time {} s goes back (the previous one is {} s)",
+            Num(t),
+            Num(last)
         ));
     }
     if t > MAX_TIMELINE_S {
         return Err(format!(
-            "{what}: time {t} s is beyond the longest timeline, {MAX_TIMELINE_S} s"
+            "{what}: time {} s is beyond the longest timeline, {MAX_TIMELINE_S} s",
+            Num(t)
         ));
     }
     Ok(())
@@ -209,7 +212,7 @@ pub fn validate(
     if !(0.001..=1.0).contains(&world.frame_s) {
         return Err(format!(
             "world.frame_s = {} is outside [0.001, 1]",
-            world.frame_s
+            Num(world.frame_s)
         ));
     }
     let mut last = 0.0;

@@ -237,7 +237,7 @@ pub enum CoordError {
         value: f64,
     },
     /// The coordinate maps to a sample index outside `i32`.
-    #[error("coordinate {value} m is outside the sample range at voxel size {voxel_size} m")]
+    #[error("coordinate {} m is outside the sample range at voxel size {voxel_size} m", crate::num(.value))]
     OutOfRange {
         /// The offending value, in metres.
         value: f64,

@@ -43,6 +43,7 @@ mod field;
 mod generator;
 mod hash;
 mod history;
+mod num;
 mod op;
 mod quant;
 mod raycast;
@@ -65,6 +66,7 @@ pub use generator::{
 };
 pub use hash::FieldHash;
 pub use history::{History, HistoryHeader, HistoryPartsError, SharedStroke};
+pub use num::{Num, num};
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
 pub use quant::{QMAX, Quant};
 pub use raycast::{

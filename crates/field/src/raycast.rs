@@ -70,13 +70,13 @@ pub enum RaycastError {
         direction: [f64; 3],
     },
     /// The maximum distance is negative.
-    #[error("ray max_distance {max_distance} m is negative")]
+    #[error("ray max_distance {} m is negative", crate::num(.max_distance))]
     NegativeDistance {
         /// The distance given, metres.
         max_distance: f64,
     },
     /// The maximum distance is above [`RAY_MAX_DISTANCE_VOXELS`] voxels.
-    #[error("ray max_distance {max_distance} m is above the limit of {max} m (10^6 voxels)")]
+    #[error("ray max_distance {} m is above the limit of {max} m (10^6 voxels)", crate::num(.max_distance))]
     TooLong {
         /// The distance given, metres.
         max_distance: f64,

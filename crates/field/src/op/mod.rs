@@ -277,7 +277,7 @@ impl EditOp {
 #[non_exhaustive]
 pub enum EditError {
     /// A position or size is NaN or infinite.
-    #[error("edit `{name}` is not finite ({value})")]
+    #[error("edit `{name}` is not finite ({})", crate::num(.value))]
     NotFinite {
         /// Which parameter.
         name: &'static str,
@@ -285,13 +285,13 @@ pub enum EditError {
         value: f64,
     },
     /// The radius is zero or negative.
-    #[error("edit radius {radius} m must be > 0")]
+    #[error("edit radius {} m must be > 0", crate::num(.radius))]
     RadiusNotPositive {
         /// The radius, metres.
         radius: f64,
     },
     /// The radius is above the field's limit.
-    #[error("edit radius {radius} m is above the limit of {max} m")]
+    #[error("edit radius {} m is above the limit of {max} m", crate::num(.radius))]
     RadiusTooLarge {
         /// The radius, metres.
         radius: f64,
@@ -299,7 +299,7 @@ pub enum EditError {
         max: f64,
     },
     /// Another parameter is out of its range.
-    #[error("edit `{name}` = {value} is out of range: {range}")]
+    #[error("edit `{name}` = {} is out of range: {range}", crate::num(.value))]
     OutOfRangeValue {
         /// Which parameter.
         name: &'static str,

@@ -68,7 +68,7 @@ pub enum Falloff {
 #[non_exhaustive]
 pub enum FalloffError {
     /// The exponent of [`Falloff::Sharp`] is NaN, infinite or outside `[2, 64]`.
-    #[error("sharp falloff exponent n = {n} must be finite and in [{min}, {max}]")]
+    #[error("sharp falloff exponent n = {} must be finite and in [{min}, {max}]", crate::num(.n))]
     SharpExponent {
         /// The exponent given.
         n: f64,

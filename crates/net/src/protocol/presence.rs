@@ -90,7 +90,7 @@ pub enum AimError {
         point: [f64; 3],
     },
     /// The radius is not in `[0, max]`.
-    #[error("tool radius {radius} m is out of range [0, {max}]")]
+    #[error("tool radius {} m is out of range [0, {max}]", loam_field::num(.radius))]
     Radius {
         /// The radius, metres.
         radius: f64,
