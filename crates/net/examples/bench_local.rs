@@ -13,6 +13,12 @@
 //! neighbours' ops near the shared edges, and patches where it cannot reproduce them).
 //! `ISLANDS` 0 turns off the server's search for lumps of terrain a dig cuts loose (default
 //! 1: on, as a server runs). Defaults: 64 clients, 313 ops/s each (20 000 in all), 10 s.
+//!
+//! To run the server and the clients as two processes (e.g. each pinned to its own core
+//! with `taskset`, the nearest this machine comes to clients on other machines):
+//! `LOAM_BENCH_SERVE=1 bench_local …` starts only the server, prints its URL and serves
+//! until its standard input closes; `LOAM_BENCH_URL=ws://… bench_local …` runs only the
+//! clients against it.
 
 use std::sync::Arc;
 
@@ -75,7 +81,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if islands == 0 {
         config.islands = None;
     }
+    if let Ok(url) = std::env::var("LOAM_BENCH_URL") {
+        let mut bench = BenchConfig::new(url, clients, rate, seconds, factory());
+        bench.spacing_m = spacing;
+        println!("{}", bench_net(bench).await?.json());
+        return Ok(());
+    }
     let server = serve(config).await?;
+    if std::env::var_os("LOAM_BENCH_SERVE").is_some() {
+        println!("{}", server.url());
+        tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin())).await??;
+        server.shutdown().await?;
+        return Ok(());
+    }
     let mut bench = BenchConfig::new(server.url(), clients, rate, seconds, factory());
     bench.spacing_m = spacing;
     let report = bench_net(bench).await?;
