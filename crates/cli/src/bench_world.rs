@@ -34,7 +34,8 @@ pub struct BenchWorldArgs {
     /// Radius of each dig, metres.
     #[arg(long, default_value_t = 4.0)]
     pub radius: f64,
-    /// Seconds between digs (the front end runs frames of the session's length in between).
+    /// Seconds between digs (the front end runs frames of the session's length in between;
+    /// 0 to 3 600).
     #[arg(long, default_value_t = 0.1)]
     pub interval: f64,
     /// The mesher.
@@ -78,6 +79,11 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     let finite = |v: f64| v.is_finite() && v >= 0.0;
     if !(args.radius > 0.0 && finite(args.radius) && finite(args.interval)) {
         bail!("--radius must be > 0 and --interval finite and ≥ 0");
+    }
+    // Frames of the walk are simulated, not slept: an hour between digs is already ~10⁵
+    // frames per dig (it hung without a word at 1e300).
+    if args.interval > 3600.0 {
+        bail!("--interval is at most 3600 s");
     }
     let loaded = session::load(&args.session)?;
     let field = Field::new(loaded.session.field, Arc::new(loaded.generator))?;

@@ -107,6 +107,10 @@ mod tests {
         assert!(e.contains("not HOST:PORT"), "{e}");
         let e = parse(&["loam", "serve", w, "--listen", "nohost.invalid:7905"]).unwrap_err();
         assert!(e.contains("\"nohost.invalid\" does not resolve"), "{e}");
+        // A bad port is named as such (it blamed the name "127.0.0.1").
+        let e = parse(&["loam", "serve", w, "--listen", "127.0.0.1:70000"]).unwrap_err();
+        assert!(e.contains("the port \"70000\" is not a number"), "{e}");
+        assert!(parse(&["loam", "serve", w, "--listen", "[::1]:7878"]).is_ok());
         let e = parse(&["loam", "serve", w, "--token", ""]).unwrap_err();
         assert!(e.contains("must not be empty"), "{e}");
         let url = "--url=ws://127.0.0.1:7878/ws";

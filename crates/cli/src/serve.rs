@@ -44,6 +44,11 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     if let Ok(a) = s.parse() {
         return Ok(a);
     }
+    if let Some((_, port)) = s.rsplit_once(':')
+        && port.parse::<u16>().is_err()
+    {
+        return Err(format!("the port {port:?} is not a number from 0 to 65535"));
+    }
     std::net::ToSocketAddrs::to_socket_addrs(s)
         .map_err(|e| match s.rsplit_once(':') {
             Some((host, _)) => format!("the name {host:?} does not resolve ({e})"),
@@ -115,7 +120,8 @@ pub struct BenchNetArgs {
     #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: usize,
     /// Ops per second per client (above 0, at most 100 000). `loam serve` disconnects a client
-    /// that sends more than 1 000 messages per second (its rate limit).
+    /// that sends more than 1 000 messages per second on average beyond a burst of 1 000 (its
+    /// rate limit: a run of a few seconds a little above it can pass).
     #[arg(long, default_value_t = 313.0, allow_negative_numbers = true, value_parser = parse_rate)]
     pub rate: f64,
     /// Seconds of load measured, after the warm-up (above 0, at most 3 600).
@@ -137,7 +143,8 @@ pub(crate) fn factory() -> GeneratorFactory {
         let spec: GeneratorSpec = serde_json::from_str(json).map_err(|e| e.to_string())?;
         session::build_generator(&spec, Path::new("."))
             .map(|(g, _)| g)
-            .map_err(|e| format!("{e:#}"))
+            // With its causes (a missing heightmap file says why).
+            .map_err(|e| format!("{:#}", anyhow::Error::from(e)))
     })
 }
 
@@ -214,4 +221,21 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     let report = runtime()?.block_on(bench_net(config))?;
     println!("{}", report.json());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A world's generator that cannot be built says why, causes included (a missing
+    /// heightmap file's error was cut to its path).
+    #[test]
+    fn a_generator_error_keeps_its_cause() {
+        let json = r#"{"kind": "heightmap", "path": "/nonexistent/dem.png"}"#;
+        let Err(e) = super::factory()(json) else {
+            panic!("built a generator from a missing file");
+        };
+        assert!(
+            e.contains("/nonexistent/dem.png") && e.contains("No such file"),
+            "{e}"
+        );
+    }
 }

@@ -70,6 +70,15 @@ pub enum SessionError {
         #[source]
         source: HeightmapSourceError,
     },
+    /// The DEM a world (or an exported session) carries could not be decoded.
+    #[error("the DEM embedded in the generator (made from {from:?})")]
+    EmbeddedHeightmap {
+        /// The file it was read from when the world was made (not read now).
+        from: PathBuf,
+        /// Why.
+        #[source]
+        source: HeightmapSourceError,
+    },
     /// The generator settings were rejected.
     #[error(transparent)]
     Generator(#[from] loam_field::GeneratorError),
@@ -262,15 +271,18 @@ pub fn build_generator(
             embedded,
         } => {
             let file = base.join(rel);
-            let wrap = |source| SessionError::Heightmap {
-                path: file.clone(),
-                source,
-            };
             let (map, hash) = match embedded {
-                Some(e) => e.decode(),
-                None => read_heightmap(&file),
-            }
-            .map_err(wrap)?;
+                Some(e) => e
+                    .decode()
+                    .map_err(|source| SessionError::EmbeddedHeightmap {
+                        from: file.clone(),
+                        source,
+                    })?,
+                None => read_heightmap(&file).map_err(|source| SessionError::Heightmap {
+                    path: file.clone(),
+                    source,
+                })?,
+            };
             (Generator::heightmap(&map, placement, caves)?, Some(hash))
         }
     })

@@ -177,6 +177,9 @@ fn check_time(what: &str, t: f64, last: f64) -> Result<(), String> {
     if !t.is_finite() {
         return Err(format!("{what}: time {t} is not a finite number"));
     }
+    if t < 0.0 {
+        return Err(format!("{what}: time {} s is negative", Num(t)));
+    }
     if t < last {
         return Err(format!(
             "{what}: time {} s goes back (the previous one is {} s)",
@@ -325,6 +328,21 @@ mod tests {
                 .contains("longest")
         );
         assert!(validate(2, &[op(Some(f64::INFINITY))], &[], &w).is_err());
+        // A first op before 0 s is negative, not "going back" from an op that is not there;
+        // huge and tiny times take an exponent.
+        assert_eq!(
+            validate(2, &[op(Some(-1e-300))], &[], &w).unwrap_err(),
+            "op 0: time -1e-300 s is negative"
+        );
+        assert_eq!(
+            validate(2, &[op(Some(2.0)), op(Some(1.5))], &[], &w).unwrap_err(),
+            "op 1: time 1.5 s goes back (the previous one is 2 s)"
+        );
+        assert!(
+            validate(2, &[op(Some(1e300))], &[], &w)
+                .unwrap_err()
+                .starts_with("op 0: time 1e300 s is beyond")
+        );
         assert!(
             validate(1, &[op(Some(1.0))], &[], &w)
                 .unwrap_err()

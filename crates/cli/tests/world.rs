@@ -211,6 +211,19 @@ fn a_world_carries_its_heightmap() {
         "--fast",
     ]));
     assert_eq!(hash(&again), before);
+    // A damaged embedded DEM is named as such, not as the file it came from (not read).
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("export.json")).unwrap()).unwrap();
+    s["generator"]["embedded"]["extension"] = "tif".into();
+    std::fs::write(d("bad.json"), s.to_string()).unwrap();
+    let o = loam(&["replay", &d("bad.json"), "--out", &d("o4"), "--fast"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the DEM embedded in the generator (made from ")
+            && err.contains("unknown heightmap extension"),
+        "{err}"
+    );
 }
 
 /// A small Jacksboro world (0.1 m per DEM sample horizontally and vertically).

@@ -178,14 +178,15 @@ async fn one(
     let mut seed = 0x1000 + i as u64;
     let measured = start + Duration::from_secs_f64(cfg.warmup_s);
     let end = measured + Duration::from_secs_f64(cfg.seconds);
-    // One op per 1/rate s; a period past the window's end (a tiny rate: 1/rate may not even
-    // fit a Duration) is cut to it, which changes nothing: the first tick is at once and the
-    // loop ends with the window.
+    // One op per 1/rate s. Clients' schedules are spread evenly over a period (client i
+    // starts i/N of a period in), as independent players' are, rather than all sending at
+    // the same instants. A first op or period past the window's end (a tiny rate: 1/rate may
+    // not even fit a Duration) is cut to just past it, which changes nothing: the loop ends
+    // with the window.
     let window = end - start + Duration::from_secs(1);
-    let period = Duration::try_from_secs_f64(1.0 / cfg.rate).map_or(window, |p| p.min(window));
-    // Clients' schedules are spread evenly over a period (client i starts i/N of a period
-    // in), as independent players' are, rather than all sending at the same instants.
-    let phase = period.mul_f64(i as f64 / cfg.clients as f64);
+    let past = |s: f64| Duration::try_from_secs_f64(s).map_or(window, |d| d.min(window));
+    let period = past(1.0 / cfg.rate);
+    let phase = past(i as f64 / cfg.clients as f64 / cfg.rate);
     let mut tick = tokio::time::interval_at((start + phase).into(), period);
     // Open loop: a late tick is made up at once, so the offered rate stays `rate` whatever the
     // timer's granularity (1 ms) and the scheduling delays.

@@ -74,7 +74,7 @@ async fn a_rate_below_one_op_per_window_ends_with_the_window() {
     let server = start(&new_world(dir.path()), |_| {}).await;
     // 1e-20 ops/s: 1/rate s does not fit a Duration (it panicked).
     for rate in [0.0001, 1e-20] {
-        let mut cfg = BenchConfig::new(server.url(), 2, rate, 0.5, factory());
+        let mut cfg = BenchConfig::new(server.url(), 8, rate, 0.5, factory());
         cfg.warmup_s = 0.0;
         let started = std::time::Instant::now();
         let report = tokio::time::timeout(std::time::Duration::from_secs(60), bench_net(cfg))
@@ -82,8 +82,8 @@ async fn a_rate_below_one_op_per_window_ends_with_the_window() {
             .expect("the benchmark ends")
             .unwrap();
         assert!(started.elapsed().as_secs_f64() < 30.0);
-        // Client 0 sends at once; client 1 half a period (cut to the window plus 1 s) later,
-        // past the window's end.
+        // Client 0 sends at once; client i starts i/8 of a period (1/rate s) later, past the
+        // window's end.
         assert_eq!(report.sent, 1, "{report:?}");
         assert!(report.converged);
     }
