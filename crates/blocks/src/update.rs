@@ -140,10 +140,15 @@ impl BlockWorld {
             let Some(piece) = self.pieces.get_mut(&id) else {
                 continue;
             };
-            // Rubble nudged in place is a real change for a replica; a falling piece's
-            // pose is not tracked (a replica plays the fall back itself).
+            // Rubble nudged in place is a real change for a replica, and so is rubble
+            // whose motion changed in place (e.g. it fell asleep again: its velocity became
+            // 0, which a replica reads as asleep, and which the record, hashed whole,
+            // carries); a falling piece's pose is not tracked (a replica plays the fall
+            // back itself).
             let nudged = matches!(piece.state, PieceState::Rubble { .. })
-                && piece.pose != SavedPose::from(pose);
+                && (piece.pose != SavedPose::from(pose)
+                    || piece.velocity != state.linear_velocity
+                    || piece.spin != state.angular_velocity);
             piece.pose = pose.into();
             piece.velocity = state.linear_velocity;
             piece.spin = state.angular_velocity;

@@ -83,6 +83,9 @@ pub struct BenchReport {
     pub dropped: u64,
     /// Whether every client's field equalled the server's over its region at the end.
     pub converged: bool,
+    /// The clients that did not ([`BenchReport::converged`] false), and which of their
+    /// hashes differed from the server's; empty when every one converged.
+    pub diverged: Vec<Diverged>,
     /// Clients that ran.
     pub clients: usize,
     /// Ops sent, warm-up included.
@@ -106,6 +109,19 @@ impl BenchReport {
     }
 }
 
+/// A client whose region differed from the server's at the end of a benchmark.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Diverged {
+    /// The client's index (0-based, as in its name `bench-{client}`).
+    pub client: usize,
+    /// The sequence number both hashes were at.
+    pub seq: u64,
+    /// Whether the terrain (field) hashes differed.
+    pub terrain: bool,
+    /// Whether the block hashes differed.
+    pub blocks: bool,
+}
+
 struct One {
     sent: u64,
     /// Latencies of the ops sent in the measured window.
@@ -114,6 +130,7 @@ struct One {
     warmup: Vec<Duration>,
     dropped: u64,
     converged: bool,
+    diverged: Option<Diverged>,
     last_ack: Instant,
 }
 
@@ -197,6 +214,7 @@ async fn one(
         warmup: Vec::new(),
         dropped: 0,
         converged: false,
+        diverged: None,
         last_ack: start,
     };
     let take = |e: ClientEvent, out: &mut One| match e {
@@ -244,7 +262,16 @@ async fn one(
         }
     }
     out.dropped += client.pending_ops() as u64;
-    out.converged = client.sync(false).await?.matches();
+    let report = client.sync(false).await?;
+    out.converged = report.matches();
+    if !out.converged {
+        out.diverged = Some(Diverged {
+            client: i,
+            seq: report.seq,
+            terrain: report.server != report.local,
+            blocks: report.blocks_server != report.blocks_local,
+        });
+    }
     client.close().await;
     Ok(out)
 }
@@ -304,6 +331,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
     let (mut sent, mut dropped, mut converged) = (0, 0, true);
+    let mut diverged = Vec::new();
     let mut last = measured;
     for t in tasks {
         let one = t
@@ -312,6 +340,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         sent += one.sent;
         dropped += one.dropped;
         converged &= one.converged;
+        diverged.extend(one.diverged);
         last = last.max(one.last_ack);
         latencies.extend(one.latencies);
         warmup.extend(one.warmup);
@@ -325,6 +354,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         p99_ms: percentile(&latencies, 0.99),
         dropped,
         converged,
+        diverged,
         clients: cfg.clients,
         sent,
         confirmed: (latencies.len() + warmup.len()) as u64,

@@ -54,7 +54,7 @@ pub mod interest;
 pub mod protocol;
 mod server;
 
-pub use bench::{BenchConfig, BenchReport, bench_net};
+pub use bench::{BenchConfig, BenchReport, Diverged, bench_net};
 pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
 pub use error::NetError;

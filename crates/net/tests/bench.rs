@@ -18,6 +18,7 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     cfg.warmup_s = 0.5;
     let report = bench_net(cfg).await.unwrap();
     assert!(report.converged, "{report:?}");
+    assert!(report.diverged.is_empty());
     assert_eq!(report.dropped, 0);
     assert_eq!(report.clients, 4);
     assert!(report.sent > 0);
@@ -33,7 +34,14 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     assert!(report.warmup_p99_ms.unwrap() > 0.0 && p50 > 0.0);
     assert!(p50 <= p99);
     let line: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
-    for key in ["ops_per_s", "p50_ms", "p99_ms", "dropped", "converged"] {
+    for key in [
+        "ops_per_s",
+        "p50_ms",
+        "p99_ms",
+        "dropped",
+        "converged",
+        "diverged",
+    ] {
         assert!(line.get(key).is_some(), "the JSON line has {key}");
     }
     let status = server.status().await.unwrap();

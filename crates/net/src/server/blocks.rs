@@ -292,10 +292,26 @@ impl Order {
         }
     }
 
-    /// Where a delta's records lie, and whether it removes pieces (everyone is told).
-    fn reach_of(&self, delta: &BlockDelta) -> (Option<BrickBox>, bool) {
+    /// Where a delta's records lie, and where the pieces it moves were last sent from, and
+    /// whether it removes pieces (everyone is told). A piece's record goes to the clients
+    /// whose region holds its new brick *and* to those whose region held the brick of its
+    /// last record: rubble nudged across a brick border (or moving off as it starts to fall)
+    /// would otherwise stay, at rest, in the old region's replicas and their block hash.
+    fn reach_of(&mut self, delta: &BlockDelta) -> (Option<BrickBox>, bool) {
         let vs = self.field.settings().voxel_size;
-        (delta_box(delta, vs), !delta.gone.is_empty())
+        let mut reach = delta_box(delta, vs);
+        for p in &delta.pieces {
+            let now = brick_of_piece(p, vs);
+            if let Some(old) = self.piece_bricks.insert(p.id, now) {
+                let b = reach.get_or_insert(BrickBox { min: old, max: old });
+                b.min = [0, 1, 2].map(|i| b.min[i].min(old[i]));
+                b.max = [0, 1, 2].map(|i| b.max[i].max(old[i]));
+            }
+        }
+        for id in &delta.gone {
+            self.piece_bricks.remove(id);
+        }
+        (reach, !delta.gone.is_empty())
     }
 
     fn push_events(&mut self, delta: BlockDelta) {

@@ -179,6 +179,8 @@ pub(crate) struct Order {
     pub(super) islands: Option<IslandSettings>,
     /// Digs' changed boxes waiting for the next tick's lump search.
     pub(super) pending_cuts: Vec<loam_field::SampleBox>,
+    /// The brick of each piece's last record sent out ([`Order::reach_of`]).
+    pub(super) piece_bricks: BTreeMap<loam_blocks::PieceId, [i32; 3]>,
     pub(super) seq: u64,
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
@@ -350,6 +352,11 @@ impl Order {
         if had_blocks {
             ring.lose_events_upto(loaded.last_seq);
         }
+        let piece_bricks = blocks
+            .world
+            .pieces()
+            .map(|p| (p.id, crate::blocks::brick_of_piece(p, settings.voxel_size)))
+            .collect();
         let micros = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_micros() as u64);
@@ -373,6 +380,7 @@ impl Order {
             stepped_at: Instant::now(),
             islands: cfg.islands,
             pending_cuts: Vec::new(),
+            piece_bricks,
             seq: loaded.last_seq,
             meta: WorldMeta {
                 generator_json: json,
