@@ -23,6 +23,17 @@ pub fn place(at: BlockPos) -> BlockOp {
     }
 }
 
+/// A dig 6 m from the origin, beside the test blocks (they keep their ground).
+fn small_dig() -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [6.0, 0.0, 0.0],
+        radius: 1.5,
+        material: 0,
+        blend: 0.0,
+    }
+}
+
 pub async fn client(server: &ServerHandle, x: f64) -> Client {
     let cfg = ClientConfig::new(server.url(), viewer(x, 4.0, 0.0, 24.0), factory());
     Client::connect(cfg).await.unwrap()
@@ -374,14 +385,7 @@ async fn block_ops_queued_while_disconnected_are_sent_on_reconnect() {
     let mut a = client(&server, 0.0).await;
     a.drop_connection();
     let first = a.queue_block_op(&place(full(0, 0, 0))).await;
-    let dig = EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [6.0, 0.0, 0.0],
-        radius: 1.5,
-        material: 0,
-        blend: 0.0,
-    };
-    let between = a.queue_op(1, dig).await.unwrap();
+    let between = a.queue_op(1, small_dig()).await.unwrap();
     let second = a.queue_block_op(&place(full(0, 1, 0))).await;
     assert!(first < between && between < second);
     assert_eq!((a.pending_block_ops(), a.pending_ops()), (2, 1));
@@ -432,14 +436,7 @@ async fn a_client_resumes_across_a_restart_of_a_world_with_blocks() {
         .await
         .unwrap();
     confirmed(&mut a, knock).await.unwrap();
-    let dig = EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [6.0, 0.0, 0.0],
-        radius: 1.5,
-        material: 0,
-        blend: 0.0,
-    };
-    let dug = a.send_op(1, dig).await.unwrap();
+    let dug = a.send_op(1, small_dig()).await.unwrap();
     confirmed(&mut a, dug).await.unwrap();
     let placed = a.send_block_op(&place(full(3, 0, 0))).await.unwrap();
     confirmed(&mut a, placed).await.unwrap();
