@@ -6,6 +6,17 @@ use loam_field::{CsgMode, EditOp};
 use std::path::Path;
 use std::time::Instant;
 
+/// A ball of radius 3 m dug at the ground's height `h` over the origin.
+fn dig(h: f64) -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [0.0, h, 0.0],
+        radius: 3.0,
+        material: 0,
+        blend: 0.0,
+    }
+}
+
 /// Waits for the client thread's reports until `done` holds for one; returns the newest
 /// field seen with it.
 fn wait_for(
@@ -138,13 +149,7 @@ fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
     let before = a.field.hash();
     (a.link.send)(RemoteCommand::Op {
         stroke: 1,
-        op: EditOp::Sphere {
-            mode: CsgMode::Subtract,
-            center: [0.0, h, 0.0],
-            radius: 3.0,
-            material: 0,
-            blend: 0.0,
-        },
+        op: dig(h),
     });
     // The op shows at once (predicted), then comes back in the server's order.
     let (status, field) = wait_for(&a.link, None, |s, f| {
@@ -240,13 +245,7 @@ fn presence_and_own_undo_go_through_the_client_thread() {
     // A digs, then undoes its stroke: both fields are back where they were.
     (a.link.send)(RemoteCommand::Op {
         stroke: 1,
-        op: EditOp::Sphere {
-            mode: CsgMode::Subtract,
-            center: [0.0, h, 0.0],
-            radius: 3.0,
-            material: 0,
-            blend: 0.0,
-        },
+        op: dig(h),
     });
     let (sa, fa) = wait_for(&a.link, None, |s, f| {
         s.seq == 1 && s.pending == 0 && f.is_some()
