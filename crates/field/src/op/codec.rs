@@ -78,6 +78,18 @@ impl LogEntry {
     /// # Errors
     /// [`DecodeError`]: malformed bytes, a newer version, an unknown kind, bad fields.
     pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        // The whole record first: a record that decodes has a head too, so only a failure
+        // reads the head again to say what is wrong (the order of the checks below).
+        if let Ok(entry) = whole::<Self>(bytes) {
+            return match entry.v {
+                0 => Err(DecodeError::Malformed("record version 0".into())),
+                v if v > LOG_VERSION => Err(DecodeError::NewerVersion {
+                    found: v.into(),
+                    max: LOG_VERSION,
+                }),
+                _ => Ok(entry),
+            };
+        }
         let head: Head = whole(bytes).map_err(DecodeError::Malformed)?;
         if head.v == 0 {
             return Err(DecodeError::Malformed("record version 0".into()));
