@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::util::*;
-use loam_field::{Brick, BrickKey, EditError, EditOp, Field, FieldSettings, SamplePos};
+use loam_field::{Brick, BrickKey, CsgMode, EditError, EditOp, Field, FieldSettings, SamplePos};
 
 /// Exact values of a dig then a build of the same ball on flat ground `y − 10`, band 2.
 #[test]
@@ -330,6 +330,65 @@ fn oversized_ops_are_refused() {
     assert_eq!(f.brick_count(), 0);
     // A ball of radius 3 m (30 voxels) is well under the default limit.
     assert!(f.apply(&dig([0.0, 0.0, 0.0], 3.0)).unwrap().samples_changed > 0);
+}
+
+/// Sizes too large are named as what they are, with their value: a box's half extent is not
+/// "the edit radius", and a capsule's ends 1e300 m apart are 1e300 m apart (the squares of
+/// the differences overflow; the length does not).
+#[test]
+fn oversized_shapes_name_the_size() {
+    let mut f = Field::new(FieldSettings::default(), Arc::new(flat_generator(0.0))).unwrap();
+    let hash = f.hash();
+    let cuboid = EditOp::Cuboid {
+        mode: CsgMode::Union,
+        center: [0.0; 3],
+        half_extents: [1.0, 1e300, 1.0],
+        rotation: [0.0, 0.0, 0.0, 1.0],
+        material: 1,
+        blend: 0.0,
+    };
+    let e = f.apply(&cuboid).unwrap_err();
+    assert_eq!(
+        e,
+        EditError::SizeTooLarge {
+            name: "half_extents.y",
+            value: 1e300,
+            max: 64.0
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "edit `half_extents.y` = 1e300 m is above the limit of 64 m"
+    );
+    let capsule = |b: [f64; 3]| EditOp::Capsule {
+        mode: CsgMode::Subtract,
+        a: [0.0; 3],
+        b,
+        radius: 1.0,
+        material: 0,
+        blend: 0.0,
+    };
+    let e = f.apply(&capsule([0.0, 1e300, 0.0])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "edit `length` = 1e300 m is above the limit of 128 m"
+    );
+    // Three axes at 1e300: the length is √3 · 1e300, finite.
+    let e = f.apply(&capsule([1e300, 1e300, 1e300])).unwrap_err();
+    let EditError::SizeTooLarge { name, value, max } = e else {
+        panic!("{e:?}");
+    };
+    assert_eq!((name, max), ("length", 128.0));
+    assert!((value / 1e300 - 3f64.sqrt()).abs() < 1e-15, "{value}");
+    // The longest axis allowed is still allowed, and one a hair longer is not.
+    assert!(f.apply(&capsule([128.0, 0.0, 0.0])).is_ok());
+    let hash_after = f.hash();
+    assert!(matches!(
+        f.apply(&capsule([128.000001, 0.0, 0.0])),
+        Err(EditError::SizeTooLarge { name: "length", .. })
+    ));
+    assert_eq!(f.hash(), hash_after);
+    assert_ne!(hash, hash_after);
 }
 
 /// Edits and fills on the last bricks of the sample range do not overflow.

@@ -298,6 +298,17 @@ pub enum EditError {
         /// The limit (`FieldSettings::max_edit_radius`), metres.
         max: f64,
     },
+    /// A size other than the radius (a box's half extent, a torus's radii, a capsule's or
+    /// cylinder's axis length) is above its limit.
+    #[error("edit `{name}` = {} m is above the limit of {} m", crate::num(.value), crate::num(.max))]
+    SizeTooLarge {
+        /// Which parameter.
+        name: &'static str,
+        /// Its value, metres.
+        value: f64,
+        /// The limit, metres (`FieldSettings::max_edit_radius`; twice that for an axis).
+        max: f64,
+    },
     /// Another parameter is out of its range.
     #[error("edit `{name}` = {} is out of range: {range}", crate::num(.value))]
     OutOfRangeValue {

@@ -32,7 +32,15 @@ fn radius(name: &'static str, r: f64, max: f64) -> Result<(), EditError> {
         });
     }
     if r > max {
-        return Err(EditError::RadiusTooLarge { radius: r, max });
+        return Err(if name == "radius" {
+            EditError::RadiusTooLarge { radius: r, max }
+        } else {
+            EditError::SizeTooLarge {
+                name,
+                value: r,
+                max,
+            }
+        });
     }
     Ok(())
 }
@@ -81,11 +89,15 @@ fn blend(b: f64, max: f64) -> Result<(), EditError> {
     range("blend", b, (0.0..=max).contains(&b), "[0, max_edit_radius]")
 }
 
+/// `|b − a|`, scaled so that the squares do not overflow (points 1e300 m apart are 1e300 m
+/// apart, not infinitely far); infinite only when a difference is.
 fn length(a: &[f64; 3], b: &[f64; 3]) -> f64 {
-    (0..3)
-        .map(|i| (a[i] - b[i]) * (a[i] - b[i]))
-        .sum::<f64>()
-        .sqrt()
+    let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let m = d.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+    if m == 0.0 || !m.is_finite() {
+        return m;
+    }
+    m * d.iter().map(|c| (c / m) * (c / m)).sum::<f64>().sqrt()
 }
 
 /// The checks every falloff brush shares: its centre, its radius, its amount (`name`,
@@ -162,12 +174,13 @@ impl EditOp {
                 point(B, b)?;
                 radius("radius", *r, max_radius)?;
                 let len = length(a, b);
-                range(
-                    "length",
-                    len,
-                    len <= 2.0 * max_radius,
-                    "[0, 2 · max_edit_radius]",
-                )?;
+                if len > 2.0 * max_radius {
+                    return Err(EditError::SizeTooLarge {
+                        name: "length",
+                        value: len,
+                        max: 2.0 * max_radius,
+                    });
+                }
                 if matches!(self, EditOp::Cylinder { .. }) && len < 1e-9 {
                     return Err(EditError::Degenerate { name: "b − a" });
                 }
