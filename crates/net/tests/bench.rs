@@ -3,8 +3,11 @@
 //! client converges, the warm-up is reported apart, and the world file loads to the
 //! server's field after a clean stop.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use loam_field::FieldSettings;
-use loam_net::{BenchConfig, bench_net};
+use loam_net::{BenchConfig, GeneratorFactory, bench_net};
 use loam_store::Store;
 
 use crate::util::{factory, new_world, start};
@@ -14,9 +17,20 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     let dir = tempfile::tempdir().unwrap();
     let world = new_world(dir.path());
     let server = start(&world, |c| c.bake_every_ops = 50).await;
-    let mut cfg = BenchConfig::new(server.url(), 4, 40.0, 1.5, factory());
+    // The clients build the generator once between them (each got its own: a DEM decoded
+    // per client).
+    let built = Arc::new(AtomicUsize::new(0));
+    let counted: GeneratorFactory = {
+        let built = built.clone();
+        Arc::new(move |json: &str| {
+            built.fetch_add(1, Ordering::SeqCst);
+            factory()(json)
+        })
+    };
+    let mut cfg = BenchConfig::new(server.url(), 4, 40.0, 1.5, counted);
     cfg.warmup_s = 0.5;
     let report = bench_net(cfg).await.unwrap();
+    assert_eq!(built.load(Ordering::SeqCst), 1);
     assert!(report.converged, "{report:?}");
     assert!(report.diverged.is_empty());
     assert_eq!(report.dropped, 0);

@@ -3,6 +3,8 @@
 //! Decoding reads bytes, never files, so that `loam-field` stays free of I/O (DESIGN.md); the
 //! caller reads the image and its JSON sidecar.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{GeneratorError, check};
@@ -302,8 +304,9 @@ impl Default for HeightmapPlacement {
 pub(crate) struct HeightmapGround {
     width: usize,
     rows: usize,
-    /// World heights, row-major, metres.
-    h: Vec<f64>,
+    /// World heights, row-major, metres; shared by the generator's clones (a DEM of millions
+    /// of samples is held once however many fields or clients use it).
+    h: Arc<[f64]>,
     cell: [f64; 2],
     origin: [f64; 2],
     slope: f64,
@@ -363,7 +366,7 @@ impl HeightmapGround {
         Ok(Self {
             width,
             rows,
-            h,
+            h: h.into(),
             cell,
             origin: [
                 -0.5 * cell[0] * (width - 1) as f64,
