@@ -48,6 +48,12 @@ enum WorldCommand {
         /// The session file to write.
         #[arg(long)]
         out: PathBuf,
+        /// Leave the blocks out: write the terrain ops only. A world with blocks (placed in
+        /// the editor, or terrain a server's digs cut loose) is otherwise refused, since a
+        /// session holds terrain ops and one block scene, not a log of both. Block ops never
+        /// change the terrain, so the session's terrain is the world's, bit for bit.
+        #[arg(long)]
+        terrain_only: bool,
     },
 }
 
@@ -233,7 +239,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 loaded.last_seq
             )?;
         }
-        WorldCommand::Export { file, out } => {
+        WorldCommand::Export {
+            file,
+            out,
+            terrain_only,
+        } => {
             // Only the metadata and the ops are read: damaged bricks do not stop an export.
             let store = open_read_only(file)?;
             let spec: GeneratorSpec = serde_json::from_str(&store.generator_json()?)
@@ -243,15 +253,17 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 loam_blocks::BlocksFile::decode(&b.data)
                     .map_or(true, |f| !f.blocks.is_empty() || !f.pieces.is_empty())
             });
-            if snapshot_has_blocks || !store.block_ops_after(0)?.is_empty() {
+            let block_ops = info.block_ops;
+            let has_blocks = snapshot_has_blocks || block_ops > 0;
+            if has_blocks && !terrain_only {
                 bail!(
-                    "{file:?} has blocks: a session holds terrain ops and a block scene, not a log of both, so it cannot be exported"
+                    "{file:?} has blocks: a session holds terrain ops and a block scene, not a log of both, so it cannot be exported whole (`--terrain-only` writes its terrain without the blocks)"
                 );
             }
-            if info.ops != info.last_seq {
+            if info.ops + info.block_ops != info.last_seq {
                 bail!(
                     "{file:?} was compacted ({} of {} ops left): its ops no longer describe the world",
-                    info.ops,
+                    info.ops + info.block_ops,
                     info.last_seq
                 );
             }
@@ -286,7 +298,15 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 out,
                 (serde_json::to_string_pretty(&session)? + "\n").as_bytes(),
             )?;
-            writeln!(o, "exported {} ops to {}", info.last_seq, out.display())?;
+            write!(o, "exported {} ops to {}", info.ops, out.display())?;
+            if has_blocks {
+                write!(o, " (blocks left out: {block_ops} block ops")?;
+                if snapshot_has_blocks {
+                    write!(o, " and the blocks of the last bake")?;
+                }
+                write!(o, ")")?;
+            }
+            writeln!(o)?;
         }
     }
     Ok(())

@@ -326,3 +326,68 @@ fn a_replay_that_fails_leaves_no_world_file() {
         assert!(left.is_empty(), "{left:?}");
     }
 }
+
+/// A world with blocks is exported whole only as its terrain, on request: the session's
+/// terrain is the world's bit for bit (block ops never write terrain). Served worlds usually
+/// have blocks (lumps the server's digs cut loose), and could not be exported at all.
+#[test]
+fn a_world_with_blocks_exports_its_terrain_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let session = root().join("examples/sculpt.json");
+    let want = hash(&ok(loam(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        &d("out"),
+        "--fast",
+        "--world",
+        &d("w.loam"),
+    ])));
+    {
+        let mut store = loam_store::Store::open(Path::new(&d("w.loam"))).unwrap();
+        let place: loam_blocks::BlockOp = serde_json::from_str(
+            r#"{"kind": "place", "at": {"size": "full", "cell": [0, 60, 0]}, "material": 1}"#,
+        )
+        .unwrap();
+        store
+            .append_records(&[loam_store::LogRecord::Block(loam_store::BlockLogEntry {
+                seq: 35,
+                step: 0,
+                op: place.encode(),
+            })])
+            .unwrap();
+    }
+    let info = ok(loam(&["world", "info", &d("w.loam")]));
+    assert_eq!(hash(&info), want);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("34 terrain and 1 block ops"));
+    let e = loam(&["world", "export", &d("w.loam"), "--out", &d("x.json")]);
+    assert!(!e.status.success());
+    let why = String::from_utf8_lossy(&e.stderr);
+    assert!(
+        why.contains("has blocks") && why.contains("--terrain-only"),
+        "{why}"
+    );
+    assert!(!dir.path().join("x.json").exists());
+    let x = ok(loam(&[
+        "world",
+        "export",
+        &d("w.loam"),
+        "--out",
+        &d("x.json"),
+        "--terrain-only",
+    ]));
+    let said = String::from_utf8_lossy(&x.stdout);
+    assert!(
+        said.contains("exported 34 ops") && said.contains("blocks left out: 1 block ops"),
+        "{said}"
+    );
+    let again = ok(loam(&[
+        "replay",
+        &d("x.json"),
+        "--out",
+        &d("out2"),
+        "--fast",
+    ]));
+    assert_eq!(hash(&again), want);
+}
