@@ -5,9 +5,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use loam_net::{BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
+use loam_net::{BackupPlan, BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
 
 use crate::session::{self, GeneratorSpec};
 
@@ -27,6 +28,32 @@ pub struct ServeArgs {
     /// Most clients at once, at least 1.
     #[arg(long, default_value_t = 256, value_parser = parse_max_clients)]
     pub max_clients: usize,
+    /// Back the world up into this folder while it is served (made if missing): a whole
+    /// copy when the server starts and every `--backup-every` minutes after, named after
+    /// the world and the UTC time (`WORLD-20261202T081500.123Z.loam`), copied a little at a
+    /// time between edits. Nothing else can copy a served world: the server holds it locked.
+    #[arg(long)]
+    pub backup_dir: Option<PathBuf>,
+    /// Minutes between two backups (1/60 to 43 200, i.e. 1 s to 30 days).
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true, value_parser = parse_backup_every, requires = "backup_dir")]
+    pub backup_every: f64,
+    /// Backups kept in `--backup-dir` (1 to 10 000): the oldest of this world's beyond are
+    /// deleted after each new one.
+    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = parse_backup_keep, requires = "backup_dir")]
+    pub backup_keep: usize,
+}
+
+fn parse_backup_every(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |m: f64| (1.0 / 60.0..=43_200.0).contains(&m),
+        "1/60 to 43200 minutes (1 s to 30 days)",
+    )
+}
+
+fn parse_backup_keep(s: &str) -> Result<usize, String> {
+    let n = number(s, |n: i64| (1..=10_000).contains(&n), "1 to 10000 backups")?;
+    Ok(n as usize)
 }
 
 /// A token or name: any text but the empty one (a server with an empty token would refuse
@@ -175,6 +202,11 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.listen = args.listen;
     config.token = args.token.clone();
     config.limits.max_clients = args.max_clients;
+    config.backups = args.backup_dir.as_ref().map(|dir| BackupPlan {
+        dir: dir.clone(),
+        every: Duration::from_secs_f64((args.backup_every * 60.0).max(1.0)),
+        keep: args.backup_keep,
+    });
     runtime()?.block_on(async {
         let server = serve(config)
             .await

@@ -63,7 +63,7 @@ pub use protocol::{
     Aim, BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Player, PresenceReport, Viewer,
 };
 pub use server::{
-    GeneratorFactory, Limits, ServerConfig, ServerHandle, ServerStatus, WS_PATH, serve,
+    BackupPlan, GeneratorFactory, Limits, ServerConfig, ServerHandle, ServerStatus, WS_PATH, serve,
 };
 
 /// An error with its causes, `a: b: c`.

@@ -2,6 +2,7 @@
 //! the server's limits, eight clients converging through disconnects, a killed server, and
 //! blocks and collapses ordered by the server, presence, and undo over the network.
 
+mod backup;
 mod bench;
 mod blocks;
 mod converge;

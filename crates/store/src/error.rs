@@ -138,6 +138,14 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// An online backup could not be started or went wrong (the world is unchanged).
+    #[error("backup to {path:?}: {why}")]
+    Backup {
+        /// The backup's file.
+        path: PathBuf,
+        /// What SQLite said.
+        why: String,
+    },
     /// SQLite failed (after retries where retrying helps).
     #[error("SQLite failed")]
     Sqlite(#[from] rusqlite::Error),

@@ -30,11 +30,16 @@
 //!   transaction. Only then may [`Store::compact`] drop the covered ops.
 //! - **Loading** = baked bricks + saved history + newer ops replayed, equal bit for bit to a
 //!   full replay from the generator.
+//! - **Backups** while the world is open and written ([`Store::begin_backup`],
+//!   [`Store::backup_step`]): SQLite's online backup through the store's own connection, a
+//!   few pages at a time between appends (no other process can read a world a server
+//!   holds).
 //! - **Safety.** A file is checked read-only before anything is written (not SQLite,
 //!   foreign, newer format: a typed [`StoreError`]); the file is held with an exclusive lock,
 //!   so a second process gets [`StoreError::InUse`]; busy is retried.
 #![deny(missing_docs)]
 
+mod backup;
 mod bake;
 mod blocks;
 mod brick_blob;
@@ -46,6 +51,7 @@ mod store;
 mod strokes;
 mod tag;
 
+pub use backup::BackupDone;
 pub use bake::{Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;

@@ -95,6 +95,8 @@ pub struct LoadedWorld {
 /// An open world file, held exclusively by this process.
 pub struct Store {
     pub(crate) conn: Connection,
+    /// An online backup in progress (`backup.rs`); dropped before `conn`.
+    pub(crate) backup: Option<crate::backup::Backup>,
     path: PathBuf,
     pub(crate) last_seq: u64,
     /// The ids of the bricks of the last bake, to write only what changed since (an edited
@@ -116,6 +118,8 @@ impl Drop for Store {
     /// A clean close leaves one file at rest (the WAL folded in, rollback journal mode), so it
     /// opens read-only anywhere; after a crash the WAL is recovered on the next open.
     fn drop(&mut self) {
+        // A backup's handle must be finished while the connection is open.
+        self.backup = None;
         if !self.read_only {
             let _ = self
                 .conn
@@ -304,6 +308,7 @@ impl Store {
         conn.busy_timeout(Duration::from_millis(200))?;
         let version = check_meta(&conn, path)?;
         let mut store = Self {
+            backup: None,
             conn,
             path: path.into(),
             last_seq: 0,
@@ -407,6 +412,7 @@ impl Store {
         conn.busy_timeout(BUSY)?;
         Ok(Self {
             conn,
+            backup: None,
             path: path.into(),
             last_seq: 0,
             baked: BTreeMap::new(),

@@ -26,7 +26,7 @@ fn op(field: &Field, i: u64) -> EditOp {
 
 /// Applies and logs ops `from ..= to` (stroke = sequence number; every seventh op undoes the
 /// stroke five before it, an old one).
-fn run(store: &mut Store, field: &mut Field, history: &mut History, from: u64, to: u64) {
+pub fn run(store: &mut Store, field: &mut Field, history: &mut History, from: u64, to: u64) {
     for seq in from..=to {
         let op = if seq.is_multiple_of(7) && history.can_undo(seq - 5) == Some(true) {
             EditOp::Undo { stroke: seq - 5 }
@@ -40,7 +40,7 @@ fn run(store: &mut Store, field: &mut Field, history: &mut History, from: u64, t
 
 /// A new world file in a temporary folder (kept while the folder lives), its live field and
 /// a history of `budget` bytes.
-fn new_world(budget: usize) -> (tempfile::TempDir, PathBuf, Field, History, Store) {
+pub fn new_world(budget: usize) -> (tempfile::TempDir, PathBuf, Field, History, Store) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.loam");
     let field = base();
@@ -53,7 +53,7 @@ fn count(path: &Path, sql: &str) -> i64 {
     c.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
-fn check_loads(path: &Path, field: &Field, history: &History) {
+pub fn check_loads(path: &Path, field: &Field, history: &History) {
     let loaded = Store::open(path).unwrap().load(base()).unwrap();
     assert_eq!(loaded.field.hash(), field.hash());
     assert_eq!(&loaded.history, history);

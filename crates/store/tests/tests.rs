@@ -1,5 +1,6 @@
 //! loam-store tests (one binary).
 
+mod backup;
 mod bake_parts;
 mod blocks;
 mod crash;

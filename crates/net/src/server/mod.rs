@@ -18,6 +18,7 @@
 //! into, nearest first. A client too slow to take its messages, over its op rate, sending
 //! oversized or malformed messages, is disconnected with a reason; the server goes on.
 
+mod backups;
 mod blocks;
 mod conn;
 mod order;
@@ -39,6 +40,8 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::response::Response;
 use axum::routing::get;
 use loam_blocks::{BlocksFile, IslandSettings};
+
+pub use backups::BackupPlan;
 use loam_field::{FieldHash, Generator};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -118,6 +121,9 @@ pub struct ServerConfig {
     /// each 50 ms tick are searched at its end, those near each other together (tens of
     /// microseconds a search).
     pub islands: Option<IslandSettings>,
+    /// Periodic copies of the world while it is served (the world is locked against other
+    /// processes, so this is how it is backed up live). Default `None`.
+    pub backups: Option<BackupPlan>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -145,6 +151,7 @@ impl ServerConfig {
             bake_every_ops: 100_000,
             hot_bricks: 512,
             islands: Some(IslandSettings::default()),
+            backups: None,
         }
     }
 
@@ -173,6 +180,9 @@ impl ServerConfig {
         }
         if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
             return bad("interest_margin_m", "in [0, 10000]");
+        }
+        if let Some(b) = &self.backups {
+            b.check()?;
         }
         Ok(())
     }

@@ -361,7 +361,11 @@ impl Order {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_micros() as u64);
         let (ack_tx, acks) = mpsc::unbounded_channel();
-        let writer = Writer::start(store, ack_tx)?;
+        let backups = cfg
+            .backups
+            .clone()
+            .map(|plan| super::backups::Backups::new(plan, &cfg.world));
+        let writer = Writer::start(store, backups, ack_tx)?;
         Ok(Self {
             writer,
             acks,

@@ -10,6 +10,7 @@
 //! whole write (120–200 ms for 2 MB of bricks and a 5–10 MB history), and every client's
 //! edits with them.
 
+use super::backups::Backups;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -54,12 +55,16 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer and its baker over `store`; it reports to `back`.
-    pub fn start(store: Store, back: UnboundedSender<Ack>) -> std::io::Result<Self> {
+    pub fn start(
+        store: Store,
+        backups: Option<Backups>,
+        back: UnboundedSender<Ack>,
+    ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Write>();
         let baker = Baker::start()?;
         let thread = std::thread::Builder::new()
             .name("loam-net-writer".into())
-            .spawn(move || run(store, baker, &rx, &back))?;
+            .spawn(move || run(store, baker, backups, &rx, &back))?;
         Ok(Self {
             tx: Some(tx),
             thread: Some(thread),
@@ -175,6 +180,9 @@ impl Drop for Baker {
 /// How often the writer looks whether the baker is done while no write comes.
 const BAKE_POLL: Duration = Duration::from_millis(2);
 
+/// How often the writer steps a backup while no write comes.
+const BACKUP_POLL: Duration = Duration::from_millis(2);
+
 /// Bytes of a bake's rows written between two groups: a few milliseconds of writing.
 const BAKE_PART_BYTES: usize = 256 << 10;
 
@@ -191,6 +199,7 @@ fn lower_priority() {
 fn run(
     mut store: Store,
     mut baker: Baker,
+    mut backups: Option<Backups>,
     rx: &mpsc::Receiver<Write>,
     back: &UnboundedSender<Ack>,
 ) -> Result<(), StoreError> {
@@ -201,8 +210,15 @@ fn run(
     // The encoded bake being written ahead, part by part.
     let mut pending: Option<PreparedBake> = None;
     loop {
-        let w = if baker.busy || pending.is_some() {
-            match rx.recv_timeout(BAKE_POLL) {
+        // Waiting for the next write: not past the baker's poll while a bake is on, nor past
+        // the next backup step.
+        let mut wait = (baker.busy || pending.is_some()).then_some(BAKE_POLL);
+        if let Some(b) = &backups {
+            let next = b.wait(&store).max(BACKUP_POLL);
+            wait = Some(wait.map_or(next, |w| w.min(next)));
+        }
+        let w = if let Some(wait) = wait {
+            match rx.recv_timeout(wait) {
                 Ok(w) => Some(w),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -251,6 +267,10 @@ fn run(
             && let Some(p) = pending.take()
         {
             store.commit_bake(p).map_err(fail)?;
+        }
+        // A step of the backup in progress (or the start of the next one) after each group.
+        if let Some(b) = backups.as_mut() {
+            b.tick(&mut store);
         }
     }
     if let Some(p) = pending.take().or_else(|| baker.take(true)) {

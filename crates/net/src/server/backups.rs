@@ -1,0 +1,222 @@
+//! Periodic backups of the served world, made by the writer between groups (loam-store's
+//! online backup, a few pages a step): a whole copy of the world file every
+//! [`BackupPlan::every`], the newest [`BackupPlan::keep`] kept.
+//!
+//! A served world is held with an exclusive lock, so nothing outside the server can copy it
+//! consistently while it runs; these copies are how an operator keeps restore points (a
+//! griefer's work, a damaged disk) without stopping the server. A copy opens like any world
+//! (`loam world info`, `loam serve --world COPY`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use loam_store::Store;
+
+/// Periodic backups of the served world ([`crate::ServerConfig::backups`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackupPlan {
+    /// The folder of the copies (created if missing). Copies are named after the world and
+    /// the UTC time they were started: `WORLD-20261202T081500.123Z.loam`.
+    pub dir: PathBuf,
+    /// Time between the starts of two backups, in `[1 s, 30 days]`. The first is started
+    /// when the server starts. A backup is skipped when no op was logged since the last
+    /// one (a copy of an idle world would only push an older, different one out).
+    pub every: Duration,
+    /// Copies kept, in `[1, 10000]`: after each backup, the oldest of this world's copies in
+    /// `dir` beyond this many are deleted.
+    pub keep: usize,
+}
+
+impl BackupPlan {
+    /// Checks the numbers and makes the folder.
+    pub(crate) fn check(&self) -> Result<(), crate::NetError> {
+        let bad = |why: &str| crate::NetError::Config {
+            name: "backups",
+            why: why.into(),
+        };
+        if !(Duration::from_secs(1)..=Duration::from_secs(30 * 86_400)).contains(&self.every) {
+            return Err(bad("`every` in [1 s, 30 days]"));
+        }
+        if !(1..=10_000).contains(&self.keep) {
+            return Err(bad("`keep` in [1, 10000]"));
+        }
+        std::fs::create_dir_all(&self.dir).map_err(|e| {
+            bad(&format!(
+                "the folder {:?} cannot be made: {e}",
+                self.dir.display()
+            ))
+        })
+    }
+}
+
+/// Pages copied a step: 1 MiB of 4 KiB pages, a millisecond or two between two groups.
+const PAGES_PER_STEP: u32 = 256;
+
+/// The writer's backups: when the next one starts, and the world's name for the copies.
+pub(crate) struct Backups {
+    plan: BackupPlan,
+    stem: String,
+    next: Instant,
+    /// The last op of the last finished copy.
+    copied: Option<u64>,
+}
+
+impl Backups {
+    /// Backups of the world at `world` by `plan`, the first one due now.
+    pub fn new(plan: BackupPlan, world: &Path) -> Self {
+        let stem = world
+            .file_stem()
+            .map_or_else(|| "world".into(), |s| s.to_string_lossy().into_owned());
+        Self {
+            plan,
+            stem,
+            next: Instant::now(),
+            copied: None,
+        }
+    }
+
+    /// How long the writer may wait for work before [`Backups::tick`] has something to do.
+    pub fn wait(&self, store: &Store) -> Duration {
+        if store.backing_up() {
+            Duration::ZERO
+        } else {
+            self.next.saturating_duration_since(Instant::now())
+        }
+    }
+
+    /// Copies a step of the backup in progress, or starts one when it is due. Failures are
+    /// logged and leave the world as it is; the next backup is tried at its time.
+    pub fn tick(&mut self, store: &mut Store) {
+        if store.backing_up() {
+            match store.backup_step(PAGES_PER_STEP) {
+                Ok(None) => {}
+                Ok(Some(done)) => {
+                    self.copied = Some(done.last_seq);
+                    tracing::info!(
+                        path = %done.path.display(),
+                        seq = done.last_seq,
+                        bytes = done.pages * 4096,
+                        "backed up the world"
+                    );
+                    self.prune();
+                }
+                Err(e) => tracing::warn!("a backup failed: {}", crate::error_chain(&e)),
+            }
+            return;
+        }
+        let now = Instant::now();
+        if now < self.next {
+            return;
+        }
+        self.next = now + self.plan.every;
+        if self.copied == Some(store.last_seq()) {
+            return;
+        }
+        let path = self.plan.dir.join(format!(
+            "{}-{}.loam",
+            self.stem,
+            utc_stamp(SystemTime::now())
+        ));
+        if let Err(e) = store.begin_backup(&path) {
+            tracing::warn!("a backup could not start: {}", crate::error_chain(&e));
+        }
+    }
+
+    /// Deletes this world's oldest copies beyond `keep` (only files named as its copies are).
+    fn prune(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.plan.dir) else {
+            return;
+        };
+        let mut copies: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| is_copy_of(&self.stem, n))
+            })
+            .collect();
+        // The stamps sort as the times do.
+        copies.sort();
+        let extra = copies.len().saturating_sub(self.plan.keep);
+        for old in &copies[..extra] {
+            if let Err(e) = std::fs::remove_file(old) {
+                tracing::warn!(path = %old.display(), "an old backup could not be deleted: {e}");
+            }
+        }
+    }
+}
+
+/// Whether `name` is `STEM-YYYYMMDDTHHMMSS.mmmZ.loam`.
+fn is_copy_of(stem: &str, name: &str) -> bool {
+    let Some(stamp) = name
+        .strip_prefix(stem)
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| r.strip_suffix(".loam"))
+    else {
+        return false;
+    };
+    let b = stamp.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 => c == b'T',
+            15 => c == b'.',
+            19 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// `t` in UTC as `YYYYMMDDTHHMMSS.mmmZ` (ISO 8601 basic format, milliseconds).
+fn utc_stamp(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, day) = civil_from_days(days as i64);
+    format!(
+        "{y:04}{m:02}{day:02}T{:02}{:02}{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date of `z` days after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, <https://howardhinnant.github.io/date_algorithms.html>).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_dates_and_name_only_copies() {
+        let at = |s: u64, ms: u64| UNIX_EPOCH + Duration::from_millis(s * 1000 + ms);
+        assert_eq!(utc_stamp(at(0, 0)), "19700101T000000.000Z");
+        // 2026-12-02 08:15:00.123 UTC; 2000-02-29 (a leap day of a century year); the last
+        // millisecond of 2023.
+        assert_eq!(utc_stamp(at(1_796_199_300, 123)), "20261202T081500.123Z");
+        assert_eq!(utc_stamp(at(951_782_400, 0)), "20000229T000000.000Z");
+        assert_eq!(utc_stamp(at(1_704_067_199, 999)), "20231231T235959.999Z");
+        assert!(is_copy_of("w", "w-20261202T081500.123Z.loam"));
+        for not in [
+            "w.loam",
+            "w-20261202T081500.123Z.loam.part",
+            "w-2026120xT081500.123Z.loam",
+            "ww-20261202T081500.123Z.loam",
+            "w-20261202T081500Z.loam",
+        ] {
+            assert!(!is_copy_of("w", not), "{not}");
+        }
+    }
+}
