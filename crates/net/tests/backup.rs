@@ -45,7 +45,14 @@ async fn a_served_world_is_backed_up_while_clients_edit() {
         every: Duration::from_secs(1),
         keep: 2,
     };
+    // A part a killed server left is removed; other files stay.
+    std::fs::create_dir_all(&backups).unwrap();
+    let stale = backups.join("world-20200101T000000.000Z.loam.part");
+    let notes = backups.join("world-notes.txt");
+    std::fs::write(&stale, b"half a copy").unwrap();
+    std::fs::write(&notes, b"mine").unwrap();
     let server = start(&world, |c| c.backups = Some(plan.clone())).await;
+    assert!(!stale.exists() && notes.exists());
     // The first copy is of the world as the server opened it: no ops.
     let deadline = Instant::now() + Duration::from_secs(20);
     while copies(&backups).is_empty() {

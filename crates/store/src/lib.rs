@@ -51,7 +51,7 @@ mod store;
 mod strokes;
 mod tag;
 
-pub use backup::BackupDone;
+pub use backup::{BackupCopy, BackupDone};
 pub use bake::{Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;

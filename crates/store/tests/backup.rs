@@ -34,9 +34,15 @@ fn a_backup_made_between_appends_loads_as_the_world_at_its_end() {
     // One page a step, an op appended after each step, a bake in the middle: the copy follows.
     let mut seq = 60;
     let mut baked = false;
-    let done = loop {
-        if let Some(done) = store.backup_step(1).unwrap() {
-            break done;
+    let (done, at_copy) = loop {
+        if let Some(copy) = store.backup_step(1).unwrap() {
+            assert_eq!(copy.last_seq(), seq);
+            // The store is free before the copy is synced and renamed: an op appended now
+            // is not in it.
+            let at_copy = (field.clone(), history.clone());
+            run(&mut store, &mut field, &mut history, seq + 1, seq + 1);
+            assert!(files(dir.path()).contains(&"copy.loam.part".to_string()));
+            break (copy.complete().unwrap(), at_copy);
         }
         assert!(files(dir.path()).contains(&"copy.loam.part".to_string()));
         seq += 1;
@@ -53,10 +59,19 @@ fn a_backup_made_between_appends_loads_as_the_world_at_its_end() {
     assert_eq!(done.last_seq, seq);
     assert!(done.pages > 10);
     assert!(!files(dir.path()).iter().any(|f| f.ends_with(".part")));
-    // The copy is a world of its own: as the live world at the end of the backup.
-    check_loads(&copy, &field, &history);
+    // The copy is a world of its own, at rest (no WAL beside it): the live world at the end
+    // of the backup.
+    assert_eq!(
+        files(dir.path())
+            .iter()
+            .filter(|f| f.starts_with("copy"))
+            .count(),
+        1
+    );
+    check_loads(&copy, &at_copy.0, &at_copy.1);
     let info = Store::open(&copy).unwrap().info().unwrap();
     assert_eq!((info.last_seq, info.bake_seq), (seq, 70));
+    let seq = seq + 1;
     // The world goes on and loads with everything.
     run(&mut store, &mut field, &mut history, seq + 1, seq + 5);
     drop(store);
@@ -78,7 +93,7 @@ fn a_backup_abandoned_or_refused_leaves_nothing() {
     // Cancelled half way, and dropped half way: no part left, the world intact.
     for cancel in [true, false] {
         store.begin_backup(&dir.path().join("b.loam")).unwrap();
-        assert_eq!(store.backup_step(1).unwrap(), None);
+        assert!(store.backup_step(1).unwrap().is_none());
         if cancel {
             store.cancel_backup();
         } else {
@@ -92,7 +107,23 @@ fn a_backup_abandoned_or_refused_leaves_nothing() {
             .collect();
         assert_eq!(left, ["taken.loam", "w.loam"]);
     }
-    assert_eq!(store.backup_step(8).unwrap(), None, "no backup in progress");
+    // Copied whole but dropped before it was completed: no part left either.
+    store.begin_backup(&dir.path().join("b.loam")).unwrap();
+    let copy = loop {
+        if let Some(c) = store.backup_step(1_000).unwrap() {
+            break c;
+        }
+    };
+    drop(copy);
+    let left: Vec<String> = files(dir.path())
+        .into_iter()
+        .filter(|f| f != "w.loam-wal")
+        .collect();
+    assert_eq!(left, ["taken.loam", "w.loam"]);
+    assert!(
+        store.backup_step(8).unwrap().is_none(),
+        "no backup in progress"
+    );
     drop(store);
     check_loads(&path, &field, &history);
     // A read-only world makes no backup.

@@ -273,6 +273,9 @@ fn run(
             b.tick(&mut store);
         }
     }
+    if let Some(b) = backups {
+        b.join();
+    }
     if let Some(p) = pending.take().or_else(|| baker.take(true)) {
         store.commit_bake(p).map_err(fail)?;
     }
