@@ -123,7 +123,10 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
             v.as_f64()
                 .with_context(|| format!("sidecar {sc:?}: iso value {name:?} is {v}, not a number"))
         };
+        // An --iso given overrides the sidecar's values: they are neither chosen nor read
+        // (a sidecar naming several was refused even with --iso, which its error asks for).
         sidecar_iso = match (s.iso_values.len(), s.iso_values.get("default")) {
+            _ if args.iso.is_some() => None,
             (_, Some(v)) => Some(number("default", v)?),
             (1, None) => {
                 let (name, v) = s.iso_values.iter().next().expect("one");
@@ -163,7 +166,7 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
         (None, None) => bail!("give --iso (the iso level; values above it are inside)"),
     };
     if !v.iso.is_finite() {
-        bail!("--iso must be finite, got {}", v.iso);
+        bail!("--iso must be finite, got {}", loam_field::Num(v.iso));
     }
     if v.dims.iter().any(|&d| d < 2) {
         bail!("every dimension must be at least 2, got {:?}", v.dims);
@@ -177,7 +180,7 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
     if v.iso.abs() > f64::from(f32::MAX) / 2.0 {
         bail!(
             "--iso {} is out of range (|iso| must fit an f32 field)",
-            v.iso
+            loam_field::Num(v.iso)
         );
     }
     Ok(v)

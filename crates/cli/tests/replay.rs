@@ -373,11 +373,39 @@ fn mesh_volume_matches_vtk_on_real_scans() {
     }
 }
 
+/// A sidecar naming several iso values asks for --iso, and --iso then chooses (it was refused
+/// with the same message, which asked for the --iso just given).
+#[test]
+fn mesh_volume_iso_chooses_among_a_sidecars_iso_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = root().join("data/volumes/head_mr_48x62x42_uint8.raw");
+    let sidecar = dir.path().join("head.json");
+    let text = serde_json::json!({"file": raw, "dims_xyz": [48, 62, 42], "dtype": "uint8",
+        "spacing_xyz": [4.0, 4.0, 4.0], "iso_values": {"skin": 49.5, "bone": 120.5}});
+    std::fs::write(&sidecar, text.to_string()).unwrap();
+    let run = |iso: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args(["mesh-volume", "--sidecar"])
+            .arg(&sidecar)
+            .args(iso)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("choose one with --iso"), "{e}");
+    let o = run(&["--iso", "49.5"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["triangles"], 47206, "VTK's figure at 49.5: {v}");
+}
+
 /// Bad volumes and options are clear errors.
 #[test]
 fn mesh_volume_bad_input() {
     let raw = root().join("data/volumes/head_mr_48x62x42_uint8.raw");
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--dims", "48,62,41", "--type", "u8", "--iso", "49.5"],
             "bytes",
@@ -409,6 +437,11 @@ fn mesh_volume_bad_input() {
         (
             &["--dims", "48,62,42", "--type", "u8"],
             "give --iso (the iso level",
+        ),
+        // A huge iso is shown with an exponent (it was printed as 301 digits).
+        (
+            &["--dims", "48,62,42", "--type", "u8", "--iso", "1e300"],
+            "--iso 1e300 is out of range",
         ),
     ];
     for (args, needle) in cases {
