@@ -195,7 +195,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             // that fails part-way leaves none behind, as a rejected op writes nothing.
             if let (Some(s), Some(path)) = (store.take(), &args.world) {
                 drop(s);
-                crate::world::remove_files(path);
+                loam_store::remove_world_files(path);
                 return Err(e.context(format!("{path:?} was not kept")));
             }
             return Err(e);

@@ -57,17 +57,6 @@ enum WorldCommand {
     },
 }
 
-/// Removes world file `path` and SQLite's companions of it (`-wal`, `-shm`, `-journal`), as
-/// far as they exist; errors are ignored (there is nothing better to do with them).
-pub fn remove_files(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    for suffix in ["-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(p);
-    }
-}
-
 /// Creates a world file for `session`'s terrain and settings. A heightmap (its path already
 /// relative to where the command runs) is stored in the world itself ([`EmbeddedDem`]), so
 /// the world can be moved, and served to clients that lack the file; its absolute path is

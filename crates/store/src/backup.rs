@@ -43,7 +43,7 @@ impl Drop for Backup {
         }
         // An unfinished copy is not a world: it goes (a finished one was renamed already).
         if self.dest.take().is_some() {
-            remove_part(&self.part);
+            crate::remove_world_files(&self.part);
         }
     }
 }
@@ -226,7 +226,7 @@ impl std::fmt::Debug for BackupCopy {
 impl Drop for BackupCopy {
     fn drop(&mut self) {
         if self.dest.take().is_some() {
-            remove_part(&self.part);
+            crate::remove_world_files(&self.part);
         }
     }
 }
@@ -271,7 +271,7 @@ impl BackupCopy {
             Ok(())
         })();
         if let Err(e) = finish {
-            remove_part(&part);
+            crate::remove_world_files(&part);
             return Err(e);
         }
         Ok(BackupDone {
@@ -279,15 +279,5 @@ impl BackupCopy {
             last_seq: self.last_seq,
             pages: self.pages,
         })
-    }
-}
-
-/// Removes an unfinished copy and SQLite's companions of it.
-fn remove_part(part: &Path) {
-    let _ = std::fs::remove_file(part);
-    for suffix in ["-journal", "-wal", "-shm"] {
-        let mut p = part.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(p));
     }
 }

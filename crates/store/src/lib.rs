@@ -56,3 +56,15 @@ pub use bake::{Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};
+
+/// Removes world file `path` and SQLite's companions of it (`-wal`, `-shm`, `-journal`), as
+/// far as they exist; errors are ignored (for clearing away a file that failed or was
+/// abandoned, where there is nothing better to do with them).
+pub fn remove_world_files(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
