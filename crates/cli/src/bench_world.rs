@@ -55,10 +55,14 @@ pub struct Row {
     pub initial_load_s: f64,
     /// All runs' load times, seconds.
     pub initial_load_runs_s: Vec<f64>,
-    /// Chunks loaded, and built (the rest are known all air or all solid).
+    /// Chunks loaded by the initial load (meshed, or known all air or all solid).
     pub chunks_loaded: usize,
-    /// Chunk jobs built in the load.
+    /// Chunk jobs built in the initial load (the loaded chunks less those known all air or
+    /// all solid).
     pub chunks_built: u64,
+    /// Chunk jobs built during the digs (current or stale; chunks a dig reaches, and any
+    /// that the viewer's frames load).
+    pub edit_chunks_built: u64,
     /// Edit-to-batch-ready latency over the path, ms.
     pub edit_latency_ms: Percentiles,
     /// Chunks per edit batch.
@@ -104,6 +108,8 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
         }
         let mut world = world.expect("one run");
         world.pull(PullBudget::ALL);
+        // The load's counts: `edit_path` resets the metrics to measure the digs alone.
+        let load = world.metrics();
         let frame_s = loaded.session.world.frame_s;
         let (latency, chunks, build, apply) = edit_path(&mut world, start, args, frame_s)?;
         let m = world.metrics();
@@ -113,8 +119,9 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
             threads: world.settings().worker_count(),
             initial_load_s: sorted[sorted.len() / 2],
             initial_load_runs_s: loads,
-            chunks_loaded: m.chunks_loaded,
-            chunks_built: m.chunks_built,
+            chunks_loaded: load.chunks_loaded,
+            chunks_built: load.chunks_built,
+            edit_chunks_built: m.chunks_built,
             edit_latency_ms: latency,
             chunks_per_edit: chunks,
             mesh_ms_per_chunk: build,
@@ -134,16 +141,17 @@ pub fn run(args: &BenchWorldArgs) -> anyhow::Result<()> {
     )?;
     writeln!(
         o,
-        "threads  load_s  chunks_loaded  chunks_built  edit_p50_ms  edit_p99_ms  chunks/edit  build_p50_ms  apply_p50_ms  apply_p99_ms"
+        "threads  load_s  chunks_loaded  chunks_built  edit_builds  edit_p50_ms  edit_p99_ms  chunks/edit  build_p50_ms  apply_p50_ms  apply_p99_ms"
     )?;
     for r in &rows {
         writeln!(
             o,
-            "{:>7}  {:>6.2}  {:>13}  {:>12}  {:>11.2}  {:>11.2}  {:>11.0}  {:>12.2}  {:>12.2}  {:>12.2}",
+            "{:>7}  {:>6.2}  {:>13}  {:>12}  {:>11}  {:>11.2}  {:>11.2}  {:>11.0}  {:>12.2}  {:>12.2}  {:>12.2}",
             r.threads,
             r.initial_load_s,
             r.chunks_loaded,
             r.chunks_built,
+            r.edit_chunks_built,
             r.edit_latency_ms.p50,
             r.edit_latency_ms.p99,
             r.chunks_per_edit.p50,

@@ -493,3 +493,48 @@ fn replay_with_levels_of_detail_is_crack_free_and_verified() {
     // Level of detail shows more than the level-0 view does.
     assert!(s["chunks_shown"].as_u64().unwrap() > 909, "{s}");
 }
+
+/// `bench-world`'s JSON rows for `args` (one worker count, one load).
+fn bench_world(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rows.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(root())
+        .args([
+            "bench-world",
+            "examples/generated.json",
+            "--threads",
+            "1",
+            "--runs",
+            "1",
+        ])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    rows[0].clone()
+}
+
+/// `bench-world` reports the initial load's chunks (loaded, and built: the loaded ones less
+/// those known all air or all solid) and the chunk jobs of the digs apart. The load's
+/// figures were once read after the digs' reset of the metrics: 0 chunks built with no dig.
+#[test]
+fn bench_world_counts_the_loads_chunks_and_the_digs_builds_apart() {
+    let none = bench_world(&["--edits", "0"]);
+    let two = bench_world(&["--edits", "2", "--interval", "0"]);
+    let n = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k}: {r}"));
+    for r in [&none, &two] {
+        assert!(n(r, "chunks_built") > 0, "{r}");
+        assert!(n(r, "chunks_built") <= n(r, "chunks_loaded"), "{r}");
+    }
+    // The load does not depend on the digs that follow it.
+    assert_eq!(n(&none, "chunks_loaded"), n(&two, "chunks_loaded"));
+    assert_eq!(n(&none, "chunks_built"), n(&two, "chunks_built"));
+    assert_eq!(n(&none, "edit_chunks_built"), 0);
+    // A dig centred on an 8-chunk corner remeshes chunks around it.
+    assert!(n(&two, "edit_chunks_built") >= 2, "{two}");
+}
