@@ -65,6 +65,10 @@ pub struct RenderJob {
     pub blocks: Option<BlockScene>,
     /// Where to write the sounds of the run as a WAV (16-bit stereo, 48 kHz).
     pub audio: Option<PathBuf>,
+    /// A world file's blocks as they were saved ([`crate::blocks::persist::load`]): drawn at
+    /// their saved poses (held blocks and resting pieces), not simulated. `None`: no blocks
+    /// but those of `blocks`.
+    pub saved_blocks: Option<crate::blocks::persist::Restored>,
 }
 
 /// Blocks in a render: models and block ops applied before the terrain ops, then seconds of
@@ -222,6 +226,12 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
     .insert_resource(LoamWorld::new(job.world));
     if job.audio.is_some() {
         app.insert_resource(SoundRecording::new());
+    }
+    if let Some(saved) = job.saved_blocks {
+        app.insert_resource(saved.blocks)
+            .insert_resource(saved.physics);
+        // Nothing is saved from a render.
+        app.world_mut().resource_mut::<LoamBlocks>().journaling = false;
     }
     app.world_mut().resource_mut::<LoamBlocks>().paused = true;
     let image = {

@@ -26,11 +26,13 @@ pub const HEADLESS_OUT: &str = "out/editor-headless.png";
 /// Arguments of `loam edit`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EditArgs {
-    /// The world file: opened if it exists, else created with `--session`'s terrain. Every
-    /// op is appended to it as it happens; Ctrl+S bakes it.
-    #[arg(default_value = DEFAULT_WORLD)]
-    pub world: PathBuf,
-    /// The session whose terrain, field settings and camera a new world gets.
+    /// The world file (default `worlds/default.loam`): opened if it exists, else created
+    /// with `--session`'s terrain. Every op is appended to it as it happens; Ctrl+S bakes it.
+    /// Without a display, a world named here is drawn headless (it must exist); with none
+    /// named, the example session is.
+    pub world: Option<PathBuf>,
+    /// The session whose terrain and field settings a new world gets, and whose view radius
+    /// and camera the editor starts with (on a world with ops, looking at its last edit).
     #[arg(long, default_value = DEFAULT_SESSION)]
     pub session: PathBuf,
     /// The mesher to start with (mc, mc33, sn or dc; M switches).
@@ -39,7 +41,7 @@ pub struct EditArgs {
     /// Worker threads meshing chunks (0: the cores minus one).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Window size, WIDTHxHEIGHT.
+    /// Window size, WIDTHxHEIGHT (the picture's, without a display).
     #[arg(long, default_value = "1280x720", value_parser = render::parse_size)]
     pub size: [u32; 2],
     /// Join a `loam serve` server (ws://HOST:PORT/ws) instead of opening a world file:
@@ -55,6 +57,7 @@ pub struct EditArgs {
     /// How far the terrain is drawn, metres: chunks of coarser levels of detail out to this
     /// distance (level 0 within 128 m, each level twice as far as the one before, Transvoxel
     /// seams between them). 0 draws level-0 chunks only, out to the session's view radius.
+    /// (Without a display the picture shows the session's view radius, as `loam render`.)
     #[arg(
         long,
         default_value_t = DEFAULT_VIEW_DISTANCE_M,
@@ -94,7 +97,7 @@ pub(crate) fn parse_view_distance(s: &str) -> Result<f64, String> {
 impl Default for EditArgs {
     fn default() -> Self {
         Self {
-            world: DEFAULT_WORLD.into(),
+            world: None,
             session: DEFAULT_SESSION.into(),
             mesher: "mc".into(),
             threads: 0,
@@ -129,25 +132,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         );
     }
     if !has_display() {
-        println!(
-            "loam: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the editor cannot open a window."
-        );
-        println!("loam: rendering {HEADLESS_SESSION} headless instead …");
-        render::run(&RenderArgs {
-            session: HEADLESS_SESSION.into(),
-            out: HEADLESS_OUT.into(),
-            size: [1280, 720],
-            without_ops: false,
-            mesher: args.mesher.clone(),
-            threads: args.threads,
-            settle_frames: 8,
-            timeout_s: 600,
-            audio: None,
-        })?;
-        println!(
-            "loam: the picture is at {HEADLESS_OUT}; on a desktop, `cargo run --release -p loam` opens the editor."
-        );
-        return Ok(());
+        return run_headless(args);
     }
     let mesher = Mesher::from_name(&args.mesher)
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
@@ -155,7 +140,9 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     if let Some(url) = &args.connect {
         return run_connected(args, url, mesher);
     }
-    let loaded = session::load(&args.session)?;
+    let session_path = resolve_example(&args.session);
+    let loaded = session::load(&session_path)?;
+    let world_path = args.world.clone().unwrap_or_else(|| DEFAULT_WORLD.into());
     let settings = loaded
         .session
         .world
@@ -172,22 +159,17 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
             settings.lod_levels, settings.view_distance, args.view_distance
         );
     }
-    let (mut store, created) = open_or_create(&args.world, &loaded)?;
-    let (world, blocks) = {
-        let (w, restored) = crate::world::load_with_blocks(&mut store, &args.world)?;
-        (
-            World::resume(w.field, w.history, w.last_seq, settings)?,
-            restored,
-        )
-    };
+    let (mut store, created) = open_or_create(&world_path, &loaded)?;
+    let (w, blocks) = crate::world::load_with_blocks(&mut store, &world_path)?;
     let camera = {
         let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
-        render::camera_of(&loaded.session, &base)
+        render::camera_of_world(&store, &w.field, render::camera_of(&loaded.session, &base))?
     };
+    let world = World::resume(w.field, w.history, w.last_seq, settings)?;
     println!(
         "loam: {} {}",
         if created { "created" } else { "opened" },
-        args.world.display()
+        world_path.display()
     );
     let exit = loam_bevy::editor::run(EditorOptions {
         world,
@@ -195,7 +177,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         blocks: Some(blocks),
         remote: None,
         camera,
-        title: format!("Loam — {}", args.world.display()),
+        title: format!("Loam — {}", world_path.display()),
         size,
         lod_fade_s: args.lod_fade,
     });
@@ -203,6 +185,65 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         anyhow::bail!("the editor stopped with an error");
     }
     Ok(())
+}
+
+/// Without a display: the world named on the command line drawn as the editor would first
+/// show it, or else the example session, to [`HEADLESS_OUT`].
+fn run_headless(args: &EditArgs) -> anyhow::Result<()> {
+    println!(
+        "loam: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the editor cannot open a window."
+    );
+    match &args.world {
+        Some(world) => {
+            println!("loam: drawing {} headless instead …", world.display());
+            render::run_world(&render::WorldRenderArgs {
+                world: world.clone(),
+                session: resolve_example(&args.session),
+                out: HEADLESS_OUT.into(),
+                size: args.size,
+                mesher: args.mesher.clone(),
+                threads: args.threads,
+                timeout_s: 600,
+            })?;
+        }
+        None => {
+            let session = resolve_example(Path::new(HEADLESS_SESSION));
+            println!("loam: rendering {} headless instead …", session.display());
+            render::run(&RenderArgs {
+                session,
+                out: HEADLESS_OUT.into(),
+                size: args.size,
+                without_ops: false,
+                mesher: args.mesher.clone(),
+                threads: args.threads,
+                settle_frames: 8,
+                timeout_s: 600,
+                audio: None,
+            })?;
+        }
+    }
+    println!(
+        "loam: the picture is at {HEADLESS_OUT}; on a desktop, `cargo run --release -p loam` opens the editor."
+    );
+    Ok(())
+}
+
+/// `path` itself, unless it is a relative `examples/…` path that does not exist from here:
+/// then the same file in the source tree this binary was built from, if it is there. So the
+/// example sessions `loam` falls back on are found from any folder, not only the checkout's
+/// root.
+fn resolve_example(path: &Path) -> PathBuf {
+    if path.is_absolute() || !path.starts_with("examples") || path.exists() {
+        return path.to_path_buf();
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if built.exists() {
+        built
+    } else {
+        path.to_path_buf()
+    }
 }
 
 fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Store, bool)> {
@@ -287,5 +328,24 @@ mod tests {
         assert!(parse_lod_fade("61").is_err());
         assert_eq!(parse_lod_fade("0"), Ok(0.0));
         assert_eq!(parse_lod_fade("2.5"), Ok(2.5));
+    }
+
+    #[test]
+    fn example_sessions_are_found_from_another_folder() {
+        // Unit tests run in crates/cli, where there is no examples/ folder.
+        assert!(!Path::new(HEADLESS_SESSION).exists());
+        for rel in [HEADLESS_SESSION, DEFAULT_SESSION] {
+            let found = resolve_example(Path::new(rel));
+            assert!(found.is_file(), "{rel} -> {found:?}");
+            assert!(found.ends_with(rel), "{found:?}");
+        }
+        // Other paths are left as they are, found or not.
+        for p in [
+            "mine/session.json",
+            "examples/missing.json",
+            "/tmp/x/examples/a.json",
+        ] {
+            assert_eq!(resolve_example(Path::new(p)), Path::new(p));
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! `loam render`: a session's camera and ops drawn to a PNG, headless, with the editor's
-//! plugin, renderer and materials.
+//! plugin, renderer and materials; and a world file drawn the same way (the headless editor).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use loam_bevy::render::{BlockScene, CameraPose, RenderJob};
 use loam_field::Field;
 use loam_mesh::Mesher;
+use loam_store::Store;
 use loam_world::World;
 
 use crate::pipeline::op_center;
@@ -69,18 +70,133 @@ pub fn camera_of(session: &Session, field: &Field) -> CameraPose {
             look_at: c.look_at,
         };
     }
+    let look_at = session.ops.iter().find_map(|o| op_center(&o.op));
+    camera_looking_at(field, look_at)
+}
+
+/// Looking at `look_at` (the ground at the origin when `None`) from 24 m south and 12 m up,
+/// kept 4 m above the generator's ground.
+fn camera_looking_at(field: &Field, look_at: Option<[f64; 3]>) -> CameraPose {
     let g = field.generator();
-    let look_at = session
-        .ops
-        .iter()
-        .find_map(|o| op_center(&o.op))
-        .unwrap_or([0.0, g.surface_height(0.0, 0.0), 0.0]);
+    let look_at = look_at.unwrap_or([0.0, g.surface_height(0.0, 0.0), 0.0]);
     let (x, z) = (look_at[0], look_at[2] + 24.0);
     let y = (look_at[1] + 12.0).max(g.surface_height(x, z) + 4.0);
     CameraPose {
         position: [x, y, z],
         look_at,
     }
+}
+
+/// Terrain ops at the end of a world's log searched for the first view.
+const LAST_OPS_SEARCHED: u64 = 256;
+
+/// The first view of a world file: looking at the newest terrain op with a centre among the
+/// last 256 of its log (where its user last worked), as [`camera_of`] looks at a session's
+/// first op; `fallback` when there is none (a new world, or undos only).
+///
+/// # Errors
+/// The log cannot be read.
+pub fn camera_of_world(
+    store: &Store,
+    field: &Field,
+    fallback: CameraPose,
+) -> anyhow::Result<CameraPose> {
+    let last = store.last_seq();
+    let ops = store
+        .ops_after(last.saturating_sub(LAST_OPS_SEARCHED))
+        .context("reading the world's last ops")?;
+    Ok(match ops.iter().rev().find_map(|e| op_center(&e.op)) {
+        Some(c) => camera_looking_at(field, Some(c)),
+        None => fallback,
+    })
+}
+
+/// What [`run_world`] draws.
+#[derive(Debug, Clone)]
+pub struct WorldRenderArgs {
+    /// The world file (read only; it must exist).
+    pub world: PathBuf,
+    /// The session giving the view's settings (view radius and depth) and the camera of a
+    /// world without ops, as the editor takes them.
+    pub session: PathBuf,
+    /// The PNG to write.
+    pub out: PathBuf,
+    /// Picture size, pixels.
+    pub size: [u32; 2],
+    /// The mesher (mc, mc33, sn or dc).
+    pub mesher: String,
+    /// Worker threads meshing chunks (0: the cores minus one).
+    pub threads: usize,
+    /// Give up after this many seconds.
+    pub timeout_s: u64,
+}
+
+/// Draws a world file as the editor would first show it (its field with every op, its blocks
+/// at their saved poses, the camera of [`camera_of_world`]) to a PNG, headless; prints what
+/// it drew and the field hash. The world is opened read only and not changed.
+///
+/// # Errors
+/// No such world, a world in use or damaged, a bad session, mesher or output path, no
+/// picture in time (no Vulkan driver).
+pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
+    let mesher = Mesher::from_name(&args.mesher)
+        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
+    if !loam_bevy::render::is_png(&args.out) {
+        bail!("{:?} must name a .png file", args.out);
+    }
+    if !args.world.is_file() {
+        bail!(
+            "no world file {:?}: without a display the editor only draws a world that exists \
+             (on a desktop, `loam edit FILE` creates it; `loam replay SESSION --world FILE` \
+             makes one from a session)",
+            args.world
+        );
+    }
+    let loaded = session::load(&args.session)?;
+    let mut store = Store::open_read_only(&args.world)
+        .with_context(|| format!("opening world {:?}", args.world))?;
+    let (w, restored) = crate::world::load_with_blocks(&mut store, &args.world)?;
+    let fallback = {
+        let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
+        camera_of(&loaded.session, &base)
+    };
+    let camera = camera_of_world(&store, &w.field, fallback)?;
+    drop(store);
+    let settings = loaded.session.world.settings(args.threads, mesher);
+    let last_seq = w.last_seq;
+    let world = World::resume(w.field, w.history, last_seq, settings)?;
+    if let Some(parent) = args.out.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+    }
+    let report = loam_bevy::render::render(RenderJob {
+        world,
+        ops: Vec::new(),
+        camera,
+        size: args.size,
+        out: args.out.clone(),
+        settle_frames: 8,
+        timeout: Duration::from_secs(args.timeout_s),
+        blocks: None,
+        audio: None,
+        saved_blocks: Some(restored),
+    })?;
+    println!(
+        "rendered {} ({}x{}) of {}: {} chunks shown, log at op {}",
+        args.out.display(),
+        args.size[0],
+        args.size[1],
+        args.world.display(),
+        report.chunks_shown,
+        last_seq
+    );
+    println!(
+        "blocks: {} held, {} pieces",
+        report.blocks_held, report.pieces
+    );
+    println!("field-hash: {}", report.field_hash);
+    Ok(())
 }
 
 /// Runs `loam render`.
@@ -139,6 +255,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.timeout_s),
         blocks,
         audio: args.audio.clone(),
+        saved_blocks: None,
     })?;
     println!(
         "rendered {} ({}x{}): {} chunks shown, {} ops, {} frames",

@@ -249,3 +249,167 @@ fn joining_without_a_display_is_refused_with_a_reason() {
     assert!(err.contains("needs a window"), "{err}");
     assert!(!d.join("out").exists(), "nothing rendered");
 }
+
+/// Runs `loam` from `dir` with no display named, so that `edit` draws headless.
+fn loam_headless(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "loam {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+fn field_hash(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("field-hash: "))
+        .unwrap_or_else(|| panic!("no field hash in {stdout}"))
+}
+
+/// Without a display, `loam edit WORLD` draws that world file as the editor would first show
+/// it, from any folder, and leaves the file as it was. Two worlds of one session (the DEM,
+/// no camera, the example's first dig as its only op): one replayed with the dig, one new
+/// and empty. Both views look at the dig (the first at its last op, the second, with no op,
+/// at the session's first op, as the editor does), so the dug one shows the hole where the
+/// empty one shows ground.
+#[test]
+#[ignore = "needs a Vulkan driver; .ci/run runs it with --ignored"]
+fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
+    let d = out_dir().join("headless-world");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    // The session: examples/render.json without its camera, with its first op only, and the
+    // heightmap found from the new folder.
+    let example = root().join("examples/render.json");
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&example).unwrap()).unwrap();
+    let o = s.as_object_mut().unwrap();
+    o.remove("camera");
+    let first = o["ops"][0].clone();
+    o.insert("ops".into(), serde_json::json!([first]));
+    let dem = root()
+        .join("examples")
+        .join(o["generator"]["path"].as_str().unwrap());
+    o.get_mut("generator").unwrap()["path"] = dem.to_str().unwrap().into();
+    let session = d.join("dig.json");
+    std::fs::write(&session, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    let session = session.to_str().unwrap();
+
+    let replayed = loam_headless(
+        &d,
+        &["replay", session, "--out", "replay", "--world", "dug.loam"],
+    );
+    loam_headless(&d, &["world", "new", "plain.loam", "--session", session]);
+    let before = std::fs::read(d.join("dug.loam")).unwrap();
+
+    let mut pictures = Vec::new();
+    for world in ["dug.loam", "plain.loam"] {
+        let shown = loam_headless(
+            &d,
+            &[
+                "edit",
+                world,
+                "--session",
+                session,
+                "--size",
+                "640x360",
+                "--threads",
+                "2",
+            ],
+        );
+        assert!(
+            shown.contains(&format!("drawing {world} headless")),
+            "{shown}"
+        );
+        if world == "dug.loam" {
+            assert_eq!(field_hash(&shown), field_hash(&replayed), "{shown}");
+        }
+        let png = d.join(format!("{world}.png"));
+        std::fs::rename(d.join("out/editor-headless.png"), &png).unwrap();
+        pictures.push(read_png(&png));
+    }
+    assert_eq!(
+        std::fs::read(d.join("dug.loam")).unwrap(),
+        before,
+        "drawing a world changed its file"
+    );
+
+    let [(dug, w, h), (plain, ..)] = <[_; 2]>::try_from(pictures).unwrap();
+    assert_eq!((w, h), (640, 360));
+    let n = dug.len() as f64;
+    let terrain_share = plain.iter().filter(|p| terrain(**p)).count() as f64 / n;
+    let sky_share = plain.iter().filter(|p| sky(**p)).count() as f64 / n;
+    assert!(terrain_share > 0.4, "terrain covers {terrain_share:.2}");
+    assert!(sky_share > 0.01, "sky covers {sky_share:.3}");
+    // The dig fills the middle of the view (the camera looks at its centre from 24 m away)
+    // and changes little at the edges.
+    let differs = |p: &[u8; 3], q: &[u8; 3]| {
+        p.iter()
+            .zip(q)
+            .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
+            .sum::<i32>()
+            > 40
+    };
+    let share = |keep: &dyn Fn(f64, f64) -> bool| {
+        let (mut k, mut hit) = (0usize, 0usize);
+        for (i, (p, q)) in dug.iter().zip(&plain).enumerate() {
+            let x = (i as u32 % w) as f64 / f64::from(w);
+            let y = (i as u32 / w) as f64 / f64::from(h);
+            if keep(x, y) {
+                k += 1;
+                hit += usize::from(differs(p, q));
+            }
+        }
+        hit as f64 / k as f64
+    };
+    let centre = share(&|x, y| (0.4..0.6).contains(&x) && (0.4..0.6).contains(&y));
+    let rim = share(&|x, y| !(0.1..0.9).contains(&x) || y < 0.1);
+    assert!(
+        centre > 0.5,
+        "only {centre:.3} of the centre changed: no hole in view"
+    );
+    assert!(rim < 0.05, "{rim:.3} of the rim changed: another view?");
+}
+
+/// Without a display, a world named on the command line that does not exist is refused with
+/// the reason, and nothing is created (the headless editor draws worlds, it does not make
+/// them).
+#[test]
+fn a_missing_world_is_refused_headless_and_nothing_is_made() {
+    let d = tempfile_dir("headless-missing");
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(&d)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["edit", "nowhere/w.loam"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no world file") && err.contains("w.loam"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        0,
+        "something was made"
+    );
+}
+
+/// An empty folder of its own under the render-check folder.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let d = out_dir().join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
