@@ -239,11 +239,8 @@ fn resolve_example(path: &Path) -> PathBuf {
     let built = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path);
-    if built.exists() {
-        built
-    } else {
-        path.to_path_buf()
-    }
+    // Canonical, so messages name it without `crates/cli/../..`.
+    std::fs::canonicalize(built).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn open_or_create(path: &Path, loaded: &session::Loaded) -> anyhow::Result<(Store, bool)> {
@@ -338,6 +335,8 @@ mod tests {
             let found = resolve_example(Path::new(rel));
             assert!(found.is_file(), "{rel} -> {found:?}");
             assert!(found.ends_with(rel), "{found:?}");
+            let up = std::path::Component::ParentDir;
+            assert!(!found.components().any(|c| c == up), "{found:?}");
         }
         // Other paths are left as they are, found or not.
         for p in [
