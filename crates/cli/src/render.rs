@@ -87,12 +87,13 @@ fn camera_looking_at(field: &Field, look_at: Option<[f64; 3]>) -> CameraPose {
     }
 }
 
-/// Terrain ops at the end of a world's log searched for the first view.
+/// Sequence numbers at the end of a world's log searched for the first view.
 const LAST_OPS_SEARCHED: u64 = 256;
 
 /// The first view of a world file: looking at the newest terrain op with a centre among the
-/// last 256 of its log (where its user last worked), as [`camera_of`] looks at a session's
-/// first op; `fallback` when there is none (a new world, or undos only).
+/// last 256 sequence numbers of its log (where its user last worked), as [`camera_of`] looks
+/// at a session's first op; `fallback` when there is none (a new world, a compacted one, or
+/// only undos, redos and block ops there).
 ///
 /// # Errors
 /// The log cannot be read.
