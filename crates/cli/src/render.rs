@@ -1,7 +1,7 @@
 //! `loam render`: a session's camera and ops drawn to a PNG, headless, with the editor's
 //! plugin, renderer and materials; and a world file drawn the same way (the headless editor).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,6 +87,28 @@ fn camera_looking_at(field: &Field, look_at: Option<[f64; 3]>) -> CameraPose {
     }
 }
 
+/// The mesher named `name`, once the picture `out` is known to be a PNG and its folder is
+/// made.
+fn mesher_and_picture(name: &str, out: &Path) -> anyhow::Result<Mesher> {
+    let mesher = Mesher::from_name(name)
+        .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?;
+    if !loam_bevy::render::is_png(out) {
+        bail!("the picture {out:?} must name a .png file");
+    }
+    create_folder_of(out)?;
+    Ok(mesher)
+}
+
+/// Makes the folder that will hold `file`, if it names one.
+fn create_folder_of(file: &Path) -> anyhow::Result<()> {
+    match file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))
+        }
+        None => Ok(()),
+    }
+}
+
 /// Sequence numbers at the end of a world's log searched for the first view.
 const LAST_OPS_SEARCHED: u64 = 256;
 
@@ -140,11 +162,6 @@ pub struct WorldRenderArgs {
 /// No such world, a world in use or damaged, a bad session, mesher or output path, no
 /// picture in time (no Vulkan driver).
 pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
-    let mesher = Mesher::from_name(&args.mesher)
-        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
-    if !loam_bevy::render::is_png(&args.out) {
-        bail!("{:?} must name a .png file", args.out);
-    }
     if !args.world.is_file() {
         bail!(
             "no world file {:?}: without a display the editor only draws a world that exists \
@@ -153,6 +170,7 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
             args.world
         );
     }
+    let mesher = mesher_and_picture(&args.mesher, &args.out)?;
     let loaded = session::load(&args.session)?;
     let mut store = Store::open_read_only(&args.world)
         .with_context(|| format!("opening world {:?}", args.world))?;
@@ -166,11 +184,6 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
     let settings = loaded.session.world.settings(args.threads, mesher);
     let last_seq = w.last_seq;
     let world = World::resume(w.field, w.history, last_seq, settings)?;
-    if let Some(parent) = args.out.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
-    }
     let report = loam_bevy::render::render(RenderJob {
         world,
         ops: Vec::new(),
@@ -206,16 +219,7 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
 /// A bad session, mesher or output path; a rejected op; no picture in time (no Vulkan
 /// driver).
 pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
-    let mesher = Mesher::from_name(&args.mesher)
-        .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
-    if !loam_bevy::render::is_png(&args.out) {
-        bail!("--out {:?} must name a .png file", args.out);
-    }
-    if let Some(parent) = args.out.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
-    }
+    let mesher = mesher_and_picture(&args.mesher, &args.out)?;
     let loaded = session::load(&args.session)?;
     let s = &loaded.session;
     let field = Field::new(s.field, Arc::new(loaded.generator))?;
@@ -228,7 +232,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
     };
     let blocks = match (&s.blocks, args.without_ops) {
         (Some(b), false) => {
-            let base = args.session.parent().unwrap_or(std::path::Path::new("."));
+            let base = args.session.parent().unwrap_or(Path::new("."));
             let models = b
                 .load_models(base, &loam_blocks::MaterialTable::standard())
                 .map_err(anyhow::Error::msg)?;
@@ -241,10 +245,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    if let Some(parent) = args.audio.as_ref().and_then(|a| a.parent())
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))?;
+    if let Some(audio) = &args.audio {
+        create_folder_of(audio)?;
     }
     let report = loam_bevy::render::render(RenderJob {
         world,

@@ -71,6 +71,15 @@ fn terrain(p: [u8; 3]) -> bool {
     !sky && r + g + b > 30
 }
 
+/// Whether two pixels differ clearly (their channels by more than 40 in all).
+fn differs(p: &[u8; 3], q: &[u8; 3]) -> bool {
+    p.iter()
+        .zip(q)
+        .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
+        .sum::<i32>()
+        > 40
+}
+
 fn sky(p: [u8; 3]) -> bool {
     let [r, g, b] = p.map(i32::from);
     b > r + 25 && b > g && b > 120
@@ -110,13 +119,6 @@ fn the_dem_renders_with_terrain_sky_and_a_visible_hole() {
 
     // The hole: a clear difference against the view without the edit, in the middle of the
     // picture where the camera looks, and little elsewhere.
-    let differs = |p: &[u8; 3], q: &[u8; 3]| {
-        p.iter()
-            .zip(q)
-            .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
-            .sum::<i32>()
-            > 40
-    };
     let (mut centre, mut centre_n, mut rim, mut rim_n) = (0usize, 0usize, 0usize, 0usize);
     for (i, (p, q)) in pa.iter().zip(&pb).enumerate() {
         let (x, y) = (
@@ -352,13 +354,6 @@ fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
     assert!(sky_share > 0.01, "sky covers {sky_share:.3}");
     // The dig fills the middle of the view (the camera looks at its centre from 24 m away)
     // and changes little at the edges.
-    let differs = |p: &[u8; 3], q: &[u8; 3]| {
-        p.iter()
-            .zip(q)
-            .map(|(a, b)| (i32::from(*a) - i32::from(*b)).abs())
-            .sum::<i32>()
-            > 40
-    };
     let share = |keep: &dyn Fn(f64, f64) -> bool| {
         let (mut k, mut hit) = (0usize, 0usize);
         for (i, (p, q)) in dug.iter().zip(&plain).enumerate() {
