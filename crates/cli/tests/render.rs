@@ -47,21 +47,11 @@ fn render(out: &Path, extra: &[&str]) -> String {
 }
 
 fn render_session(session: &str, out: &Path, extra: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
-        .current_dir(root())
-        .args(["render", session, "--size", "640x360", "--threads", "2"])
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "render failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
+    let out = out.to_str().unwrap();
+    let mut args = vec!["render", session, "--size", "640x360", "--threads", "2"];
+    args.extend(["--out", out]);
+    args.extend(extra);
+    loam_headless(&root(), &args)
 }
 
 /// Whether a pixel looks like terrain (grass, soil or rock: not sky blue, not black).
@@ -252,7 +242,8 @@ fn joining_without_a_display_is_refused_with_a_reason() {
     assert!(!d.join("out").exists(), "nothing rendered");
 }
 
-/// Runs `loam` from `dir` with no display named, so that `edit` draws headless.
+/// Runs `loam` from `dir` with no display named (so that `edit` draws headless; `render`
+/// always does), asserts it succeeded and returns its standard output.
 fn loam_headless(dir: &Path, args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_loam"))
         .current_dir(dir)
