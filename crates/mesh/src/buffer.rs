@@ -39,6 +39,9 @@ pub(crate) struct Scratch {
     pub(crate) masks: Vec<u64>,
     /// Whether a zero-area triangle was pushed this call.
     pub(crate) has_degenerate: bool,
+    /// Whether a triangle with a repeated vertex was left out this call: its vertices may be
+    /// unused, which [`crate::normals::remove_degenerate`] then compacts.
+    pub(crate) dropped_triangle: bool,
     /// Vertices where sheets of surface may touch, for [`crate::pinch::split_pinches`].
     pub(crate) pinch: Vec<u32>,
     /// Per vertex, value bit 0 (1): a pinch candidate; bit 1 (2): on a candidate's triangle.

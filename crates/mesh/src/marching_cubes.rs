@@ -225,7 +225,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
     }
     let mut masks = std::mem::take(&mut out.scratch.masks);
     let mut cur_z = u32::MAX;
-    let mut has_degenerate = false;
+    let mut dropped_triangle = false;
     let [cx0, cy0, cz0] = grid.cells_min;
     let reserve = |out: &mut MeshBuffer, s: &SegmentMasks| {
         // A vertex per crossed edge at most, about two triangles per vertex: room for the
@@ -335,7 +335,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
                 let [a, b, d] = t.map(|k| vid[k as usize]);
                 if on_sample && (a == b || b == d || a == d) {
                     // Its vertices may now be unused: let the clean-up compact them.
-                    has_degenerate = true;
+                    dropped_triangle = true;
                     continue;
                 }
                 out.indices.extend_from_slice(&[a, b, d]);
@@ -344,7 +344,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
     );
     out.scratch.masks = masks;
     out.scratch.layers = ids;
-    out.scratch.has_degenerate |= has_degenerate;
+    out.scratch.dropped_triangle |= dropped_triangle;
     flag_zero_area(out, 0);
 }
 

@@ -33,7 +33,7 @@ pub(crate) fn len2(a: [f32; 3]) -> f32 {
 pub(crate) fn push_triangle(out: &mut MeshBuffer, a: u32, b: u32, c: u32) {
     if a == b || b == c || a == c {
         // Its vertices may now be unused: let the clean-up compact them.
-        out.scratch.has_degenerate = true;
+        out.scratch.dropped_triangle = true;
         return;
     }
     let p = &out.positions;
@@ -64,9 +64,14 @@ pub(crate) fn flag_zero_area(out: &mut MeshBuffer, from: usize) {
 /// (two dual vertices clamped onto one point, or crossings on exact zeros) are merged first,
 /// which turns the triangles between them into index-degenerate ones whose edges close up;
 /// then degenerate triangles are dropped and unused vertices removed. Runs only when
-/// [`push_triangle`] saw a zero-area triangle.
+/// [`push_triangle`] saw a zero-area triangle; where it only left out triangles with a
+/// repeated vertex (the mesh has no zero-area triangle), only the unused vertices are removed.
 pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
+    let dropped = std::mem::take(&mut out.scratch.dropped_triangle);
     if !std::mem::take(&mut out.scratch.has_degenerate) {
+        if dropped {
+            drop_unused_and_renumber_pinches(out);
+        }
         return;
     }
     // Triangles and candidates change: the pinch splitter scans for their corners.
@@ -135,6 +140,22 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     out.scratch.degenerate_table = table;
     out.scratch.remap = remap;
     out.scratch.triangles = tris;
+}
+
+/// [`drop_unused_vertices`], keeping the pinch candidates' ids (a removed one is dropped).
+fn drop_unused_and_renumber_pinches(out: &mut MeshBuffer) {
+    let n = out.positions.len();
+    drop_unused_vertices(out);
+    if out.positions.len() == n {
+        return;
+    }
+    // Vertex ids changed: the pinch splitter scans for the candidates' corners again.
+    out.scratch.pinch_recorded = false;
+    let new_id = &out.scratch.new_id;
+    out.scratch.pinch.retain_mut(|p| {
+        *p = new_id[*p as usize];
+        *p != u32::MAX
+    });
 }
 
 /// Removes the vertices no triangle uses, keeping the others in their order, and renumbers
