@@ -109,14 +109,77 @@ pub(crate) const SEGMENT: u32 = 63;
 ///
 /// Each row of samples is read once into a mask of sign bits (kept in `masks`, a reusable
 /// buffer); a row of cells is then skipped in one test when all four of its sample rows agree,
-/// and otherwise only its mixed cells are visited, found with bit operations.
+/// and otherwise only its mixed cells are visited, found with bit operations. The masks of a
+/// layer of samples are made just before the cells that need them, so the samples a visit
+/// reads again (a mesher's corner values) are still in the first-level cache.
 #[inline]
 pub(crate) fn for_each_surface_cell(
     grid: &Grid,
     masks: &mut Vec<u64>,
     mut f: impl FnMut([u32; 3], usize, usize),
 ) {
-    surface_cells_by_segment(grid, masks, &mut (), |_, _| {}, |_, p, i, c| f(p, i, c));
+    let v = grid.values;
+    let [cx0, cy0, cz0] = grid.cells_min;
+    let [cx1, cy1, cz1] = grid.cells_max;
+    let ny = (cy1 - cy0 + 1) as usize;
+    let mut x = cx0;
+    while x < cx1 {
+        let cells = SEGMENT.min(cx1 - x);
+        let len = cells as usize + 1;
+        let layer = |masks: &mut Vec<u64>, z: u32| {
+            for y in cy0..=cy1 {
+                let r = grid.index(x, y, z);
+                masks.push(sign_mask(&v[r..r + len]));
+            }
+        };
+        masks.clear();
+        layer(masks, cz0);
+        for (k, z) in (cz0..cz1).enumerate() {
+            layer(masks, z + 1);
+            visit_layer(grid, masks, ny, k, [x, z], cells, &mut f);
+        }
+        x += cells;
+    }
+}
+
+/// Visits the mixed cells of layer `z` (the `k`-th) of one segment of cells starting at `x`
+/// (`cells` wide), from the masks of sample layers `k` and `k + 1`.
+#[inline(always)]
+fn visit_layer(
+    grid: &Grid,
+    masks: &[u64],
+    ny: usize,
+    k: usize,
+    [x, z]: [u32; 2],
+    cells: u32,
+    f: &mut impl FnMut([u32; 3], usize, usize),
+) {
+    let cell_bits = (1u64 << cells) - 1;
+    let [_, cy0, _] = grid.cells_min;
+    let cy1 = grid.cells_max[1];
+    for (j, y) in (cy0..cy1).enumerate() {
+        let m = [
+            masks[j + ny * k],
+            masks[j + 1 + ny * k],
+            masks[j + ny * (k + 1)],
+            masks[j + 1 + ny * (k + 1)],
+        ];
+        // Cell i is mixed unless all eight corner bits (i and i + 1 of each row) agree.
+        let mut mixed = 0u64;
+        for &mk in &m {
+            mixed |= (mk ^ (mk >> 1)) | (m[0] ^ mk);
+        }
+        mixed &= cell_bits;
+        let r = grid.index(x, y, z);
+        while mixed != 0 {
+            let i = mixed.trailing_zeros();
+            mixed &= mixed - 1;
+            let pair = |k: usize| ((m[k] >> i) & 3) as usize;
+            let case =
+                CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6] as usize;
+            f([x + i, y, z], r + i as usize, case);
+        }
+    }
 }
 
 /// The sign masks of one segment of the cell range: `masks[j + rows_y · k]` holds the inside
@@ -163,7 +226,7 @@ pub(crate) fn surface_cells_by_segment<S>(
     let [cx0, cy0, cz0] = grid.cells_min;
     let [cx1, cy1, cz1] = grid.cells_max;
     // Sample rows y in cy0..=cy1, z in cz0..=cz1.
-    let (ny, nz) = ((cy1 - cy0 + 1) as usize, (cz1 - cz0 + 1) as usize);
+    let ny = (cy1 - cy0 + 1) as usize;
     let mut x = cx0;
     while x < cx1 {
         let cells = SEGMENT.min(cx1 - x);
@@ -183,33 +246,9 @@ pub(crate) fn surface_cells_by_segment<S>(
                 cells,
             },
         );
-        let cell_bits = (1u64 << cells) - 1;
         for (k, z) in (cz0..cz1).enumerate() {
-            for (j, y) in (cy0..cy1).enumerate() {
-                let m = [
-                    masks[j + ny * k],
-                    masks[j + 1 + ny * k],
-                    masks[j + ny * (k + 1)],
-                    masks[j + 1 + ny * (k + 1)],
-                ];
-                // Cell i is mixed unless all eight corner bits (i and i + 1 of each row) agree.
-                let mut mixed = 0u64;
-                for &mk in &m {
-                    mixed |= (mk ^ (mk >> 1)) | (m[0] ^ mk);
-                }
-                mixed &= cell_bits;
-                let r = grid.index(x, y, z);
-                while mixed != 0 {
-                    let i = mixed.trailing_zeros();
-                    mixed &= mixed - 1;
-                    let pair = |k: usize| ((m[k] >> i) & 3) as usize;
-                    let case = CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6]
-                        as usize;
-                    f(state, [x + i, y, z], r + i as usize, case);
-                }
-            }
+            visit_layer(grid, masks, ny, k, [x, z], cells, &mut |p, i, c| f(state, p, i, c));
         }
-        let _ = nz;
         x += cells;
     }
 }

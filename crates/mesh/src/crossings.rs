@@ -45,22 +45,117 @@ fn crossing(corners: &[f32; 8], e: usize) -> F32x4 {
     F32x4::new(ca) + F32x4::splat(t) * F32x4::new(d)
 }
 
-/// The mean of the crossings on the edges in the bit set `edges` in lanes 0..3 (lane 3 is
-/// not meaningful): the mean of [`Crossings::new`]'s points, bit for bit, without storing
-/// them.
+/// The mean of the crossings on the edges in the bit set `edges` (bit `e`: edge `e` of
+/// [`EDGES`]) in lanes 0..3 (lane 3 is not meaningful).
+///
+/// Branch free: the `t = v_lo / (v_lo − v_hi)` of all twelve edges are computed four at a
+/// time, one division per axis (the four edges along an axis, lane `k` the edge whose lower
+/// corner has offsets `k & 1`, `k >> 1` on the other two axes in x, y, z order). The patch's
+/// lanes are kept by a mask and summed per axis; the crossings' other two coordinates (0 or
+/// 1, their lower corner's) come summed from [`AXIS_OFFSETS`]. The sum is
+/// that of [`Crossings::new`]'s points up to rounding (its order differs), identical in every
+/// chunk that meshes the cell.
 #[inline(always)]
-pub(crate) fn patch_mean(corners: &[f32; 8], mut edges: u16) -> F32x4 {
-    // Lane 3 of every crossing is exactly 1 (see `EDGE_LINES`), so lane 3 of the sum counts
-    // the crossings: cheaper than `count_ones` without `popcnt`.
-    let mut s = F32x4::splat(0.0);
-    while edges != 0 {
-        let e = edges.trailing_zeros() as usize;
-        edges &= edges - 1;
-        s = s + crossing(corners, e);
-    }
-    let inv = 1.0 / s.to_array()[3];
-    s * F32x4::splat(inv)
+pub(crate) fn patch_mean(corners: &[f32; 8], edges: u16) -> F32x4 {
+    // The grouped bits, and the number of edges from bit 16 (the two halves' bits are
+    // disjoint, so adding them is or-ing them).
+    let g = (BY_AXIS.0[edges as usize & 63] + BY_AXIS.1[edges as usize >> 6 & 63]) as usize;
+    let c = F32x4::new([corners[0], corners[1], corners[2], corners[3]]);
+    let d = F32x4::new([corners[4], corners[5], corners[6], corners[7]]);
+    // Row order: corner `x + 2y + 4z`; `c` is the layer z = 0, `d` z = 1.
+    let (x_lo, x_hi) = (c.shuffle::<0b10_00_10_00>(d), c.shuffle::<0b11_01_11_01>(d));
+    let (y_lo, y_hi) = (c.shuffle::<0b01_00_01_00>(d), c.shuffle::<0b11_10_11_10>(d));
+    let tx = (x_lo / (x_lo - x_hi)).keep(g & 15);
+    let ty = (y_lo / (y_lo - y_hi)).keep(g >> 4 & 15);
+    let tz = (c / (c - d)).keep(g >> 8 & 15);
+    // [Σ tx, Σ ty, Σ tz, 0], each as (t0 + t2) + (t1 + t3).
+    let zero = F32x4::splat(0.0);
+    let xy = tx.interleave_lo(ty) + tx.interleave_hi(ty);
+    let z = tz.interleave_lo(zero) + tz.interleave_hi(zero);
+    let t = xy.shuffle::<0b01_00_01_00>(z) + xy.shuffle::<0b11_10_11_10>(z);
+    let o = &AXIS_OFFSETS.0;
+    let offsets = F32x4::new(o[0][g & 15]) + F32x4::new(o[1][g >> 4 & 15]);
+    let s = t + (offsets + F32x4::new(o[2][g >> 8 & 15]));
+    // `1 / n` as computed, bit for bit, but off the chain of the sums.
+    s * F32x4::splat(RECIPROCAL[g >> 16 & 15])
 }
+
+/// `1 / n` for the number of crossings `n` (index 0 unused).
+static RECIPROCAL: [f32; 16] = {
+    let mut out = [0.0f32; 16];
+    let mut n = 1;
+    while n < 16 {
+        out[n] = 1.0 / n as f32;
+        n += 1;
+    }
+    out
+};
+
+/// An edge's bit in [`patch_mean`]'s grouping (`4 · axis + k`), from its bit in [`EDGES`]
+/// order, and the number of edges from bit 16: `BY_AXIS.0[edges & 63] + BY_AXIS.1[edges >>
+/// 6]`.
+static BY_AXIS: ([u32; 64], [u32; 64]) = {
+    let mut bit = [0u32; 12];
+    let mut e = 0;
+    while e < 12 {
+        let [lo, hi] = EDGE_ENDS[e];
+        let (l, h) = (row_corner(lo), row_corner(hi));
+        let axis = if l[0] != h[0] {
+            0
+        } else if l[1] != h[1] {
+            1
+        } else {
+            2
+        };
+        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+        // The other two axes in x, y, z order.
+        let (first, second) = if a < b { (a, b) } else { (b, a) };
+        let k = l[first] + 2 * l[second];
+        bit[e] = 1 << (4 * axis + k as usize);
+        e += 1;
+    }
+    let (mut lo, mut hi) = ([0u32; 64], [0u32; 64]);
+    let mut m = 0;
+    while m < 64 {
+        let mut i = 0;
+        while i < 6 {
+            if m >> i & 1 == 1 {
+                lo[m] += bit[i] + (1 << 16);
+                hi[m] += bit[6 + i] + (1 << 16);
+            }
+            i += 1;
+        }
+        m += 1;
+    }
+    (lo, hi)
+};
+
+/// `AXIS_OFFSETS[axis][lanes]`: for the edges along `axis` in the lane set `lanes` (see
+/// [`patch_mean`]), the sum of their crossings' coordinates on the other two axes (their lower
+/// corners') in lanes 0..3, 0 on `axis`, and their number in lane 3.
+static AXIS_OFFSETS: Aligned<[[[f32; 4]; 16]; 3]> = Aligned({
+    let mut out = [[[0.0f32; 4]; 16]; 3];
+    let mut axis = 0;
+    while axis < 3 {
+        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+        let (first, second) = if a < b { (a, b) } else { (b, a) };
+        let mut lanes = 0;
+        while lanes < 16 {
+            let mut k = 0;
+            while k < 4 {
+                if lanes >> k & 1 == 1 {
+                    out[axis][lanes][first] += (k & 1) as f32;
+                    out[axis][lanes][second] += (k >> 1) as f32;
+                    out[axis][lanes][3] += 1.0;
+                }
+                k += 1;
+            }
+            lanes += 1;
+        }
+        axis += 1;
+    }
+    out
+});
 
 /// A corner's index in row order, `x + 2y + 4z`, from its index in [`CORNERS`] order: the
 /// order of the samples in memory (two from each of the cell's four x-rows), so that a cell's
@@ -205,8 +300,8 @@ mod tests {
         ((*seed >> 40) as f32 / (1u64 << 23) as f32) - 1.0
     }
 
-    /// The lane form of the interpolant and of the crossings' mean give the scalar forms'
-    /// bits.
+    /// The lane form of the interpolant gives the scalar form's bits, and the crossings' mean
+    /// is the mean of [`Crossings::new`]'s points.
     #[test]
     fn lane_forms_match_scalar() {
         let mut seed = 7;
@@ -227,17 +322,29 @@ mod tests {
             if edges == 0 {
                 continue;
             }
+            // Against the mean of the points in f64: the same up to the rounding of a
+            // different order of sums.
             let c = Crossings::new(&v, edges);
-            let mut s = [0.0f32; 3];
+            let mut s = [0.0f64; 3];
             for q in &c.points[..c.len] {
-                s = [s[0] + q[0], s[1] + q[1], s[2] + q[2]];
+                for i in 0..3 {
+                    s[i] += f64::from(q[i]);
+                }
             }
-            let inv = 1.0 / c.len as f32;
             let m = patch_mean(&v, edges).to_array();
-            assert_eq!(
-                [m[0], m[1], m[2]].map(f32::to_bits),
-                [s[0] * inv, s[1] * inv, s[2] * inv].map(f32::to_bits)
-            );
+            for i in 0..3 {
+                let want = s[i] / c.len as f64;
+                assert!(
+                    (f64::from(m[i]) - want).abs() <= 4.0 * f64::from(f32::EPSILON),
+                    "edges {edges:#x}: lane {i} {} against {want}",
+                    m[i]
+                );
+            }
+            // A single edge's mean is its crossing exactly.
+            let e = edges.trailing_zeros();
+            let one = patch_mean(&v, 1 << e).to_array();
+            let p = Crossings::new(&v, 1 << e).points[0];
+            assert_eq!([one[0], one[1], one[2]].map(f32::to_bits), p.map(f32::to_bits));
         }
     }
 }

@@ -465,15 +465,13 @@ const fn edge_at_table() -> [[u8; 8]; 3] {
 /// zero-area triangle and the other does not. The four vertices are distinct (four cells'),
 /// so neither triangle repeats a vertex; a zero-area one flags the mesh for
 /// [`crate::normals::remove_degenerate`], as [`crate::normals::push_triangle`] would.
-#[inline]
+// Not inlined: in the cell loop it costs more in registers than the call.
+#[inline(never)]
 fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     debug_assert!(q[0] != q[1] && q[0] != q[2] && q[0] != q[3]);
     debug_assert!(q[1] != q[2] && q[1] != q[3] && q[2] != q[3]);
     let pos = &out.positions;
-    let at = |i: u32| {
-        let [x, y, z] = pos[i as usize];
-        F32x4::new([x, y, z, 0.0])
-    };
+    let at = |i: u32| F32x4::from_xyz(&pos[i as usize]);
     let p = [at(q[0]), at(q[1]), at(q[2]), at(q[3])];
     // Squared distance, summed x, y, z in that order as the scalar form does.
     let d2 = |a: F32x4, b: F32x4| {

@@ -9,8 +9,10 @@ use std::ops::{Add, Div, Mul, Sub};
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128, _mm_add_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_div_ps, _mm_loadu_ps, _mm_max_ps,
-    _mm_min_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps,
+    __m128, _mm_add_ps, _mm_and_ps, _mm_castpd_ps, _mm_castsi128_ps, _mm_cmpeq_ps, _mm_load_sd,
+    _mm_load_ss, _mm_movelh_ps, _mm_cmplt_ps, _mm_div_ps, _mm_loadu_ps, _mm_max_ps,
+    _mm_min_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set_epi32, _mm_set1_ps, _mm_setzero_ps,
+    _mm_shuffle_ps,
     _mm_sqrt_ps, _mm_storeu_ps, _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
 };
 
@@ -31,6 +33,22 @@ impl F32x4 {
     pub(crate) fn new(a: [f32; 4]) -> Self {
         // SAFETY: see the `impl` (a valid `[f32; 4]`).
         Self(unsafe { _mm_loadu_ps(a.as_ptr()) })
+    }
+
+    /// `[p[0], p[1], p[2], 0]`, read as `p` is written by a `[f32; 3]` store (an 8-byte
+    /// and a 4-byte piece), so that a read soon after the write takes both pieces from the
+    /// store buffer instead of waiting for them to reach the cache.
+    #[inline(always)]
+    pub(crate) fn from_xyz(p: &[f32; 3]) -> Self {
+        let at = p.as_ptr();
+        // SAFETY: see the `impl`; both loads lie within `p` (bytes 0..8 and 8..12), and
+        // `_mm_load_sd`/`_mm_load_ss` need no alignment.
+        Self(unsafe {
+            _mm_movelh_ps(
+                _mm_castpd_ps(_mm_load_sd(at.cast::<f64>())),
+                _mm_load_ss(at.add(2)),
+            )
+        })
     }
 
     /// `x` in every lane.
@@ -105,6 +123,20 @@ impl F32x4 {
         Self(unsafe { _mm_sqrt_ps(self.0) })
     }
 
+    /// Lane `i` kept where bit `i` of `bits` is set, `+0.0` elsewhere (NaN and infinities
+    /// included: the lane's bits are cleared).
+    #[inline(always)]
+    pub(crate) fn keep(self, bits: usize) -> Self {
+        let m = &KEEP_MASKS.0[bits & 15];
+        // SAFETY: see the `impl` (integer lanes set from values, no pointer).
+        Self(unsafe {
+            _mm_and_ps(
+                self.0,
+                _mm_castsi128_ps(_mm_set_epi32(m[3], m[2], m[1], m[0])),
+            )
+        })
+    }
+
     /// Whether lanes 0..3 all equal 0 (either sign).
     #[inline(always)]
     pub(crate) fn xyz_zero(self) -> bool {
@@ -113,6 +145,27 @@ impl F32x4 {
         m & 7 == 7
     }
 }
+
+/// `KEEP_MASKS[bits]`: all ones in lane `i` where bit `i` of `bits` is set.
+#[cfg(target_arch = "x86_64")]
+static KEEP_MASKS: Aligned<[[i32; 4]; 16]> = Aligned({
+    let mut out = [[0i32; 4]; 16];
+    let mut b = 0;
+    while b < 16 {
+        let mut i = 0;
+        while i < 4 {
+            out[b][i] = if b >> i & 1 == 1 { -1 } else { 0 };
+            i += 1;
+        }
+        b += 1;
+    }
+    out
+});
+
+/// A table aligned for whole-register loads.
+#[cfg(target_arch = "x86_64")]
+#[repr(align(16))]
+struct Aligned<T>(T);
 
 #[cfg(target_arch = "x86_64")]
 impl Add for F32x4 {
@@ -160,6 +213,12 @@ impl F32x4 {
     #[inline(always)]
     pub(crate) fn new(a: [f32; 4]) -> Self {
         Self(a)
+    }
+
+    /// `[p[0], p[1], p[2], 0]`.
+    #[inline(always)]
+    pub(crate) fn from_xyz(p: &[f32; 3]) -> Self {
+        Self([p[0], p[1], p[2], 0.0])
     }
 
     /// `x` in every lane.
@@ -229,6 +288,13 @@ impl F32x4 {
     #[inline(always)]
     pub(crate) fn sqrt(self) -> Self {
         Self(self.0.map(f32::sqrt))
+    }
+
+    /// Lane `i` kept where bit `i` of `bits` is set, `+0.0` elsewhere.
+    #[inline(always)]
+    pub(crate) fn keep(self, bits: usize) -> Self {
+        let a = self.0;
+        Self(std::array::from_fn(|i| if bits >> i & 1 == 1 { a[i] } else { 0.0 }))
     }
 
     /// Whether lanes 0..3 all equal 0 (either sign).
@@ -317,6 +383,10 @@ mod tests {
             );
             assert_eq!(bits(F32x4::splat(w[1]).to_array()), bits([w[1]; 4]));
             assert_eq!(
+                bits(F32x4::from_xyz(&[a[0], a[1], a[2]]).to_array()),
+                bits([a[0], a[1], a[2], 0.0])
+            );
+            assert_eq!(
                 bits(va.rotate3().to_array()),
                 bits([a[1], a[2], a[0], a[3]])
             );
@@ -325,6 +395,11 @@ mod tests {
             assert_eq!(va.sign_mask(), below);
             let lt = (0..4).fold(0, |m, i| m | u32::from(a[i] < b[i]) << i);
             assert_eq!(va.lt_mask(vb), lt);
+            for keep in 0..16usize {
+                let want: [f32; 4] =
+                    std::array::from_fn(|i| if keep >> i & 1 == 1 { a[i] } else { 0.0 });
+                assert_eq!(bits(va.keep(keep).to_array()), bits(want));
+            }
         }
         for z in [
             [0.0f32, -0.0, 0.0, 5.0],
