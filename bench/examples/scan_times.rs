@@ -10,6 +10,11 @@
 
 use std::time::Instant;
 
+/// `loam`'s allocator (crates/cli/src/main.rs): a fresh mesh buffer's first touch of its memory
+/// costs what it costs there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use loam_bench::hashes::read_scan;
 use loam_mesh::{Grid, MeshBuffer, Mesher};
 
