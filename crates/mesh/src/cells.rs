@@ -175,8 +175,7 @@ fn visit_layer(
             let i = mixed.trailing_zeros();
             mixed &= mixed - 1;
             let pair = |k: usize| ((m[k] >> i) & 3) as usize;
-            let case =
-                CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6] as usize;
+            let case = CASE_OF_PAIRS[pair(0) | pair(1) << 2 | pair(2) << 4 | pair(3) << 6] as usize;
             f([x + i, y, z], r + i as usize, case);
         }
     }
@@ -247,7 +246,9 @@ pub(crate) fn surface_cells_by_segment<S>(
             },
         );
         for (k, z) in (cz0..cz1).enumerate() {
-            visit_layer(grid, masks, ny, k, [x, z], cells, &mut |p, i, c| f(state, p, i, c));
+            visit_layer(grid, masks, ny, k, [x, z], cells, &mut |p, i, c| {
+                f(state, p, i, c)
+            });
         }
         x += cells;
     }

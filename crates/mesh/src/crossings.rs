@@ -344,7 +344,10 @@ mod tests {
             let e = edges.trailing_zeros();
             let one = patch_mean(&v, 1 << e).to_array();
             let p = Crossings::new(&v, 1 << e).points[0];
-            assert_eq!([one[0], one[1], one[2]].map(f32::to_bits), p.map(f32::to_bits));
+            assert_eq!(
+                [one[0], one[1], one[2]].map(f32::to_bits),
+                p.map(f32::to_bits)
+            );
         }
     }
 }

@@ -9,10 +9,9 @@ use std::ops::{Add, Div, Mul, Sub};
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128, _mm_add_ps, _mm_and_ps, _mm_castpd_ps, _mm_castsi128_ps, _mm_cmpeq_ps, _mm_load_sd,
-    _mm_load_ss, _mm_movelh_ps, _mm_cmplt_ps, _mm_div_ps, _mm_loadu_ps, _mm_max_ps,
-    _mm_min_ps, _mm_movemask_ps, _mm_mul_ps, _mm_set_epi32, _mm_set1_ps, _mm_setzero_ps,
-    _mm_shuffle_ps,
+    __m128, _mm_add_ps, _mm_and_ps, _mm_castpd_ps, _mm_castsi128_ps, _mm_cmpeq_ps, _mm_cmplt_ps,
+    _mm_div_ps, _mm_load_sd, _mm_load_ss, _mm_loadu_ps, _mm_max_ps, _mm_min_ps, _mm_movelh_ps,
+    _mm_movemask_ps, _mm_mul_ps, _mm_set_epi32, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps,
     _mm_sqrt_ps, _mm_storeu_ps, _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
 };
 
@@ -294,7 +293,9 @@ impl F32x4 {
     #[inline(always)]
     pub(crate) fn keep(self, bits: usize) -> Self {
         let a = self.0;
-        Self(std::array::from_fn(|i| if bits >> i & 1 == 1 { a[i] } else { 0.0 }))
+        Self(std::array::from_fn(|i| {
+            if bits >> i & 1 == 1 { a[i] } else { 0.0 }
+        }))
     }
 
     /// Whether lanes 0..3 all equal 0 (either sign).
