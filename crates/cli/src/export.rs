@@ -106,16 +106,38 @@ pub fn glb_bytes(parts: &[Part]) -> Vec<u8> {
 /// # Errors
 /// Another extension, a world file at `path`, or a failed write.
 pub fn write(path: &Path, parts: &[Part]) -> anyhow::Result<()> {
+    let bytes = if is_glb(path)? {
+        glb_bytes(parts)
+    } else {
+        obj_bytes(parts)
+    };
+    crate::output::write_whole(path, &bytes)
+}
+
+/// Checks a mesh output path before the work that fills it: a `.glb` or `.obj` name in a
+/// folder that exists.
+///
+/// # Errors
+/// Another extension, or a folder that does not exist.
+pub fn check_out(path: &Path) -> anyhow::Result<()> {
+    is_glb(path)?;
+    crate::output::check_folder(path)
+}
+
+/// Whether `path` names a `.glb` (else an `.obj`).
+///
+/// # Errors
+/// Neither extension.
+fn is_glb(path: &Path) -> anyhow::Result<bool> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let bytes = match ext.as_deref() {
-        Some("glb") => glb_bytes(parts),
-        Some("obj") => obj_bytes(parts),
+    match ext.as_deref() {
+        Some("glb") => Ok(true),
+        Some("obj") => Ok(false),
         _ => anyhow::bail!("{path:?}: the output must end in .glb or .obj"),
-    };
-    crate::output::write_whole(path, &bytes)
+    }
 }
 
 /// Encodes parts as OBJ text (positions translated by their offsets, normals, faces).

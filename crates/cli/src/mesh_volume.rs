@@ -37,13 +37,13 @@ pub struct MeshVolumeArgs {
     #[arg(required_unless_present = "sidecar")]
     pub raw: Option<PathBuf>,
     /// Samples per axis, `X,Y,Z`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true, value_parser = parse_size)]
     pub dims: Option<Vec<u32>>,
     /// Sample type.
     #[arg(long = "type", value_enum)]
     pub sample_type: Option<SampleType>,
     /// Spacing of samples per axis, `SX,SY,SZ` (default 1,1,1); lengths are reported in its unit.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub spacing: Option<Vec<f64>>,
     /// A JSON sidecar (`file`, `dims_xyz`, `dtype`, `spacing_xyz`, `iso_values`) giving the
     /// four options above and the iso level; `file` is relative to the sidecar. Any of them
@@ -63,8 +63,21 @@ pub struct MeshVolumeArgs {
     /// Mesh this many times in this process, each time into a fresh mesh buffer, and report
     /// the fastest as `seconds` (how the peer comparison times its in-process peers: best of
     /// N calls). The first call also pays the first touch of the output's memory.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(u32).range(1..=1000)
+    )]
     pub runs: u32,
+}
+
+/// A size of `--dims`: a whole number of samples (at least 2 is checked with the others, so
+/// that a sidecar's sizes get the same message).
+fn parse_size(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of samples (a whole number from 2 up)"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -194,10 +207,10 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
         .dims
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
-        .context("dims overflow")?;
+        .with_context(|| format!("dims {:?}: the number of samples overflows", v.dims))?;
     let expected = n
         .checked_mul(v.sample_type.size())
-        .context("dims overflow")?;
+        .with_context(|| format!("dims {:?}: the number of bytes overflows", v.dims))?;
     if bytes.len() != expected {
         bail!(
             "{:?} has {} bytes but {:?} × {:?} needs {expected}",
@@ -266,6 +279,9 @@ fn same_mesh(a: &MeshBuffer, b: &MeshBuffer) -> bool {
 pub fn run(args: &MeshVolumeArgs) -> anyhow::Result<()> {
     let mesher = Mesher::from_name(&args.mesher)
         .with_context(|| format!("unknown mesher {:?} (mc, mc33, sn, dc)", args.mesher))?;
+    if let Some(out) = &args.out {
+        export::check_out(out)?;
+    }
     let v = resolve(args)?;
     let field = read_field(&v)?;
     let mut mesh = MeshBuffer::default();

@@ -18,16 +18,14 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// # Errors
 /// `path` is a world file, or its folder cannot be written.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    check_folder(path)?;
     if let Ok(mut f) = std::fs::File::open(path) {
         let mut head = [0u8; 16];
         if std::io::Read::read_exact(&mut f, &mut head).is_ok() && &head == SQLITE_MAGIC {
             bail!("{path:?} is a world file (SQLite); not overwriting it with this output");
         }
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     let write = || -> std::io::Result<()> {
         let mut builder = tempfile::Builder::new();
         builder.prefix(".loam-out-");
@@ -35,13 +33,37 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         // umask applies, as for `File::create`).
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let mut tmp = builder.tempfile_in(dir)?;
+        // Not tempfile's error: it names the temporary file, which the user never asked for.
+        let mut tmp = builder
+            .tempfile_in(dir)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("creating a file in {dir:?}")))?;
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     };
     write().with_context(|| format!("writing {path:?}"))
+}
+
+/// The folder an output path is written in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks that the folder of output `path` exists, so that a command can refuse a bad output
+/// before its work rather than after.
+///
+/// # Errors
+/// The folder does not exist (or is not a folder).
+pub fn check_folder(path: &Path) -> anyhow::Result<()> {
+    let dir = folder_of(path);
+    if !dir.is_dir() {
+        bail!("writing {path:?}: the folder {dir:?} does not exist");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -405,7 +405,7 @@ fn mesh_volume_iso_chooses_among_a_sidecars_iso_values() {
 #[test]
 fn mesh_volume_bad_input() {
     let raw = root().join("data/volumes/head_mr_48x62x42_uint8.raw");
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 13] = [
         (
             &["--dims", "48,62,41", "--type", "u8", "--iso", "49.5"],
             "bytes",
@@ -443,9 +443,60 @@ fn mesh_volume_bad_input() {
             &["--dims", "48,62,42", "--type", "u8", "--iso", "1e300"],
             "--iso 1e300 is out of range",
         ),
+        // Negative numbers reach the checks instead of being taken for options.
+        (
+            &[
+                "--dims",
+                "48,62,42",
+                "--type",
+                "u8",
+                "--iso",
+                "49.5",
+                "--spacing",
+                "-1,1,1",
+            ],
+            "spacing must be in",
+        ),
+        (
+            &["--dims", "48,-62,42", "--type", "u8", "--iso", "49.5"],
+            "not a number of samples",
+        ),
+        (
+            &[
+                "--dims",
+                "4294967295,4294967295,4294967295",
+                "--type",
+                "u8",
+                "--iso",
+                "49.5",
+            ],
+            "the number of samples overflows",
+        ),
+        // A bad output is refused before the volume is read and meshed.
+        (
+            &[
+                "--dims", "48,62,42", "--type", "u8", "--iso", "49.5", "--out", "x.stl",
+            ],
+            "must end in .glb or .obj",
+        ),
+        (
+            &[
+                "--dims",
+                "48,62,42",
+                "--type",
+                "u8",
+                "--iso",
+                "49.5",
+                "--out",
+                "no-such-folder/x.glb",
+            ],
+            "the folder \"no-such-folder\" does not exist",
+        ),
     ];
+    let dir = tempfile::tempdir().unwrap();
     for (args, needle) in cases {
         let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .current_dir(dir.path())
             .arg("mesh-volume")
             .arg(&raw)
             .args(args)
@@ -455,6 +506,27 @@ fn mesh_volume_bad_input() {
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(e.contains(needle), "{args:?}: {e}");
     }
+    // Nothing was written, not even a temporary file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // The output is checked first: with a missing volume too, the output is what is refused.
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .current_dir(dir.path())
+        .args([
+            "mesh-volume",
+            "missing.raw",
+            "--dims",
+            "2,2,2",
+            "--type",
+            "u8",
+        ])
+        .args(["--iso", "0.5", "--out", "nowhere/x.obj"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("does not exist") && !e.contains("missing.raw"),
+        "{e}"
+    );
 }
 
 /// The walking session with levels of detail out to 1 km: the same field, every chunk of
