@@ -118,27 +118,30 @@ pub(crate) fn for_each_surface_cell(
     masks: &mut Vec<u64>,
     mut f: impl FnMut([u32; 3], usize, usize),
 ) {
-    let v = grid.values;
     let [cx0, cy0, cz0] = grid.cells_min;
     let [cx1, cy1, cz1] = grid.cells_max;
     let ny = (cy1 - cy0 + 1) as usize;
     let mut x = cx0;
     while x < cx1 {
         let cells = SEGMENT.min(cx1 - x);
-        let len = cells as usize + 1;
-        let layer = |masks: &mut Vec<u64>, z: u32| {
-            for y in cy0..=cy1 {
-                let r = grid.index(x, y, z);
-                masks.push(sign_mask(&v[r..r + len]));
-            }
-        };
         masks.clear();
-        layer(masks, cz0);
+        push_layer_masks(grid, masks, [x, cz0], cells);
         for (k, z) in (cz0..cz1).enumerate() {
-            layer(masks, z + 1);
+            push_layer_masks(grid, masks, [x, z + 1], cells);
             visit_layer(grid, masks, ny, k, [x, z], cells, &mut f);
         }
         x += cells;
+    }
+}
+
+/// Pushes the sign masks of the sample rows `y` in the cell range (and one above) of layer
+/// `z`, each of samples `x ..= x + cells`.
+#[inline(always)]
+fn push_layer_masks(grid: &Grid, masks: &mut Vec<u64>, [x, z]: [u32; 2], cells: u32) {
+    let len = cells as usize + 1;
+    for y in grid.cells_min[1]..=grid.cells_max[1] {
+        let r = grid.index(x, y, z);
+        masks.push(sign_mask(&grid.values[r..r + len]));
     }
 }
 
@@ -221,7 +224,6 @@ pub(crate) fn surface_cells_by_segment<S>(
     mut segment: impl FnMut(&mut S, &SegmentMasks),
     mut f: impl FnMut(&mut S, [u32; 3], usize, usize),
 ) {
-    let v = grid.values;
     let [cx0, cy0, cz0] = grid.cells_min;
     let [cx1, cy1, cz1] = grid.cells_max;
     // Sample rows y in cy0..=cy1, z in cz0..=cz1.
@@ -229,13 +231,9 @@ pub(crate) fn surface_cells_by_segment<S>(
     let mut x = cx0;
     while x < cx1 {
         let cells = SEGMENT.min(cx1 - x);
-        let len = cells as usize + 1;
         masks.clear();
         for z in cz0..=cz1 {
-            for y in cy0..=cy1 {
-                let r = grid.index(x, y, z);
-                masks.push(sign_mask(&v[r..r + len]));
-            }
+            push_layer_masks(grid, masks, [x, z], cells);
         }
         segment(
             state,
