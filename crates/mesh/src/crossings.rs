@@ -1,7 +1,7 @@
 //! A dual cell's patch: its corner values in memory order, the crossings of its edges, their
 //! mean, and the cell's trilinear interpolant (shared by Surface Nets and Dual Contouring).
 
-use crate::lanes::F32x4;
+use crate::lanes::{Aligned, F32x4};
 use crate::tables::{CORNERS, EDGES};
 
 /// The surface crossings of one cell, in cell-local grid units (`[0, 1]³`).
@@ -107,9 +107,7 @@ static BY_AXIS: ([u32; 64], [u32; 64]) = {
         } else {
             2
         };
-        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
-        // The other two axes in x, y, z order.
-        let (first, second) = if a < b { (a, b) } else { (b, a) };
+        let [first, second] = other_axes(axis);
         let k = l[first] + 2 * l[second];
         bit[e] = 1 << (4 * axis + k as usize);
         e += 1;
@@ -130,6 +128,17 @@ static BY_AXIS: ([u32; 64], [u32; 64]) = {
     (lo, hi)
 };
 
+/// The two axes other than `axis`, in x, y, z order: lane `k` of [`patch_mean`]'s group
+/// for `axis` is the edge whose lower corner is `k & 1` on the first and `k >> 1` on the
+/// second.
+const fn other_axes(axis: usize) -> [usize; 2] {
+    match axis {
+        0 => [1, 2],
+        1 => [0, 2],
+        _ => [0, 1],
+    }
+}
+
 /// `AXIS_OFFSETS[axis][lanes]`: for the edges along `axis` in the lane set `lanes` (see
 /// [`patch_mean`]), the sum of their crossings' coordinates on the other two axes (their lower
 /// corners') in lanes 0..3, 0 on `axis`, and their number in lane 3.
@@ -137,8 +146,7 @@ static AXIS_OFFSETS: Aligned<[[[f32; 4]; 16]; 3]> = Aligned({
     let mut out = [[[0.0f32; 4]; 16]; 3];
     let mut axis = 0;
     while axis < 3 {
-        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
-        let (first, second) = if a < b { (a, b) } else { (b, a) };
+        let [first, second] = other_axes(axis);
         let mut lanes = 0;
         while lanes < 16 {
             let mut k = 0;
@@ -211,10 +219,6 @@ static EDGE_LINES: Aligned<[[[f32; 4]; 2]; 16]> = Aligned({
     }
     out
 });
-
-/// A table aligned for whole-register loads.
-#[repr(align(16))]
-struct Aligned<T>(T);
 
 /// The cell-local position of the corner with row-order index `r` ([`ROW_OF_CORNER`]).
 const fn row_corner(r: u8) -> [u8; 3] {

@@ -162,9 +162,8 @@ static KEEP_MASKS: Aligned<[[i32; 4]; 16]> = Aligned({
 });
 
 /// A table aligned for whole-register loads.
-#[cfg(target_arch = "x86_64")]
 #[repr(align(16))]
-struct Aligned<T>(T);
+pub(crate) struct Aligned<T>(pub(crate) T);
 
 #[cfg(target_arch = "x86_64")]
 impl Add for F32x4 {
