@@ -31,8 +31,8 @@ pub(crate) struct Scratch {
     pub(crate) face_normals: Vec<[f32; 3]>,
     /// Flat triangles of [`crate::mc33`] awaiting cancellation.
     pub(crate) flat: Vec<[u32; 3]>,
-    /// Vertex ids of a dual cell's second to fourth patch: ((cell index, patch), id).
-    pub(crate) extra_patches: Vec<((usize, u8), u32)>,
+    /// Vertex ids of a dual cell's second to fourth patch: (cell index, patch) → id.
+    pub(crate) extra_patches: crate::patch_table::PatchTable,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
     pub(crate) layers: Vec<u32>,
     /// Sign masks of sample rows for finding surface cells.

@@ -248,9 +248,8 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         } else {
             out.scratch
                 .extra_patches
-                .iter()
-                .find(|e| e.0 == (base, component))
-                .map_or(u32::MAX, |e| e.1)
+                .get(base, component)
+                .unwrap_or(u32::MAX)
         };
         if id != u32::MAX {
             if PINCH_PATCHES[inside] >> component & 1 != 0 {
@@ -299,7 +298,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
                 out.scratch.written.push(key);
             }
         } else {
-            out.scratch.extra_patches.push(((base, component), id));
+            out.scratch.extra_patches.insert(base, component, id);
         }
         id
     }

@@ -53,6 +53,7 @@ mod marching_cubes;
 mod mc33;
 mod mc33_tables;
 mod normals;
+mod patch_table;
 mod pinch;
 mod slivers;
 mod stats;
