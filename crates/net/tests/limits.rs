@@ -231,6 +231,43 @@ async fn misbehaving_clients_are_disconnected_with_a_reason() {
     };
     assert_eq!(r.code, RefusalCode::BadHello);
 
+    // A player without a name.
+    let mut ws = raw(&url).await;
+    let nameless = ClientMessage::Hello(loam_net::protocol::Hello {
+        protocol: PROTOCOL_VERSION,
+        name: " ".into(),
+        token: None,
+        viewer: viewer(0.0, 0.0, 0.0, 8.0),
+        resume: None,
+    })
+    .encode();
+    send_raw(&mut ws, nameless).await;
+    let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+        panic!("no refusal");
+    };
+    assert_eq!(
+        (r.code, r.reason.as_str()),
+        (RefusalCode::BadHello, "the player's name is empty")
+    );
+
+    // A first message over the size limit: refused for that, not as a closed connection
+    // (which is how it was reported, and only at debug level).
+    let mut ws = raw(&url).await;
+    let _ = futures_util::SinkExt::send(
+        &mut ws,
+        tokio_tungstenite::tungstenite::Message::Binary(vec![0u8; 20_000].into()),
+    )
+    .await;
+    let Some(ServerMessage::Refused(r)) = recv_raw(&mut ws).await else {
+        panic!("no refusal");
+    };
+    assert_eq!(r.code, RefusalCode::BadHello);
+    assert!(
+        r.reason.contains("bad first message") && r.reason.contains("too long"),
+        "{}",
+        r.reason
+    );
+
     // Only the burst of the rate-limited client was taken.
     let seq = server.status().await.unwrap().seq;
     assert!((5..=7).contains(&seq), "{seq} ops applied");
@@ -490,5 +527,66 @@ async fn a_generator_larger_than_a_message_arrives_in_parts() {
     };
     assert_eq!(joined, json.as_bytes());
     assert!(welcome.world.generator_json.is_empty());
+    server.shutdown().await.unwrap();
+}
+
+/// Hash requests are answered a few at a time (each reads every stored brick of its region):
+/// a client may have four waiting, answered in order; one that asks for more without waiting
+/// is disconnected with the reason, and the others are still served. (A fresh-user trial
+/// held every client's ops 11 s behind one client's 100 hash requests a second.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_may_not_queue_more_than_four_hash_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let hash_msg = |request: u64| {
+        tokio_tungstenite::tungstenite::Message::Binary(
+            ClientMessage::Hash {
+                request,
+                region: None,
+            }
+            .encode()
+            .into(),
+        )
+    };
+    // Some edited bricks, so that a hash has work to do.
+    let mut ws = joined(&server.url(), None).await;
+    for i in 1..=8 {
+        send_raw(&mut ws, op_msg(i, dig(f64::from(i as u32) * 3.0))).await;
+    }
+    // Four at once: all answered, in order, once the ops before them are in.
+    for r in 1..=4 {
+        futures_util::SinkExt::feed(&mut ws, hash_msg(r))
+            .await
+            .unwrap();
+    }
+    futures_util::SinkExt::flush(&mut ws).await.unwrap();
+    let mut answered = Vec::new();
+    while answered.len() < 4 {
+        match recv_raw(&mut ws).await.expect("connection open") {
+            ServerMessage::Hash { request, seq, .. } => {
+                assert_eq!(seq, 8, "answered after the ops sent before it");
+                answered.push(request);
+            }
+            ServerMessage::Disconnect { reason } => panic!("disconnected: {reason}"),
+            _ => {}
+        }
+    }
+    assert_eq!(answered, [1, 2, 3, 4]);
+    // Hundreds without waiting: dropped, with the reason.
+    for r in 5..=400 {
+        if futures_util::SinkExt::feed(&mut ws, hash_msg(r))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = futures_util::SinkExt::flush(&mut ws).await;
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(
+        reason.contains("more than 4 hash requests waiting"),
+        "{reason:?}"
+    );
+    still_serves(&server.url()).await;
     server.shutdown().await.unwrap();
 }

@@ -120,7 +120,7 @@ pub struct Resume {
 pub struct Hello {
     /// [`PROTOCOL_VERSION`] of the client.
     pub protocol: u32,
-    /// A display name (at most 64 bytes are kept).
+    /// A display name, not empty nor only white space (at most 64 bytes are kept).
     pub name: String,
     /// The server's token, if it asks for one.
     pub token: Option<String>,

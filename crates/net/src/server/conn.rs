@@ -146,6 +146,25 @@ enum First {
     Closed,
     /// A text message.
     Text,
+    /// A frame the WebSocket layer refused (over the size limit, unmasked, malformed): why.
+    Bad(String),
+}
+
+/// Whether a receive error is only the peer going away (a reset, a closed socket), not a
+/// frame it got wrong.
+fn only_gone(e: axum::Error) -> Result<(), String> {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    use tokio_tungstenite::tungstenite::error::ProtocolError;
+    let e = e.into_inner();
+    match e.downcast_ref::<WsError>() {
+        Some(
+            WsError::ConnectionClosed
+            | WsError::AlreadyClosed
+            | WsError::Io(_)
+            | WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake),
+        ) => Ok(()),
+        _ => Err(e.to_string()),
+    }
 }
 
 /// Why a connection closed before its hello (logged below warnings: nothing was refused).
@@ -157,9 +176,10 @@ async fn first_message(stream: &mut Stream) -> First {
             Some(Ok(Message::Binary(b))) => return First::Binary(b),
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
             Some(Ok(Message::Text(_))) => return First::Text,
-            None | Some(Ok(Message::Close(_))) | Some(Err(_)) => {
-                return First::Closed;
+            Some(Err(e)) => {
+                return only_gone(e).map_or_else(First::Bad, |()| First::Closed);
             }
+            None | Some(Ok(Message::Close(_))) => return First::Closed,
         }
     }
 }
@@ -179,6 +199,12 @@ async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusa
         First::Binary(b) => b,
         First::Closed => return Err(refusal(RefusalCode::BadHello, CLOSED_BEFORE_HELLO)),
         First::Text => return Err(refusal(RefusalCode::BadHello, "no binary hello")),
+        First::Bad(why) => {
+            return Err(refusal(
+                RefusalCode::BadHello,
+                format!("bad first message: {why}"),
+            ));
+        }
     };
     let mut hello = match ClientMessage::decode(&first, max) {
         Ok(ClientMessage::Hello(h)) => h,
@@ -215,6 +241,10 @@ async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusa
             RefusalCode::BadHello,
             "the resume region is not a valid box",
         ));
+    }
+    if hello.name.trim().is_empty() {
+        // A player shown as nothing (`loam edit --name ''` is refused the same way).
+        return Err(refusal(RefusalCode::BadHello, "the player's name is empty"));
     }
     let mut end = hello.name.len().min(MAX_NAME);
     while !hello.name.is_char_boundary(end) {

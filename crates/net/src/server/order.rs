@@ -25,6 +25,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
+mod hashes;
 mod release;
 
 use super::conn::PeerLink;
@@ -200,6 +201,8 @@ pub(crate) struct Order {
     pub(super) accepted: u64,
     pub(super) made: u64,
     pub(super) refused: u64,
+    /// Clients' hash requests waiting for their turn.
+    hashes: hashes::HashQueue,
 }
 
 fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
@@ -406,6 +409,7 @@ impl Order {
             accepted: 0,
             made: 0,
             refused: 0,
+            hashes: hashes::HashQueue::default(),
         })
     }
 
@@ -454,6 +458,7 @@ impl Order {
             if self.resume_deferred() {
                 return self.close("the server is shutting down");
             }
+            self.serve_hashes();
             self.pump();
         }
     }

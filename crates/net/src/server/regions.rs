@@ -233,22 +233,7 @@ impl Order {
                 client,
                 request,
                 region,
-            } => {
-                let hash = self.hash(region);
-                let blocks = self.block_hash(region);
-                if let Some(p) = self.peers.get(&client) {
-                    let msg = ServerMessage::Hash {
-                        request,
-                        seq: self.seq,
-                        region,
-                        hash: hash.0,
-                        blocks,
-                    };
-                    let mut dead = Vec::new();
-                    push(client, p, msg.encode().into(), self.outbox, &mut dead);
-                    self.bury(dead);
-                }
-            }
+            } => self.queue_hash(client, request, region),
             Command::HashFor { region, reply } => {
                 let _ = reply.send((self.seq, self.hash(region)));
             }
@@ -293,7 +278,7 @@ impl Order {
         }
     }
 
-    fn hash(&self, region: Option<BrickBox>) -> FieldHash {
+    pub(super) fn hash(&self, region: Option<BrickBox>) -> FieldHash {
         match region {
             None => self.field.hash(),
             Some(b) => self.field.hash_region(
