@@ -45,11 +45,12 @@ pub struct EditArgs {
     #[arg(long, default_value = "1280x720", value_parser = render::parse_size)]
     pub size: [u32; 2],
     /// Join a `loam serve` server (ws://HOST:PORT/ws) instead of opening a world file:
-    /// terrain ops go to the server, everyone's ops show here in its order.
-    #[arg(long, value_name = "URL")]
+    /// terrain ops go to the server, everyone's ops show here in its order. (Not with a
+    /// WORLD: the server's world is the one edited.)
+    #[arg(long, value_name = "URL", conflicts_with = "world")]
     pub connect: Option<String>,
     /// The name other players see (with --connect; not empty).
-    #[arg(long, default_value = "loam", value_parser = crate::serve::parse_nonempty)]
+    #[arg(long, default_value = "loam", requires = "connect", value_parser = crate::serve::parse_nonempty)]
     pub name: String,
     /// The server's token, if it asks for one (with --connect).
     #[arg(long, requires = "connect", value_parser = crate::serve::parse_nonempty)]
@@ -313,6 +314,38 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Options that only mean something with `--connect` need it, and a world file cannot
+    /// go with it (a fresh-user trial saw both ignored without a word).
+    #[test]
+    fn connect_options_go_together() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            edit: EditArgs,
+        }
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("loam").chain(args.iter().copied()))
+        };
+        let err = |args: &[&str]| parse(args).err().map(|e| e.kind());
+        use clap::error::ErrorKind;
+        assert_eq!(
+            err(&["--connect", "ws://h:1/ws", "w.loam"]),
+            Some(ErrorKind::ArgumentConflict)
+        );
+        assert_eq!(
+            err(&["--name", "bob"]),
+            Some(ErrorKind::MissingRequiredArgument)
+        );
+        assert_eq!(
+            err(&["--token", "t"]),
+            Some(ErrorKind::MissingRequiredArgument)
+        );
+        let ok = parse(&["--connect", "ws://h:1/ws", "--name", "bob"]).expect("valid");
+        assert_eq!(ok.edit.name, "bob");
+        assert_eq!(parse(&["w.loam"]).expect("valid").edit.name, "loam");
+    }
 
     #[test]
     fn view_distances_outside_0_to_1e6_m_are_refused() {

@@ -12,14 +12,15 @@ use loam_store::Store;
 
 use crate::util::{config, factory, new_world, start};
 
-/// This world's finished copies in `dir`, oldest first.
-fn copies(dir: &Path) -> Vec<PathBuf> {
+/// The finished copies of the world at `world` in `dir`, oldest first.
+fn copies_of(world: &Path, dir: &Path) -> Vec<PathBuf> {
+    let prefix = format!("{}-", BackupPlan::prefix_of(world));
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("world-") && n.ends_with("Z.loam")
+            n.starts_with(&prefix) && n.ends_with("Z.loam")
         })
         .collect();
     v.sort();
@@ -45,12 +46,29 @@ async fn a_served_world_is_backed_up_while_clients_edit() {
         every: Duration::from_secs(1),
         keep: 2,
     };
-    // A part a killed server left is removed; other files stay.
+    let copies = |dir: &Path| copies_of(&world, dir);
+    // A part a killed server left is removed; other files stay, among them the copies and
+    // parts of another world of the same file name sharing the folder (another path: another
+    // tag; a fresh-user trial saw one server's backups prune another world's only copy),
+    // and copies named as before the tag.
     std::fs::create_dir_all(&backups).unwrap();
-    let stale = backups.join("world-20200101T000000.000Z.loam.part");
+    let prefix = BackupPlan::prefix_of(&world);
+    assert!(prefix.starts_with("world-") && prefix.len() == "world-".len() + 8);
+    let stale = backups.join(format!("{prefix}-20200101T000000.000Z.loam.part"));
     let notes = backups.join("world-notes.txt");
+    let elsewhere = dir.path().join("elsewhere").join("world.loam");
+    let other = BackupPlan::prefix_of(&elsewhere);
+    assert_ne!(other, prefix);
+    let others = [
+        backups.join(format!("{other}-20200101T000000.000Z.loam")),
+        backups.join(format!("{other}-20200101T000000.000Z.loam.part")),
+        backups.join("world-20200101T000000.000Z.loam"),
+    ];
     std::fs::write(&stale, b"half a copy").unwrap();
     std::fs::write(&notes, b"mine").unwrap();
+    for o in &others {
+        std::fs::write(o, b"another world's").unwrap();
+    }
     let server = start(&world, |c| c.backups = Some(plan.clone())).await;
     assert!(!stale.exists() && notes.exists());
     // The first copy is of the world as the server opened it: no ops.
@@ -90,9 +108,17 @@ async fn a_served_world_is_backed_up_while_clients_edit() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(!names.iter().any(|n| n.ends_with(".part")), "{names:?}");
-    // The world itself is untouched by its backups.
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with(&prefix) && n.ends_with(".part")),
+        "{names:?}"
+    );
+    // The world itself is untouched by its backups, and the other world's files too.
     assert_eq!(load(&world), (seq, hash));
+    for o in &others {
+        assert_eq!(std::fs::read(o).unwrap(), b"another world's", "{o:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

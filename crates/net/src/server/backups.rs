@@ -17,8 +17,12 @@ use loam_store::{BackupCopy, Store};
 /// Periodic backups of the served world ([`crate::ServerConfig::backups`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackupPlan {
-    /// The folder of the copies (created if missing). Copies are named after the world and
-    /// the UTC time they were started: `WORLD-20261202T081500.123Z.loam`.
+    /// The folder of the copies (created if missing). Copies are named after the world, a
+    /// tag of its path and the UTC time they were started:
+    /// `WORLD-1a2b3c4d-20261202T081500.123Z.loam` ([`BackupPlan::prefix_of`] gives the
+    /// part before the time). Worlds may share a folder: each deletes only copies with its
+    /// own prefix, so another world of the same file name is never pruned (the tag differs
+    /// with the path; a world moved elsewhere starts a new series and leaves the old one).
     pub dir: PathBuf,
     /// Time between the starts of two backups, in `[1 s, 30 days]`. The first is started
     /// when the server starts. A backup is skipped when no op was logged since the last
@@ -30,6 +34,18 @@ pub struct BackupPlan {
 }
 
 impl BackupPlan {
+    /// The start of the names of `world`'s copies, up to the time: the file stem, `-`, and
+    /// the first 8 hex digits of the BLAKE3 hash of the world's canonical path (the path as
+    /// given if it cannot be resolved).
+    pub fn prefix_of(world: &Path) -> String {
+        let stem = world
+            .file_stem()
+            .map_or_else(|| "world".into(), |s| s.to_string_lossy().into_owned());
+        let path = std::fs::canonicalize(world).unwrap_or_else(|_| world.to_path_buf());
+        let tag = blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex();
+        format!("{stem}-{}", &tag[..8])
+    }
+
     /// Checks the numbers and makes the folder.
     pub(crate) fn check(&self) -> Result<(), crate::NetError> {
         let bad = |why: &str| crate::NetError::Config {
@@ -57,6 +73,7 @@ const PAGES_PER_STEP: u32 = 256;
 /// The writer's backups: when the next one starts, and the world's name for the copies.
 pub(crate) struct Backups {
     plan: BackupPlan,
+    /// [`BackupPlan::prefix_of`] the world.
     stem: String,
     next: Instant,
     /// The last op of the last finished copy (set by the thread that completes it).
@@ -68,9 +85,7 @@ pub(crate) struct Backups {
 impl Backups {
     /// Backups of the world at `world` by `plan`, the first one due now.
     pub fn new(plan: BackupPlan, world: &Path) -> Self {
-        let stem = world
-            .file_stem()
-            .map_or_else(|| "world".into(), |s| s.to_string_lossy().into_owned());
+        let stem = BackupPlan::prefix_of(world);
         // Parts a killed server left (none is being written: this server has not started
         // one yet).
         let parts = files_of(&plan, &stem, |stem, n| {
@@ -166,7 +181,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Deletes the world `stem`'s oldest copies beyond `plan.keep` (only files named as its
-/// copies are).
+/// copies are: its prefix, then a time).
 fn prune(plan: &BackupPlan, stem: &str) {
     let mut copies = files_of(plan, stem, is_copy_of);
     // The stamps sort as the times do.
@@ -201,7 +216,7 @@ fn remove(path: &Path, what: &str) {
     }
 }
 
-/// Whether `name` is `STEM-YYYYMMDDTHHMMSS.mmmZ.loam`.
+/// Whether `name` is `STEM-YYYYMMDDTHHMMSS.mmmZ.loam` (`stem` is a world's prefix).
 fn is_copy_of(stem: &str, name: &str) -> bool {
     let Some(stamp) = name
         .strip_prefix(stem)
@@ -264,6 +279,12 @@ mod tests {
         assert_eq!(utc_stamp(at(951_782_400, 0)), "20000229T000000.000Z");
         assert_eq!(utc_stamp(at(1_704_067_199, 999)), "20231231T235959.999Z");
         assert!(is_copy_of("w", "w-20261202T081500.123Z.loam"));
+        // Another world's copies: the same file name elsewhere has another tag.
+        assert!(!is_copy_of(
+            "w-1a2b3c4d",
+            "w-5e6f7a8b-20261202T081500.123Z.loam"
+        ));
+        assert!(!is_copy_of("w-1a2b3c4d", "w-20261202T081500.123Z.loam"));
         for not in [
             "w.loam",
             "w-20261202T081500.123Z.loam.part",
