@@ -590,3 +590,43 @@ async fn a_client_may_not_queue_more_than_four_hash_requests() {
     still_serves(&server.url()).await;
     server.shutdown().await.unwrap();
 }
+
+/// A connection that never sends its HTTP request, or sends half of its head, is closed
+/// after the hello timeout instead of being held forever (a fresh-user trial kept 20 of them
+/// open past 75 s); the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_without_a_request_are_closed_after_the_hello_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.hello_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let addr = server.local_addr();
+    let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut half = tokio::net::TcpStream::connect(addr).await.unwrap();
+    half.write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    for s in [&mut silent, &mut half] {
+        let mut buf = [0u8; 256];
+        // Closed: end of stream (or a reset), perhaps after a 408 response; never a hang.
+        let closed = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "still open after 10 s");
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(900),
+        "closed too early"
+    );
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}

@@ -18,6 +18,7 @@
 //! into, nearest first. A client too slow to take its messages, over its op rate, sending
 //! oversized or malformed messages, is disconnected with a reason; the server goes on.
 
+mod accept;
 mod backups;
 mod blocks;
 mod conn;
@@ -76,7 +77,8 @@ pub struct Limits {
     pub max_view_radius_m: f64,
     /// Messages waiting for a client before it is disconnected as too slow. Default 16384.
     pub outbox_messages: usize,
-    /// How long a new connection may take to say hello. Default 10 s.
+    /// How long a new connection may take to send its request head (HTTP, the upgrade to a
+    /// WebSocket), and then how long it may take to say hello. Default 10 s.
     pub hello_timeout: Duration,
 }
 
@@ -275,15 +277,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let router = Router::new()
         .route(WS_PATH, get(upgrade))
         .with_state(shared);
-    // Small messages go out at once (no Nagle delay).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let http = tokio::spawn(async move {
-        // Each connection knows its peer's address (for the log).
-        let service = router.into_make_service_with_connect_info::<SocketAddr>();
-        let _ = axum::serve(listener, service).await;
-    });
+    let http = tokio::spawn(accept::serve(listener, router, config.limits.hello_timeout));
     let tick = tx.clone();
     let ticker = tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_millis(50));
