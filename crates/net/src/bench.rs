@@ -9,6 +9,11 @@
 //! player's first second in a new place pays); the warm-up's own p99 is reported beside
 //! them. At the end every client waits for its last ops and compares its field with the
 //! server's over its region.
+//!
+//! A client whose connection drops (a server restarted, a network cut) counts it in
+//! `dropped`, sends nothing while it is down, and reconnects every
+//! [`RECONNECT_EVERY`], resuming from its last op; its ops the server never confirmed are
+//! `lost_ops`. So the run always ends with its figures.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -79,13 +84,17 @@ pub struct BenchReport {
     pub p50_ms: Option<f64>,
     /// 99th percentile of that latency, milliseconds; `None` as for `p50_ms`.
     pub p99_ms: Option<f64>,
+    /// Connections dropped during the run (all clients together; a client that reconnects
+    /// and drops again counts twice).
+    pub dropped: u64,
     /// Ops sent but never confirmed (refused, lost to a disconnect, or unanswered 10 s
     /// after the end).
-    pub dropped: u64,
-    /// Whether every client's field equalled the server's over its region at the end.
+    pub lost_ops: u64,
+    /// Whether every client's field equalled the server's over its region at the end (a
+    /// client that could not reconnect to compare did not).
     pub converged: bool,
-    /// The clients that did not ([`BenchReport::converged`] false), and which of their
-    /// hashes differed from the server's; empty when every one converged.
+    /// The clients whose hashes were compared and differed, and which of their hashes
+    /// differed from the server's; empty when every compared one matched.
     pub diverged: Vec<Diverged>,
     /// Clients that ran.
     pub clients: usize,
@@ -129,10 +138,26 @@ struct One {
     latencies: Vec<Duration>,
     /// Latencies of the ops sent during the warm-up.
     warmup: Vec<Duration>,
+    /// Connections dropped.
     dropped: u64,
+    /// Ops never confirmed.
+    lost: u64,
     converged: bool,
     diverged: Option<Diverged>,
     last_ack: Instant,
+}
+
+/// How often a bench client whose connection dropped tries to reconnect.
+pub const RECONNECT_EVERY: Duration = Duration::from_millis(250);
+
+/// Whether `e` left `client` without its connection (a drop to count, not a failure of the
+/// benchmark); other errors are returned.
+fn dropped(client: &Client, e: NetError) -> Result<(), NetError> {
+    if client.is_connected() {
+        Err(e)
+    } else {
+        Ok(())
+    }
 }
 
 /// SplitMix64 step: a deterministic sequence of `u64`.
@@ -214,6 +239,7 @@ async fn one(
         latencies: Vec::new(),
         warmup: Vec::new(),
         dropped: 0,
+        lost: 0,
         converged: false,
         diverged: None,
         last_ack: start,
@@ -230,11 +256,24 @@ async fn one(
                 out.warmup.push(l);
             }
         }
-        ClientEvent::Refused { .. } => out.dropped += 1,
-        ClientEvent::Lost { op_ids } => out.dropped += op_ids.len() as u64,
+        ClientEvent::Refused { .. } => out.lost += 1,
+        ClientEvent::Lost { op_ids } => out.lost += op_ids.len() as u64,
         _ => {}
     };
     while Instant::now() < end {
+        if !client.is_connected() {
+            tokio::select! {
+                _ = tokio::time::sleep(RECONNECT_EVERY) => {}
+                _ = tokio::time::sleep_until(end.into()) => break,
+            }
+            match client.reconnect().await {
+                // The ticks missed while down are not made up: those ops were never offered.
+                Ok(_) => tick.reset(),
+                Err(e @ NetError::AnotherWorld(_)) => return Err(e),
+                Err(_) => {}
+            }
+            continue;
+        }
         tokio::select! {
             _ = tick.tick() => {
                 let (dx, dz) = (12.0 * unit(&mut seed) - 6.0, 12.0 * unit(&mut seed) - 6.0);
@@ -247,23 +286,51 @@ async fn one(
                     material: (mix(&mut seed) % 8) as u8,
                     blend: 0.0,
                 };
-                client.send_op(out.sent + 1, op).await?;
-                out.sent += 1;
+                match client.send_op(out.sent + 1, op).await {
+                    Ok(_) => out.sent += 1,
+                    Err(e) => {
+                        dropped(&client, e)?;
+                        out.dropped += 1;
+                    }
+                }
             }
-            e = client.next_event() => take(e?, &mut out),
+            e = client.next_event() => match e {
+                Ok(e) => take(e, &mut out),
+                Err(e) => {
+                    dropped(&client, e)?;
+                    out.dropped += 1;
+                }
+            },
             // A rate below one op per window would otherwise sleep past its end.
             _ = tokio::time::sleep_until(end.into()) => break,
         }
     }
     let wait = Instant::now() + Duration::from_secs(10);
+    // Down at the end: one more try, so that its last ops and its hash can be compared.
+    if !client.is_connected() && client.reconnect().await.is_err() {
+        out.lost += client.pending_ops() as u64;
+        return Ok(out);
+    }
     while client.pending_ops() > 0 && Instant::now() < wait {
         match tokio::time::timeout_at(wait.into(), client.next_event()).await {
-            Ok(e) => take(e?, &mut out),
+            Ok(Ok(e)) => take(e, &mut out),
+            Ok(Err(e)) => {
+                dropped(&client, e)?;
+                out.dropped += 1;
+                break;
+            }
             Err(_) => break,
         }
     }
-    out.dropped += client.pending_ops() as u64;
-    let report = client.sync(false).await?;
+    out.lost += client.pending_ops() as u64;
+    let report = match client.sync(false).await {
+        Ok(r) => r,
+        Err(e) => {
+            dropped(&client, e)?;
+            out.dropped += 1;
+            return Ok(out);
+        }
+    };
     out.converged = report.matches();
     if !out.converged {
         out.diverged = Some(Diverged {
@@ -351,15 +418,23 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     let measured = start + Duration::from_secs_f64(cfg.warmup_s);
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
-    let (mut sent, mut dropped, mut converged) = (0, 0, true);
+    let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
     let mut diverged = Vec::new();
     let mut last = measured;
-    for t in tasks {
+    for (i, t) in tasks.into_iter().enumerate() {
         let one = t
             .await
-            .map_err(|e| NetError::WebSocket(format!("a client task failed: {e}")))??;
+            .map_err(|e| NetError::WebSocket(format!("a client task failed: {e}")))?
+            .map_err(|e| match e {
+                e @ NetError::BenchClient { .. } => e,
+                e => NetError::BenchClient {
+                    client: i,
+                    error: Box::new(e),
+                },
+            })?;
         sent += one.sent;
         dropped += one.dropped;
+        lost += one.lost;
         converged &= one.converged;
         diverged.extend(one.diverged);
         last = last.max(one.last_ack);
@@ -374,6 +449,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         p50_ms: percentile(&latencies, 0.50),
         p99_ms: percentile(&latencies, 0.99),
         dropped,
+        lost_ops: lost,
         converged,
         diverged,
         clients: cfg.clients,

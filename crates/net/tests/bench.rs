@@ -33,7 +33,7 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     assert_eq!(built.load(Ordering::SeqCst), 1);
     assert!(report.converged, "{report:?}");
     assert!(report.diverged.is_empty());
-    assert_eq!(report.dropped, 0);
+    assert_eq!((report.dropped, report.lost_ops), (0, 0));
     assert_eq!(report.clients, 4);
     assert!(report.sent > 0);
     assert_eq!(report.confirmed, report.sent, "every op came back ordered");
@@ -53,6 +53,7 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
         "p50_ms",
         "p99_ms",
         "dropped",
+        "lost_ops",
         "converged",
         "diverged",
     ] {
@@ -115,4 +116,34 @@ async fn a_rate_below_one_op_per_window_ends_with_the_window() {
     let e = bench_net(cfg).await.unwrap_err().to_string();
     assert!(e.starts_with("client 0: WebSocket: "), "{e}");
     assert_eq!(e.matches("WebSocket").count(), 1, "{e}");
+}
+
+/// A server restarted in the middle of a run: every client counts its dropped connection,
+/// reconnects to the new server on the same world and address, resumes, and converges; the
+/// run ends with its JSON line (it used to stop with a bare "connection reset" error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restarted_mid_run_counts_dropped_connections_and_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_world(dir.path());
+    let first = start(&world, |_| {}).await;
+    let addr = first.local_addr();
+    let mut cfg = BenchConfig::new(first.url(), 4, 20.0, 3.0, factory());
+    cfg.warmup_s = 0.2;
+    let bench = tokio::spawn(bench_net(cfg));
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    first.shutdown().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let second = start(&world, |c| c.listen = addr).await;
+    let report = bench.await.unwrap().unwrap();
+    assert_eq!(report.dropped, 4, "{report:?}");
+    assert!(report.converged && report.diverged.is_empty(), "{report:?}");
+    assert_eq!(
+        report.confirmed + report.lost_ops,
+        report.sent,
+        "{report:?}"
+    );
+    // Ops went on after the restart: the second server took some.
+    let status = second.status().await.unwrap();
+    assert!(status.accepted > 0, "{report:?}");
+    second.shutdown().await.unwrap();
 }
