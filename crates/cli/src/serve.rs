@@ -191,7 +191,17 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// # Errors
 /// A missing or bad world file, an address in use.
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.world.is_file(), "no world file {:?}", args.world);
+    anyhow::ensure!(
+        !args.world.is_dir(),
+        "{:?} is a folder, not a world file",
+        args.world
+    );
+    anyhow::ensure!(
+        args.world.is_file(),
+        "no world file {:?} (make one with `loam world new {}`)",
+        args.world,
+        args.world.display()
+    );
     // Joins, leaves and refusals on stderr (stdout keeps the one "serving" line scripts
     // read); `RUST_LOG` filters, `info` by default.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
