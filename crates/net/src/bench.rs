@@ -150,8 +150,8 @@ struct One {
 /// How often a bench client whose connection dropped tries to reconnect.
 pub const RECONNECT_EVERY: Duration = Duration::from_millis(250);
 
-/// Whether `e` left `client` without its connection (a drop to count, not a failure of the
-/// benchmark); other errors are returned.
+/// `Ok` if `e` left `client` without its connection (a drop to count, not a failure of the
+/// benchmark); `Err(e)` for any other error.
 fn dropped(client: &Client, e: NetError) -> Result<(), NetError> {
     if client.is_connected() {
         Err(e)
