@@ -202,7 +202,7 @@ pub(crate) struct Order {
     pub(super) made: u64,
     pub(super) refused: u64,
     /// Clients' hash requests waiting for their turn.
-    hashes: hashes::HashQueue,
+    pub(super) hashes: hashes::HashQueue,
 }
 
 fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {

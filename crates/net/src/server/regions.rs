@@ -108,6 +108,7 @@ impl Order {
             old.link
                 .kill("replaced by a newer connection of the same client");
         }
+        self.hashes.forget(id);
         let plan = hello.resume.as_ref().and_then(|r| {
             self.ring
                 .plan(r.last_seq, self.seq, &r.region, id, self.outbox / 2)
@@ -261,6 +262,7 @@ impl Order {
             Command::Leave { conn, client } => {
                 if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
                     self.peers.remove(&client);
+                    self.hashes.forget(client);
                 }
             }
             Command::Tick => self.tick(),
@@ -275,6 +277,7 @@ impl Order {
             if let Some(p) = self.peers.remove(&id) {
                 p.link.kill(why);
             }
+            self.hashes.forget(id);
         }
     }
 

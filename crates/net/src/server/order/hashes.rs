@@ -1,7 +1,7 @@
 //! Clients' hash requests ([`crate::protocol::ClientMessage::Hash`]), served a few at a time.
 //!
 //! A hash reads every stored brick of its region and compares it with the generator's, so
-//! the whole world's costs grows with the world (28 ms on a 40 000-op world in a debug
+//! the whole world's grows with the world (28 ms on a 40 000-op world in a debug
 //! build). Computed as they came, on the ordering thread, one client asking 100 times a
 //! second held everyone's ops behind its hashes (a fresh-user trial: p99 from 40 ms to
 //! 11 s). Now each client may have [`MAX_WAITING`] requests waiting, and a hash that took
@@ -15,7 +15,7 @@ use super::{Order, push};
 use crate::protocol::{BrickBox, ServerMessage};
 
 /// Hash requests one client may have waiting; one more disconnects it.
-pub(crate) const MAX_WAITING: usize = 4;
+const MAX_WAITING: usize = 4;
 
 /// After a hash of `d`, the next waits `DUTY_FACTOR · d` (hashes take at most
 /// `1 / (1 + DUTY_FACTOR)` of the ordering thread).
@@ -72,6 +72,13 @@ impl HashQueue {
         self.waiting.pop_front()
     }
 
+    /// Drops `client`'s waiting requests: its connection is gone. (A client that resumes
+    /// keeps its id; the answers to its old connection's requests are not its new one's,
+    /// nor do they count against its [`MAX_WAITING`].)
+    pub(crate) fn forget(&mut self, client: u64) {
+        self.waiting.retain(|w| w.client != client);
+    }
+
     /// A hash took `d`, ending at `now`.
     fn took(&mut self, now: Instant, d: Duration) {
         self.next_at = now + d * DUTY_FACTOR;
@@ -100,7 +107,7 @@ impl Order {
                 return;
             };
             let Some(p) = self.peers.get(&w.client) else {
-                // It left; nobody waits for the answer.
+                // Gone without a leave (the store failed): nobody waits for the answer.
                 continue;
             };
             let start = Instant::now();
@@ -148,5 +155,12 @@ mod tests {
         q.push(7, 100, None)
             .expect("one answered, one more may wait");
         assert_eq!(q.waiting.len(), MAX_WAITING + 1 - 2 + 1);
+        // A client that left (and may come back with its id) leaves nothing waiting.
+        q.forget(7);
+        assert_eq!(q.waiting.len(), 1, "client 8's request stays");
+        for r in 0..MAX_WAITING as u64 {
+            q.push(7, 200 + r, None)
+                .expect("a fresh start after leaving");
+        }
     }
 }
