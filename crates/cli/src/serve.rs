@@ -46,12 +46,17 @@ pub struct ServeArgs {
     pub backup_keep: usize,
 }
 
+/// `minutes` as the whole milliseconds the server keeps.
+fn backup_every_ms(minutes: f64) -> f64 {
+    (minutes * 60_000.0).round()
+}
+
 fn parse_backup_every(s: &str) -> Result<f64, String> {
     // Checked at the millisecond precision the server keeps, so that 0.0167 (and 0.016666,
     // 1 s to the millisecond) is one second rather than just under it.
     number(
         s,
-        |m: f64| (1_000.0..=43_200.0 * 60_000.0).contains(&(m * 60_000.0).round()),
+        |m: f64| (1_000.0..=43_200.0 * 60_000.0).contains(&backup_every_ms(m)),
         "0.0167 to 43200 minutes (1 s to 30 days)",
     )
 }
@@ -217,7 +222,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.limits.max_clients = args.max_clients;
     config.backups = args.backup_dir.as_ref().map(|dir| BackupPlan {
         dir: dir.clone(),
-        every: Duration::from_millis((args.backup_every * 60_000.0).round() as u64),
+        every: Duration::from_millis(backup_every_ms(args.backup_every) as u64),
         keep: args.backup_keep,
     });
     runtime()?.block_on(async {

@@ -150,8 +150,8 @@ enum First {
     Bad(String),
 }
 
-/// Whether a receive error is only the peer going away (a reset, a closed socket), not a
-/// frame it got wrong.
+/// `Ok` if a receive error is only the peer going away (a reset, a closed socket); else
+/// why the frame it sent was refused.
 fn only_gone(e: axum::Error) -> Result<(), String> {
     use tokio_tungstenite::tungstenite::Error as WsError;
     use tokio_tungstenite::tungstenite::error::ProtocolError;
