@@ -1,5 +1,6 @@
 //! Criterion benchmarks of loam-field: digs of r = 3 m and r = 8 m, and filling a chunk grid
-//! (35³ samples, halo 1) from the generator and from bricks.
+//! (35³ samples, halo 1) from the generator and from bricks, and the field hash of a field
+//! edited in 64 places.
 //!
 //! Run: `cargo bench -p loam-bench --bench field`. Results: BENCHMARKS.md.
 
@@ -111,5 +112,57 @@ fn fills(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, digs, fills);
+/// A field with small digs and builds in 64 places 40 m apart (as the network load
+/// benchmark's clients make them), four ops per place.
+fn edited_in_64_places(g: &Arc<Generator>) -> Field {
+    let mut f = Field::new(FieldSettings::default(), g.clone()).unwrap();
+    for i in 0..64 {
+        let (x, z) = (f64::from(i % 8) * 40.0, f64::from(i / 8) * 40.0);
+        let y = g.surface_height(x, z);
+        for k in 0..4 {
+            let mut op = dig([x + f64::from(k) * 0.7, y, z], 1.0);
+            if k % 2 == 1
+                && let EditOp::Sphere { mode, .. } = &mut op
+            {
+                *mode = CsgMode::Union;
+            }
+            f.apply(&op).unwrap();
+        }
+    }
+    f
+}
+
+fn hashes(c: &mut Criterion) {
+    let g = generator();
+    let edited = edited_in_64_places(&g);
+    let mut group = c.benchmark_group("field/hash_64_places");
+    group.sample_size(10);
+    // The first hash of a field: nothing known about its bricks yet.
+    group.bench_function("first", |b| {
+        b.iter_batched(
+            || edited_in_64_places(&g),
+            |f| black_box(f.hash()),
+            BatchSize::LargeInput,
+        )
+    });
+    // A hash after one more op in one of the places (what a server answers between ops).
+    let again = edited.clone();
+    let _ = again.hash();
+    let y = g.surface_height(0.0, 0.0);
+    group.bench_function("after_one_op", |b| {
+        b.iter_batched(
+            || {
+                let mut f = again.clone();
+                f.apply(&dig([0.3, y, 0.2], 1.0)).unwrap();
+                f
+            },
+            |f| black_box(f.hash()),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+    println!("bricks in the edited field: {}", edited.brick_count());
+}
+
+criterion_group!(benches, digs, fills, hashes);
 criterion_main!(benches);

@@ -1,7 +1,7 @@
 //! The editable field: a generator with edit bricks laid over it, shared copy-on-write.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -112,6 +112,9 @@ pub struct Field {
     /// had, or the one a [`crate::PlannedEdit`] gives every field that commits it from the
     /// same revision). [`crate::PlannedEdit`] checks it.
     pub(crate) revision: u64,
+    /// Which bricks differ from the generator, by key (see `generated.rs`). Shared by clones:
+    /// they have the same generator and settings, and a brick id names its samples.
+    pub(crate) differs: Arc<Mutex<BTreeMap<BrickKey, crate::generated::Decided>>>,
 }
 
 /// The next field revision, unique in the process.
@@ -141,6 +144,7 @@ impl Field {
             hot: Vec::new(),
             hot_capacity: DEFAULT_HOT_BRICKS,
             revision: next_revision(),
+            differs: Arc::default(),
         })
     }
 

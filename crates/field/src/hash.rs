@@ -4,9 +4,12 @@
 //! each as its brick coordinate (three i32, little-endian), then its samples as f32 bit
 //! patterns (−0.0 written as +0.0), then its material ids. Printed as `field-hash: <hex>`.
 
-use crate::brick::Brick;
 use crate::coords::BrickKey;
 use crate::field::Field;
+
+/// Entries of the remembered answers beyond the field's brick count that make
+/// [`Field::hash_region`] drop those of bricks that are gone.
+const STALE_SLACK: usize = 1024;
 
 /// A 32-byte BLAKE3 field hash. `Display` writes 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,29 +41,44 @@ impl Field {
     }
 
     /// The field hash over the bricks with `min ≤ key ≤ max` on every axis.
+    ///
+    /// Cost: the bricks in the `(z, y, x)` range from `min` to `max` are visited, and the
+    /// samples of those that differ from the generator hashed. Whether a brick differs is
+    /// remembered by the field (shared with its clones) and checked again cheaply after an
+    /// edit; only a brick new to the field, or one an edit may have made equal to the
+    /// generator, can cost generating it again (about 2 ms on noise terrain).
     pub fn hash_region(&self, min: BrickKey, max: BrickKey) -> FieldHash {
         let mut h = blake3::Hasher::new();
-        let (vs, band) = (self.settings.voxel_size, self.settings.band());
-        for (key, brick) in self.bricks() {
-            let inside = (min.x..=max.x).contains(&key.x)
-                && (min.y..=max.y).contains(&key.y)
-                && (min.z..=max.z).contains(&key.z);
-            // Bricks hold grid indices: equal indices are equal values (the grid has one bit
-            // pattern per value, never −0).
-            if !inside || **brick == Brick::generate(&self.generator, key, vs, band) {
+        let mut bytes = Vec::new();
+        if min > max {
+            return FieldHash(*h.finalize().as_bytes());
+        }
+        for (key, brick) in self.bricks.range(min..=max) {
+            let inside = (min.x..=max.x).contains(&key.x) && (min.y..=max.y).contains(&key.y);
+            if !inside || !self.differs_from_generator(*key, brick) {
                 continue;
             }
             for c in [key.x, key.y, key.z] {
                 h.update(&c.to_le_bytes());
             }
-            let values = brick.values();
-            let mut bytes = Vec::with_capacity(values.len() * 4);
-            for v in values {
-                bytes.extend_from_slice(&canonical_bits(v).to_le_bytes());
+            let (quant, samples) = (brick.quant(), brick.samples());
+            bytes.clear();
+            for &q in samples.quantized() {
+                bytes.extend_from_slice(&canonical_bits(quant.value(q)).to_le_bytes());
             }
             h.update(&bytes);
-            h.update(&brick.materials());
+            h.update(samples.materials());
         }
+        self.forget_gone_bricks();
         FieldHash(*h.finalize().as_bytes())
+    }
+
+    /// Drops the remembered answers of bricks the field no longer holds, once they are
+    /// [`STALE_SLACK`] more than its bricks.
+    fn forget_gone_bricks(&self) {
+        let mut differs = self.differs.lock().expect("not poisoned");
+        if differs.len() > self.bricks.len() + STALE_SLACK {
+            differs.retain(|key, (id, _)| self.bricks.get(key).is_some_and(|b| b.id() == *id));
+        }
     }
 }

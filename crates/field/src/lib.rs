@@ -40,6 +40,7 @@ mod brick;
 pub mod coords;
 mod edit;
 mod field;
+mod generated;
 mod generator;
 mod hash;
 mod history;

@@ -7,6 +7,7 @@ mod cases;
 mod codec;
 mod edits;
 mod generator;
+mod hash;
 mod heightmap;
 mod history;
 mod raycast;
