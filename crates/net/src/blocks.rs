@@ -125,6 +125,9 @@ pub(crate) struct Colliders {
     loaded: BTreeSet<[i32; 3]>,
     missing: BTreeSet<[i32; 3]>,
     dirty: BTreeSet<[i32; 3]>,
+    /// The changed chunk last rebuilt by [`Colliders::refresh_until`]: the next is the one
+    /// after it, so chunks changed again every tick cannot keep the others waiting.
+    last_dirty: Option<[i32; 3]>,
 }
 
 impl Colliders {
@@ -190,12 +193,24 @@ impl Colliders {
         deadline: std::time::Instant,
     ) -> bool {
         while std::time::Instant::now() < deadline {
-            let Some(k) = self.missing.pop_first().or_else(|| self.dirty.pop_first()) else {
+            let Some(k) = self.missing.pop_first().or_else(|| self.next_dirty()) else {
                 break;
             };
             physics.set_chunk(k, field_collider(field, k));
         }
         self.ready()
+    }
+
+    /// Takes the changed chunk after the last one rebuilt (round robin, in key order).
+    fn next_dirty(&mut self) -> Option<[i32; 3]> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let after = self
+            .last_dirty
+            .and_then(|l| self.dirty.range((Excluded(l), Unbounded)).next().copied());
+        let k = after.or_else(|| self.dirty.first().copied())?;
+        self.dirty.remove(&k);
+        self.last_dirty = Some(k);
+        Some(k)
     }
 
     /// The loaded chunks whose samples (halo included) meet the samples `lo..=hi`.

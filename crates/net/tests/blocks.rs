@@ -453,3 +453,84 @@ async fn a_client_resumes_across_a_restart_of_a_world_with_blocks() {
     assert_eq!(b.confirmed_field().hash(), a.confirmed_field().hash());
     server.shutdown().await.unwrap();
 }
+
+/// Terrain ops that keep changing the chunks around falling pieces (their colliders
+/// rebuilt each tick, more than a tick's budget) slow the falls down but never stop them:
+/// the tower's pieces drop into the hole dug under it while the ops go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pieces_keep_falling_while_digs_keep_their_colliders_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 4.0).await;
+    let mut digger = client(&server, -2.0).await;
+    let mut last = 0;
+    for y in 0..3 {
+        last = a.send_block_op(&place(full(4, y, 0))).await.unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    // A bump built and dug again and again where the eight chunks around the origin meet
+    // (all loaded for the tower's colliders): every tick has all eight to rebuild.
+    let busy = tokio::spawn(async move {
+        for i in 0..4000u64 {
+            let op = EditOp::Sphere {
+                mode: if i % 2 == 0 {
+                    CsgMode::Union
+                } else {
+                    CsgMode::Subtract
+                },
+                center: [-2.0, 1.0, -2.0],
+                radius: 1.5,
+                material: 0,
+                blend: 0.0,
+            };
+            if digger.send_op(i + 1, op).await.is_err() {
+                break;
+            }
+            // Its own events, so that its outbox never fills.
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(1), digger.next_event()).await
+            {
+            }
+            tokio::time::sleep(Duration::from_millis(8)).await;
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let dig = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [4.5, -0.5, 0.5],
+        radius: 2.5,
+        material: 0,
+        blend: 0.0,
+    };
+    let id = a.send_op(1, dig).await.unwrap();
+    confirmed(&mut a, id).await.unwrap();
+    let start = server.status().await.unwrap();
+    let mut lowest = f32::INFINITY;
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (_, _, file) = server.blocks(None).await.unwrap();
+        lowest = file
+            .pieces
+            .iter()
+            .map(|p| p.pose.position[1])
+            .fold(f32::INFINITY, f32::min);
+        if lowest < -0.2 {
+            break;
+        }
+        while let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(1), a.next_event()).await {
+        }
+    }
+    let end = server.status().await.unwrap();
+    assert!(!busy.is_finished(), "the digs went on all along");
+    busy.abort();
+    assert!(
+        lowest < -0.2,
+        "the tower's pieces did not drop into the hole in 10 s of digs (lowest at {lowest} m): \
+         steps {} → {}, {} of {} falling",
+        start.step,
+        end.step,
+        end.falling,
+        end.pieces
+    );
+    server.shutdown().await.unwrap();
+}
