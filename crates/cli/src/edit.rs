@@ -49,8 +49,8 @@ pub struct EditArgs {
     /// WORLD: the server's world is the one edited.)
     #[arg(long, value_name = "URL", conflicts_with = "world")]
     pub connect: Option<String>,
-    /// The name other players see (with --connect; not empty).
-    #[arg(long, default_value = "loam", requires = "connect", value_parser = crate::serve::parse_nonempty)]
+    /// The name other players see (with --connect; not empty or only spaces).
+    #[arg(long, default_value = "loam", requires = "connect", value_parser = parse_name)]
     pub name: String,
     /// The server's token, if it asks for one (with --connect).
     #[arg(long, requires = "connect", value_parser = crate::serve::parse_nonempty)]
@@ -311,6 +311,15 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
     Ok(())
 }
 
+/// A player's name: not empty or only white space (the server refuses such a name).
+fn parse_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("must not be empty or only spaces".into())
+    } else {
+        Ok(s.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +354,13 @@ mod tests {
         let ok = parse(&["--connect", "ws://h:1/ws", "--name", "bob"]).expect("valid");
         assert_eq!(ok.edit.name, "bob");
         assert_eq!(parse(&["w.loam"]).expect("valid").edit.name, "loam");
+        for blank in ["", "   ", "\t"] {
+            assert_eq!(
+                err(&["--connect", "ws://h:1/ws", "--name", blank]),
+                Some(ErrorKind::ValueValidation),
+                "{blank:?}"
+            );
+        }
     }
 
     #[test]

@@ -148,7 +148,7 @@ fn parse_warmup(s: &str) -> Result<f64, String> {
 /// Arguments of `loam bench-net`.
 #[derive(Debug, clap::Args)]
 pub struct BenchNetArgs {
-    /// The server, e.g. ws://127.0.0.1:7878/ws.
+    /// The server, e.g. ws://127.0.0.1:7878/ws (without a path, /ws is taken).
     #[arg(long)]
     pub url: String,
     /// Clients (1 to 10 000).
@@ -276,7 +276,29 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     config.warmup_s = args.warmup;
     let report = runtime()?.block_on(bench_net(config))?;
     println!("{}", report.json());
-    Ok(())
+    degraded(&report).map_or(Ok(()), |why| {
+        Err(anyhow::anyhow!("the run was degraded: {why}"))
+    })
+}
+
+/// Why a benchmark's figures are not a clean run, if they are not: clients that did not
+/// converge, dropped connections, ops never confirmed.
+fn degraded(report: &loam_net::BenchReport) -> Option<String> {
+    let mut why = Vec::new();
+    if !report.converged {
+        why.push(format!(
+            "{} of {} clients did not converge",
+            report.diverged.len().max(1),
+            report.clients
+        ));
+    }
+    if report.dropped > 0 {
+        why.push(format!("{} dropped connections", report.dropped));
+    }
+    if report.lost_ops > 0 {
+        why.push(format!("{} ops never confirmed", report.lost_ops));
+    }
+    (!why.is_empty()).then(|| why.join(", "))
 }
 
 #[cfg(test)]

@@ -120,6 +120,37 @@ async fn older_and_newer_protocols_get_a_clear_refusal() {
     server.shutdown().await.unwrap();
 }
 
+/// A URL without a path reaches the server's WebSocket; a wrong path says where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_without_a_path_connects_and_a_wrong_path_says_where_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let url = server.url();
+    let bare = url
+        .strip_suffix(loam_net::WS_PATH)
+        .expect("the URL ends with the path");
+    for u in [bare.to_string(), format!("{bare}/")] {
+        let cfg = ClientConfig::new(u.clone(), viewer(0.0, 0.0, 0.0, 8.0), factory());
+        let c = Client::connect(cfg)
+            .await
+            .unwrap_or_else(|e| panic!("{u}: {e}"));
+        c.close().await;
+    }
+    let wrong = format!("{bare}/play");
+    let cfg = ClientConfig::new(wrong.clone(), viewer(0.0, 0.0, 0.0, 8.0), factory());
+    let Err(e) = Client::connect(cfg).await else {
+        panic!("connected at {wrong}");
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "WebSocket: nothing at {wrong} (HTTP 404 Not Found): `loam serve` takes clients at \
+             the path /ws (ws://HOST:PORT/ws)"
+        )
+    );
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_is_required_when_set_and_clients_are_capped() {
     let dir = tempfile::tempdir().unwrap();

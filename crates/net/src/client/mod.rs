@@ -29,7 +29,8 @@ use transport::{Incoming, Ws, next_incoming, open, ws_error};
 /// How to connect ([`Client::connect`]).
 #[derive(Clone)]
 pub struct ClientConfig {
-    /// The server's URL, `ws://HOST:PORT/ws`.
+    /// The server's URL, `ws://HOST:PORT/ws` (a URL without a path, `ws://HOST:PORT`, gets
+    /// `/ws`).
     pub url: String,
     /// A display name.
     pub name: String,

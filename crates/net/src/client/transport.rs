@@ -20,6 +20,33 @@ pub(super) fn ws_error(e: tokio_tungstenite::tungstenite::Error) -> NetError {
     NetError::WebSocket(e.to_string())
 }
 
+/// `url` with `loam serve`'s WebSocket path ([`crate::server::WS_PATH`]) when it names no
+/// path (`ws://HOST:PORT` or `ws://HOST:PORT/`), as the issue's and a user's examples write it.
+pub(crate) fn with_default_path(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    match rest.find('/') {
+        None => format!("{url}{}", crate::server::WS_PATH),
+        Some(i) if rest[i..] == *"/" => {
+            format!("{}{}", &url[..url.len() - 1], crate::server::WS_PATH)
+        }
+        Some(_) => url.to_string(),
+    }
+}
+
+/// The connect error, with what to do when the server has nothing at the URL's path.
+fn connect_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> NetError {
+    use tokio_tungstenite::tungstenite::Error;
+    match &e {
+        Error::Http(response) if response.status() == 404 => NetError::WebSocket(format!(
+            "nothing at {url} (HTTP 404 Not Found): `loam serve` takes clients at the path {} \
+             (ws://HOST:PORT{})",
+            crate::server::WS_PATH,
+            crate::server::WS_PATH
+        )),
+        _ => ws_error(e),
+    }
+}
+
 /// Connects, says hello and reads the welcome.
 pub(super) async fn open(
     config: &ClientConfig,
@@ -30,11 +57,12 @@ pub(super) async fn open(
         .max_message_size(Some(max))
         .max_frame_size(Some(max))
         .read_buffer_size(crate::server::READ_BUFFER);
-    let connect = connect_async_with_config(config.url.as_str(), Some(ws_config), true);
+    let url = with_default_path(&config.url);
+    let connect = connect_async_with_config(url.as_str(), Some(ws_config), true);
     let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
         .await
         .map_err(|_| NetError::Timeout("the connection"))?
-        .map_err(ws_error)?;
+        .map_err(|e| connect_error(&url, e))?;
     let hello = ClientMessage::Hello(Hello {
         protocol: PROTOCOL_VERSION,
         name: config.name.clone(),
@@ -127,5 +155,28 @@ pub(super) async fn next_incoming(ws: &mut Ws, max: usize) -> Result<Incoming, N
             }
             Some(Ok(_)) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_default_path;
+
+    #[test]
+    fn a_url_without_a_path_gets_the_servers() {
+        assert_eq!(
+            with_default_path("ws://127.0.0.1:7878"),
+            "ws://127.0.0.1:7878/ws"
+        );
+        assert_eq!(
+            with_default_path("ws://127.0.0.1:7878/"),
+            "ws://127.0.0.1:7878/ws"
+        );
+        assert_eq!(with_default_path("ws://h:1/ws"), "ws://h:1/ws");
+        assert_eq!(with_default_path("ws://h:1/other"), "ws://h:1/other");
+        assert_eq!(
+            with_default_path("wss://example.org"),
+            "wss://example.org/ws"
+        );
     }
 }

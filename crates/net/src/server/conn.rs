@@ -130,8 +130,9 @@ pub(crate) fn check_viewer(v: &Viewer, max_radius: f64) -> Result<(), String> {
     }
     if !(v.radius >= 0.0 && v.radius <= max_radius) {
         return Err(format!(
-            "viewer radius {} m is out of range [0, {max_radius}]",
-            v.radius
+            "viewer radius {} m is out of range [0, {}]",
+            loam_field::num(&v.radius),
+            loam_field::num(&max_radius)
         ));
     }
     Ok(())
@@ -469,4 +470,32 @@ async fn write_loop(
     };
     let _ = sink.send(Message::Binary(bye.encode().into())).await;
     let _ = sink.send(close_frame(&reason)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refusals of a viewer name the bad number readably, however large.
+    #[test]
+    fn viewer_refusals_name_the_number() {
+        let v = |position: [f64; 3], radius: f64| Viewer { position, radius };
+        assert_eq!(check_viewer(&v([1.0, 2.0, 3.0], 64.0), 256.0), Ok(()));
+        assert_eq!(
+            check_viewer(&v([0.0; 3], 1e300), 256.0),
+            Err("viewer radius 1e300 m is out of range [0, 256]".to_string())
+        );
+        assert_eq!(
+            check_viewer(&v([0.0; 3], -0.5), 256.0),
+            Err("viewer radius -0.5 m is out of range [0, 256]".to_string())
+        );
+        assert_eq!(
+            check_viewer(&v([0.0; 3], f64::NAN), 256.0),
+            Err("viewer radius NaN m is out of range [0, 256]".to_string())
+        );
+        assert_eq!(
+            check_viewer(&v([1e300, 0.0, 0.0], 8.0), 256.0),
+            Err("viewer position [1e300, 0.0, 0.0] is not usable".to_string())
+        );
+    }
 }
