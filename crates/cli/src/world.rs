@@ -127,6 +127,20 @@ fn open_read_only(path: &Path) -> anyhow::Result<Store> {
 ///
 /// # Errors
 /// Bad or missing files, a world in use, SQLite failures.
+/// When the world file or its write-ahead log (`FILE-wal`, where appended ops wait for a
+/// checkpoint) was last written, unix seconds: a server or editor appends ops without
+/// touching the baked `modified` time. `None` if neither file's time can be read.
+fn written_unix(file: &std::path::Path) -> Option<u64> {
+    let mut wal = file.as_os_str().to_owned();
+    wal.push("-wal");
+    [file.as_os_str().to_owned(), wal]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .max()
+}
+
 pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
     match &args.command {
@@ -170,8 +184,10 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             writeln!(o, "disk        {} bytes", i.file_bytes)?;
             writeln!(
                 o,
-                "created     {} (unix s), modified {}",
-                i.created_unix, i.modified_unix
+                "created     {} (unix s), baked {}, written {}",
+                i.created_unix,
+                i.modified_unix,
+                written_unix(file).map_or_else(|| "?".to_string(), |t| t.to_string())
             )?;
             let (loaded, restored) = load_with_blocks(&mut store, file)?;
             let b = &restored.blocks.world;
@@ -182,6 +198,13 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 b.pieces().count(),
                 loaded.block_ops.len()
             )?;
+            if !loaded.block_ops.is_empty() && b.pieces().next().is_some() {
+                writeln!(
+                    o,
+                    "            (pieces of ops after the bake are where their op left them: \
+                     their falls are simulated again when the world is opened)"
+                )?;
+            }
             for p in b.pieces() {
                 let (lo, hi) = p.world_bounds();
                 let c = [0, 1, 2].map(|i| (lo[i] + hi[i]) / 2.0);

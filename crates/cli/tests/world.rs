@@ -54,6 +54,26 @@ fn replay_writes_a_world_that_reloads_exports_and_compacts_to_the_same_field() {
         text.contains("34 terrain and 0 block ops in the log"),
         "{text}"
     );
+    // When the file was last written, besides the bake's time: the file's own time.
+    let mtime = std::fs::metadata(d("w.loam"))
+        .unwrap()
+        .modified()
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let created = text
+        .lines()
+        .find_map(|l| l.strip_prefix("created     "))
+        .unwrap_or_else(|| panic!("no created line: {text}"));
+    let written: u64 = created
+        .rsplit_once("written ")
+        .and_then(|(_, t)| t.parse().ok())
+        .unwrap_or_else(|| panic!("no written time: {created}"));
+    assert!(
+        written >= mtime && written <= mtime + 2,
+        "{written} vs {mtime}"
+    );
     // Export, replay the export: the same field.
     ok(loam(&[
         "world",
