@@ -225,8 +225,8 @@ impl Field {
             return 0;
         }
         let created = new_keys.len() as u32;
-        let bricks = Arc::make_mut(&mut self.bricks);
-        for (key, brick) in new_keys.into_iter().zip(made) {
+        let mut bricks = std::mem::take(Arc::make_mut(&mut self.bricks));
+        for (key, brick) in new_keys.iter().copied().zip(made) {
             let cols = Arc::make_mut(&mut self.columns);
             let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
             *e = (e.0.min(key.y), e.1.max(key.y));
@@ -234,17 +234,26 @@ impl Field {
         }
         // Each written brick becomes a new hot (decoded) brick: its samples are moved out of
         // the old one when nothing else holds them (a snapshot keeps its own), else copied.
+        // Whether it differs from the generator is kept up to date on the way (generated.rs).
         let quant = Quant::new(band);
         let touched: Vec<BrickKey> = per_brick.keys().copied().collect();
         for (key, list) in per_brick {
             let old = bricks.remove(&key).expect("made above");
+            let before = self.known_before(key, &old, new_keys.binary_search(&key).is_ok());
             let mut s = old.into_samples();
+            let mut first_change = None;
             for (i, q, m) in list {
+                if first_change.is_none() && (s.q[i] != q || s.m[i] != m) {
+                    first_change = Some((i, s.q[i], s.m[i]));
+                }
                 s.q[i] = q;
                 s.m[i] = m;
             }
-            bricks.insert(key, Arc::new(Brick::hot(quant, s)));
+            let new = Brick::hot(quant, s);
+            self.note_written(key, &new, before, first_change);
+            bricks.insert(key, Arc::new(new));
         }
+        *Arc::make_mut(&mut self.bricks) = bricks;
         // The written bricks become the most recently written hot ones; the least recently
         // written beyond the capacity are packed.
         self.hot.retain(|k| touched.binary_search(k).is_err());

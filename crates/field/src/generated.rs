@@ -11,6 +11,12 @@
 //!   value differs too (one read), which is the common case of one more edit nearby;
 //! - otherwise a lattice of every 4th sample is compared (1/64 of the generator's work), and
 //!   only a brick equal there is generated whole.
+//!
+//! Writes keep the answers up to date where they can do so for free
+//! ([`Field::note_written`]): a brick just made from the generator, or known equal to it,
+//! differs after a write exactly where a sample changed, and the old value there is the
+//! generator's; a known witness the write left differing stays one. So a field's bricks made
+//! by its own ops are hashed without generating any of them again.
 
 use crate::brick::{Brick, GENERATOR_MATERIAL};
 use crate::coords::{BRICK_SAMPLES, BRICK_VOLUME, BrickKey, SamplePos};
@@ -35,6 +41,10 @@ impl Witness {
             || brick.material(self.local) != GENERATOR_MATERIAL
     }
 }
+
+/// What is known of a brick before a write: `Some(None)` equal to the generator, `Some(Some(w))`
+/// differing at `w`, `None` unknown.
+pub(crate) type Before = Option<Option<Witness>>;
 
 /// What a field remembers of a brick key: the id of the brick decided, and its witness if it
 /// differs from the generator (`None`: equal).
@@ -66,6 +76,45 @@ impl Field {
             .expect("not poisoned")
             .insert(key, (brick.id(), witness));
         witness.is_some()
+    }
+
+    /// What the field knows of `old`, about to be written at `key` (`generated`: it was just
+    /// made from the generator).
+    pub(crate) fn known_before(&self, key: BrickKey, old: &Brick, generated: bool) -> Before {
+        if generated {
+            return Some(None);
+        }
+        match self.differs.lock().expect("not poisoned").get(&key) {
+            Some(&(id, w)) if id == old.id() => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Records what is known of `new`, written at `key` over a brick known as `before`;
+    /// `first_change` is the first sample the write changed, as `(index, old grid index, old
+    /// material)`. Forgets the key when nothing is known.
+    pub(crate) fn note_written(
+        &self,
+        key: BrickKey,
+        new: &Brick,
+        before: Before,
+        first_change: Option<(usize, i16, u8)>,
+    ) {
+        let witness = match (before, first_change) {
+            // Equal to the generator before: the old value is the generator's.
+            (Some(None), Some((i, q, _))) => Some(Some(Witness {
+                local: local_of(i),
+                generator_bits: new.quant().value(q).to_bits(),
+            })),
+            (Some(None), None) => Some(None),
+            (Some(Some(w)), _) if w.holds(new) => Some(Some(w)),
+            _ => None,
+        };
+        let mut differs = self.differs.lock().expect("not poisoned");
+        match witness {
+            Some(w) => differs.insert(key, (new.id(), w)),
+            None => differs.remove(&key),
+        };
     }
 
     /// The first lattice point `2 + PROBE_STRIDE · i` (local samples, per axis) where `brick`
@@ -111,10 +160,15 @@ impl Field {
         let samples = brick.samples();
         let i = (0..BRICK_VOLUME)
             .find(|&i| samples.q[i] != generated.q[i] || samples.m[i] != generated.m[i])?;
-        let n = BRICK_SAMPLES as usize;
         Some(Witness {
-            local: [(i % n) as i32, (i / n % n) as i32, (i / (n * n)) as i32],
+            local: local_of(i),
             generator_bits: Quant::new(band).value(generated.q[i]).to_bits(),
         })
     }
+}
+
+/// The local sample `[x, y, z]` of index `i` in a brick's arrays (x fastest).
+fn local_of(i: usize) -> [i32; 3] {
+    let n = BRICK_SAMPLES as usize;
+    [(i % n) as i32, (i / n % n) as i32, (i / (n * n)) as i32]
 }

@@ -99,6 +99,30 @@ fn a_brick_differs_until_its_last_changed_sample_is_written_back() {
     assert_eq!(f.brick_count(), 1);
 }
 
+/// Bricks that come in whole (a world loaded from its file, a snapshot's bricks) are
+/// decided when first hashed: one equal to the generator is left out, the others hashed as
+/// the field that made them hashes them.
+#[test]
+fn bricks_inserted_whole_are_decided_when_hashed() {
+    let g = std::sync::Arc::new(noise_generator(8));
+    let mut made = loam_field::Field::new(Default::default(), g.clone()).unwrap();
+    let y = g.surface_height(3.0, 3.0);
+    made.apply(&dig([3.0, y, 3.0], 1.2)).unwrap();
+    made.apply(&build([40.0, g.surface_height(40.0, 3.0), 3.0], 0.7, 3))
+        .unwrap();
+    let mut loaded = loam_field::Field::new(Default::default(), g.clone()).unwrap();
+    let (vs, band) = (made.settings().voxel_size, made.settings().band());
+    let equal = BrickKey::new(-5, 0, 7);
+    loaded.insert_bricks(
+        made.bricks()
+            .map(|(k, b)| (k, (**b).clone()))
+            .chain([(equal, Brick::generate(&g, equal, vs, band))]),
+    );
+    assert_eq!(loaded.brick_count(), made.brick_count() + 1);
+    assert_eq!(loaded.hash(), made.hash());
+    assert_eq!(loaded.hash(), whole(&loaded));
+}
+
 /// Clones share what is remembered about bricks; an edit of one is never answered with the
 /// other's bricks.
 #[test]
