@@ -246,13 +246,7 @@ async fn a_dig_under_a_tower_collapses_it_identically_everywhere() {
     // first delta brings what B holds by then.
     b.mirror_blocks(true);
     // B digs the ground away under the tower.
-    let dig = EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [4.5, -0.5, 0.5],
-        radius: 2.5,
-        material: 0,
-        blend: 0.0,
-    };
+    let dig = undermine_tower();
     let id = b.send_op(1, dig).await.unwrap();
     confirmed(&mut b, id).await.unwrap();
     let (hash, file) = settled(&server).await;
@@ -495,13 +489,7 @@ async fn pieces_keep_falling_while_digs_keep_their_colliders_busy() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let dig = EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [4.5, -0.5, 0.5],
-        radius: 2.5,
-        material: 0,
-        blend: 0.0,
-    };
+    let dig = undermine_tower();
     let id = a.send_op(1, dig).await.unwrap();
     confirmed(&mut a, id).await.unwrap();
     let start = server.status().await.unwrap();
@@ -533,4 +521,15 @@ async fn pieces_keep_falling_while_digs_keep_their_colliders_busy() {
         end.pieces
     );
     server.shutdown().await.unwrap();
+}
+
+/// The dig that takes the ground away under the tower of blocks at x = 4.
+fn undermine_tower() -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [4.5, -0.5, 0.5],
+        radius: 2.5,
+        material: 0,
+        blend: 0.0,
+    }
 }
