@@ -282,3 +282,71 @@ async fn eight_clients_converge_through_disconnects() {
     assert_eq!(loaded.last_seq, status.seq);
     assert_eq!(loaded.field.hash(), whole);
 }
+
+/// A hash is taken where the server marks it in the client's stream and computed beside the
+/// ordering of ops: a client that syncs again and again while another client's ops keep
+/// changing the bricks it sees matches the server every time, at a sequence number that
+/// moves on between the hashes. (About 120 edited bricks make each whole hash long enough
+/// for ops to arrive between its mark and its answer.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hashes_taken_while_ops_go_on_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&crate::util::new_flat_world(dir.path()), |_| {}).await;
+    let config = |name: &str| {
+        let mut c = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 200.0), factory());
+        c.name = name.into();
+        c
+    };
+    let mut a = Client::connect(config("a")).await.unwrap();
+    let mut b = Client::connect(config("b")).await.unwrap();
+    let build = |i: u64, x: f64, z: f64| EditOp::Sphere {
+        mode: if i % 3 == 2 {
+            CsgMode::Subtract
+        } else {
+            CsgMode::Union
+        },
+        center: [x, 0.5, z],
+        radius: 1.5,
+        material: (i % 4) as u8,
+        blend: 0.0,
+    };
+    // Bricks all over the view: an 11 x 11 grid of places, one brick apart.
+    let mut last = 0;
+    for i in 0..121u64 {
+        let (x, z) = ((i % 11) as f64 * 32.0 - 160.0, (i / 11) as f64 * 32.0 - 160.0);
+        last = b.send_op(i + 1, build(0, x, z)).await.unwrap();
+    }
+    while !matches!(
+        b.next_event().await.unwrap(),
+        ClientEvent::Op { op_id, own: true, .. } if op_id == last
+    ) {}
+    let busy = tokio::spawn(async move {
+        for i in 0..2000u64 {
+            let op = build(i, (i % 9) as f64 * 3.0 - 12.0, (i % 7) as f64 * 3.0 - 9.0);
+            if b.send_op(1000 + i, op).await.is_err() {
+                break;
+            }
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(1), b.next_event()).await
+            {
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut seqs = Vec::new();
+    for whole in [true, false].repeat(6) {
+        let r = a.sync(whole).await.unwrap();
+        assert_eq!(r.server, r.local, "field at seq {} (whole: {whole})", r.seq);
+        assert_eq!(r.blocks_server, r.blocks_local, "blocks at seq {}", r.seq);
+        seqs.push(r.seq);
+    }
+    assert!(!busy.is_finished(), "the ops went on through every hash");
+    busy.abort();
+    assert!(
+        seqs.windows(2).filter(|w| w[0] < w[1]).count() >= 6,
+        "ops were ordered between the hashes: {seqs:?}"
+    );
+    server.shutdown().await.unwrap();
+}

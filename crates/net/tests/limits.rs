@@ -591,17 +591,23 @@ async fn a_client_may_not_queue_more_than_four_hash_requests() {
             .unwrap();
     }
     futures_util::SinkExt::flush(&mut ws).await.unwrap();
-    let mut answered = Vec::new();
+    let (mut marked, mut answered) = (Vec::new(), Vec::new());
     while answered.len() < 4 {
         match recv_raw(&mut ws).await.expect("connection open") {
+            ServerMessage::HashAt { request, seq, .. } => {
+                assert_eq!(seq, 8, "taken after the ops sent before it");
+                marked.push(request);
+            }
             ServerMessage::Hash { request, seq, .. } => {
-                assert_eq!(seq, 8, "answered after the ops sent before it");
+                assert_eq!(seq, 8);
+                assert!(marked.contains(&request), "hash {request} before its mark");
                 answered.push(request);
             }
             ServerMessage::Disconnect { reason } => panic!("disconnected: {reason}"),
             _ => {}
         }
     }
+    assert_eq!(marked, [1, 2, 3, 4]);
     assert_eq!(answered, [1, 2, 3, 4]);
     // Hundreds without waiting: dropped, with the reason.
     for r in 5..=400 {

@@ -212,6 +212,14 @@ fn server_messages() -> Vec<ServerMessage> {
             reason: "edit radius 1e9 m is above the limit".into(),
         },
         ServerMessage::Seq { seq: 7 },
+        ServerMessage::HashAt {
+            request: 1,
+            seq: 7,
+            region: Some(BrickBox {
+                min: [-1, 0, -1],
+                max: [1, 2, 1],
+            }),
+        },
         ServerMessage::Hash {
             request: 1,
             seq: 7,

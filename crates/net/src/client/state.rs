@@ -211,6 +211,9 @@ pub(crate) struct State {
     pub next_op_id: u64,
     pub events: VecDeque<ClientEvent>,
     pub hashes: BTreeMap<u64, SyncReport>,
+    /// Per hash request marked by the server ([`ServerMessage::HashAt`]): the confirmed field
+    /// and the local block hash at the mark, for the answer that follows.
+    pub(super) hash_marks: BTreeMap<u64, (Field, [u8; 32])>,
     /// The server's blocks in the client's region, as records (a replica).
     pub blocks: BlockWorld,
     /// The physics world the replica's bodies live in (no terrain colliders).
@@ -251,6 +254,7 @@ impl State {
             next_op_id: 1,
             events: VecDeque::new(),
             hashes: BTreeMap::new(),
+            hash_marks: BTreeMap::new(),
             blocks: BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
                 .map_err(NetError::Blocks)?,
             physics: PhysicsWorld::new(PhysicsSettings::default())
@@ -452,6 +456,16 @@ impl State {
                     .push_back(ClientEvent::Refused { op_id, reason });
             }
             ServerMessage::Seq { seq } => self.last_seq = self.last_seq.max(seq),
+            ServerMessage::HashAt {
+                request,
+                seq,
+                region,
+            } => {
+                self.last_seq = self.last_seq.max(seq);
+                let blocks = self.block_hash(region);
+                self.hash_marks
+                    .insert(request, (self.confirmed.clone(), blocks));
+            }
             ServerMessage::Hash {
                 request,
                 seq,
@@ -459,9 +473,14 @@ impl State {
                 hash,
                 blocks,
             } => {
+                let Some((field, blocks_local)) = self.hash_marks.remove(&request) else {
+                    return Err(NetError::Protocol(format!(
+                        "hash {request} came without its mark"
+                    )));
+                };
                 let local = match region {
-                    None => self.confirmed.hash(),
-                    Some(b) => self.confirmed.hash_region(
+                    None => field.hash(),
+                    Some(b) => field.hash_region(
                         BrickKey::new(b.min[0], b.min[1], b.min[2]),
                         BrickKey::new(b.max[0], b.max[1], b.max[2]),
                     ),
@@ -473,7 +492,7 @@ impl State {
                     server: FieldHash(hash),
                     local,
                     blocks_server: blocks,
-                    blocks_local: self.block_hash(region),
+                    blocks_local,
                 };
                 self.hashes.insert(request, report);
             }

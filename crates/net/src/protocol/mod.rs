@@ -16,7 +16,8 @@
 //!                                               coming to rest, breaks: after op seq)
 //!                                          ◀── BlockCatchUp {region, keep?, delta, done} …
 //!   Viewer {position, radius} ──▶           ◀── CatchUp … for the regions it moved into
-//!   Hash {request, region?} ──▶             ◀── Hash {request, seq, region, hash}
+//!   Hash {request, region?} ──▶             ◀── HashAt {request, seq, region} (taken here)
+//!                                          ◀── … Hash {request, seq, region, hash, blocks}
 //!   Presence {position, aim} ──▶            ◀── Presence {players changed, left}
 //!                                               (others only, ≤ 10 Hz; see [`presence`])
 //!                                          ◀── Seq {seq} (the log moved on, nothing for you)
@@ -59,8 +60,10 @@ use serde::{Deserialize, Serialize};
 /// catch-ups, the block hash); version 3 added presence (a client's position and aim, the
 /// other players); version 4 patches only the samples an op changed, not whole bricks;
 /// version 5 sends a generator too large for one message in parts before the welcome
-/// ([`ServerMessage::WorldPart`]).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// ([`ServerMessage::WorldPart`]); version 6 marks where a hash is taken
+/// ([`ServerMessage::HashAt`]) and sends the hash when it is done, computed beside the
+/// ordering of ops rather than in its way.
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Largest generator JSON a client takes in parts ([`ServerMessage::WorldPart`]), bytes
 /// (2 GiB: a heightmap world carries its DEM, at most 2²⁸ samples of 4 bytes, in base64).
@@ -358,7 +361,19 @@ pub enum ServerMessage {
         /// The sequence number.
         seq: u64,
     },
-    /// The server's field hash.
+    /// Where in this stream the hash of `request` is taken: of the field after op `seq`, as
+    /// the client holds it on reading this message. The [`ServerMessage::Hash`] follows
+    /// when it is computed, possibly after later ops; the client keeps its own field as it
+    /// was here (a cheap snapshot) to compare with it.
+    HashAt {
+        /// The request.
+        request: u64,
+        /// The sequence number the hash is at.
+        seq: u64,
+        /// The region hashed (every brick when `None`).
+        region: Option<BrickBox>,
+    },
+    /// The server's field hash, after its [`ServerMessage::HashAt`].
     Hash {
         /// The request it answers.
         request: u64,

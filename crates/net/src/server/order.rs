@@ -26,6 +26,8 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 mod hashes;
+
+pub(super) use hashes::hash_of;
 mod release;
 
 use super::conn::PeerLink;
@@ -203,6 +205,8 @@ pub(crate) struct Order {
     pub(super) refused: u64,
     /// Clients' hash requests waiting for their turn.
     pub(super) hashes: hashes::HashQueue,
+    /// The thread that computes them.
+    hasher: hashes::Hasher,
 }
 
 fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
@@ -410,6 +414,7 @@ impl Order {
             made: 0,
             refused: 0,
             hashes: hashes::HashQueue::default(),
+            hasher: hashes::Hasher::start().map_err(NetError::Io)?,
         })
     }
 
@@ -430,6 +435,7 @@ impl Order {
                         return end;
                     }
                 }
+                Some(done) = self.hasher.done.recv() => self.hash_done(done),
                 cmd = rx.recv() => {
                     let Some(cmd) = cmd else {
                         return self.close("the server is shutting down");

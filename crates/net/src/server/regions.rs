@@ -282,13 +282,7 @@ impl Order {
     }
 
     pub(super) fn hash(&self, region: Option<BrickBox>) -> FieldHash {
-        match region {
-            None => self.field.hash(),
-            Some(b) => self.field.hash_region(
-                BrickKey::new(b.min[0], b.min[1], b.min[2]),
-                BrickKey::new(b.max[0], b.max[1], b.max[2]),
-            ),
-        }
+        super::order::hash_of(&self.field, region)
     }
 
     pub(super) fn tick(&mut self) {

@@ -114,6 +114,8 @@ impl State {
         self.id = welcome.client_id;
         self.caught_up = false;
         self.catching = None;
+        // The last connection's hashes are not answered on this one.
+        self.hash_marks.clear();
         self.block_catching = None;
         // The server lists everyone again after a join.
         self.players.clear();

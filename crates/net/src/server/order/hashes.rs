@@ -1,15 +1,24 @@
-//! Clients' hash requests ([`crate::protocol::ClientMessage::Hash`]), served a few at a time.
+//! Clients' hash requests ([`crate::protocol::ClientMessage::Hash`]), served a few at a time
+//! beside the ordering of ops.
 //!
-//! A hash reads every stored brick of its region and compares it with the generator's, so
-//! the whole world's grows with the world (28 ms on a 40 000-op world in a debug
-//! build). Computed as they came, on the ordering thread, one client asking 100 times a
-//! second held everyone's ops behind its hashes (a fresh-user trial: p99 from 40 ms to
-//! 11 s). Now each client may have [`MAX_WAITING`] requests waiting, and a hash that took
-//! `d` lets the next one start only `DUTY_FACTOR · d` later, so hashing takes at most a
-//! quarter of the thread and ops never wait behind more than one hash.
+//! A hash reads every stored brick of its region, so the whole world's grows with the world
+//! (about 0.16 ms a differing brick). Computed on the ordering thread, one client asking 100
+//! times a second held everyone's ops behind its hashes (a fresh-user trial: p99 from 40 ms
+//! to 11 s), and one whole-world hash of a large world held them for as long as it took.
+//! Now the ordering thread only marks where the hash is taken
+//! ([`ServerMessage::HashAt`], in the client's stream after the ops it covers) and hands a
+//! snapshot of the field (a clone: shared bricks) to the **hasher** thread, which computes it
+//! while ops go on; the answer ([`ServerMessage::Hash`]) follows when it is done. One hash
+//! runs at a time; each client may have [`MAX_WAITING`] requests waiting, and a hash that
+//! took `d` lets the next one start only `DUTY_FACTOR · d` later, so hashing takes at most a
+//! quarter of a core.
 
 use std::collections::VecDeque;
+use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
+
+use loam_field::{BrickKey, Field, FieldHash};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::{Order, push};
 use crate::protocol::{BrickBox, ServerMessage};
@@ -85,6 +94,90 @@ impl HashQueue {
     }
 }
 
+/// A hash for the hasher thread: the field as it was after op `seq`.
+struct Job {
+    field: Field,
+    region: Option<BrickBox>,
+    answer: Answer,
+}
+
+/// Who a hash is for and what goes with it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer {
+    client: u64,
+    /// The connection that asked: a client that resumed on another one is not answered.
+    conn: u64,
+    request: u64,
+    seq: u64,
+    region: Option<BrickBox>,
+    /// The block world's hash at `seq` (taken on the ordering thread, where the blocks live).
+    blocks: [u8; 32],
+}
+
+/// A hash the hasher thread finished.
+pub(crate) struct Done {
+    answer: Answer,
+    hash: FieldHash,
+    took: Duration,
+}
+
+/// The hasher thread's ends: jobs in, finished hashes out, and whether one is running.
+pub(crate) struct Hasher {
+    jobs: std_mpsc::Sender<Job>,
+    pub(crate) done: UnboundedReceiver<Done>,
+    busy: bool,
+}
+
+impl Hasher {
+    /// Starts the hasher thread; it ends when the `Hasher` is dropped (after the hash it is
+    /// computing, if any).
+    ///
+    /// # Errors
+    /// The thread could not be started.
+    pub(crate) fn start() -> std::io::Result<Self> {
+        let (jobs, rx) = std_mpsc::channel::<Job>();
+        let (tx, done) = unbounded_channel();
+        std::thread::Builder::new()
+            .name("loam-net-hash".into())
+            .spawn(move || run_hasher(&rx, &tx))?;
+        Ok(Self {
+            jobs,
+            done,
+            busy: false,
+        })
+    }
+}
+
+fn run_hasher(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>) {
+    while let Ok(job) = jobs.recv() {
+        let start = Instant::now();
+        let hash = hash_of(&job.field, job.region);
+        drop(job.field);
+        let took = start.elapsed();
+        if done
+            .send(Done {
+                answer: job.answer,
+                hash,
+                took,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The field hash over `region` (every brick when `None`).
+pub(crate) fn hash_of(field: &Field, region: Option<BrickBox>) -> FieldHash {
+    match region {
+        None => field.hash(),
+        Some(b) => field.hash_region(
+            BrickKey::new(b.min[0], b.min[1], b.min[2]),
+            BrickKey::new(b.max[0], b.max[1], b.max[2]),
+        ),
+    }
+}
+
 impl Order {
     /// Queues `client`'s hash request, or disconnects the client if it has too many waiting.
     pub(in crate::server) fn queue_hash(
@@ -98,11 +191,12 @@ impl Order {
         }
     }
 
-    /// Answers waiting hash requests while nothing is in flight and the budget allows (the
-    /// hash is of the field after every op released, as the client holds it once the
-    /// answer comes after those ops).
+    /// Starts the next waiting hash request while nothing is in flight, no hash is running
+    /// and the budget allows: marks it in the client's stream (the hash is of the field after
+    /// every op released, as the client holds it on reading the mark) and hands the field to
+    /// the hasher thread.
     pub(in crate::server) fn serve_hashes(&mut self) {
-        while self.idle() {
+        while self.idle() && !self.hasher.busy {
             let Some(w) = self.hashes.next(Instant::now()) else {
                 return;
             };
@@ -110,22 +204,63 @@ impl Order {
                 // Gone without a leave (the store failed): nobody waits for the answer.
                 continue;
             };
-            let start = Instant::now();
-            let hash = self.hash(w.region);
-            let blocks = self.block_hash(w.region);
-            let msg = ServerMessage::Hash {
+            let answer = Answer {
+                client: w.client,
+                conn: p.conn,
                 request: w.request,
                 seq: self.seq,
                 region: w.region,
-                hash: hash.0,
-                blocks,
+                blocks: self.block_hash(w.region),
+            };
+            let mark = ServerMessage::HashAt {
+                request: w.request,
+                seq: self.seq,
+                region: w.region,
             };
             let mut dead = Vec::new();
-            push(w.client, p, msg.encode().into(), self.outbox, &mut dead);
-            self.bury(dead);
-            let end = Instant::now();
-            self.hashes.took(end, end - start);
+            push(w.client, p, mark.encode().into(), self.outbox, &mut dead);
+            if !dead.is_empty() {
+                self.bury(dead);
+                continue;
+            }
+            let job = Job {
+                field: self.field.clone(),
+                region: w.region,
+                answer,
+            };
+            if self.hasher.jobs.send(job).is_err() {
+                // The hasher thread is gone (it panicked): hash here rather than never.
+                let start = Instant::now();
+                let hash = hash_of(&self.field, w.region);
+                self.hash_done(Done {
+                    answer,
+                    hash,
+                    took: start.elapsed(),
+                });
+                continue;
+            }
+            self.hasher.busy = true;
         }
+    }
+
+    /// Sends a finished hash to the connection that asked for it, if it is still there.
+    pub(in crate::server) fn hash_done(&mut self, done: Done) {
+        self.hasher.busy = false;
+        self.hashes.took(Instant::now(), done.took);
+        let a = done.answer;
+        let Some(p) = self.peers.get(&a.client).filter(|p| p.conn == a.conn) else {
+            return;
+        };
+        let msg = ServerMessage::Hash {
+            request: a.request,
+            seq: a.seq,
+            region: a.region,
+            hash: done.hash.0,
+            blocks: a.blocks,
+        };
+        let mut dead = Vec::new();
+        push(a.client, p, msg.encode().into(), self.outbox, &mut dead);
+        self.bury(dead);
     }
 }
 
