@@ -411,3 +411,35 @@ fn a_world_with_blocks_exports_its_terrain_on_request() {
     ]));
     assert_eq!(hash(&again), want);
 }
+
+/// A world named `file:x.loam` is that file: SQLite's URI names are never read into a path
+/// (the bundled SQLite took `file:x.loam` for `x.loam`, and `world compact file:x.loam`
+/// compacted the other world).
+#[test]
+fn a_world_named_like_a_uri_is_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = root().join("examples/sculpt.json");
+    let in_dir = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let s = session.to_str().unwrap();
+    ok(in_dir(&[
+        "replay", s, "--out", "out", "--fast", "--world", "x.loam",
+    ]));
+    let before = std::fs::read(dir.path().join("x.loam")).unwrap();
+    ok(in_dir(&["world", "new", "file:x.loam", "--session", s]));
+    ok(in_dir(&["world", "compact", "file:x.loam"]));
+    let info = ok(in_dir(&["world", "info", "file:x.loam"]));
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("0 terrain and 0 block ops"), "{text}");
+    assert_eq!(
+        std::fs::read(dir.path().join("x.loam")).unwrap(),
+        before,
+        "x.loam untouched"
+    );
+    assert!(dir.path().join("file:x.loam").is_file());
+}

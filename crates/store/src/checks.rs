@@ -18,7 +18,7 @@ pub(crate) fn has_hot_journal(e: &StoreError) -> bool {
 
 /// Lets SQLite roll back a hot journal: a writable connection's first read does it.
 pub(crate) fn recover_hot_journal(path: &Path) -> Result<(), StoreError> {
-    let conn = Connection::open(path)?;
+    let conn = crate::store::connect(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     conn.busy_timeout(Duration::from_millis(200))?;
     conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
         r.get::<_, i64>(0)

@@ -20,6 +20,17 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// `create` found the write-ahead log (or rollback journal) of an earlier world of the
+    /// same name, left by a crash: SQLite would take its pages into the new world.
+    #[error(
+        "{log:?} is left from an earlier world named {path:?} (its last ops after a crash): move it away together with that world's file, or delete it, before creating a new world there"
+    )]
+    LeftoverLog {
+        /// The world file to be created.
+        path: PathBuf,
+        /// The leftover log.
+        log: PathBuf,
+    },
     /// The file is not an SQLite database (it was not written to).
     #[error("{path:?} is not an SQLite database")]
     NotSqlite {

@@ -139,6 +139,40 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Opens an SQLite connection to the file at `path` with `flags` (without a mutex: one
+/// thread uses it), never reading `path` as a URI: a world named `file:x.loam` is that
+/// file, not the URI (the bundled SQLite would otherwise open `x.loam`).
+pub(crate) fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    let plain = if path.as_os_str().as_encoded_bytes().starts_with(b"file:") {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
+    };
+    Connection::open_with_flags(plain, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+}
+
+/// Puts the finished new world `tmp` at `path`, never over a file that got there meanwhile
+/// (two processes creating one world): a hard link fails if `path` exists. On a file system
+/// without hard links, a rename after one more check.
+fn put_in_place(tmp: &Path, path: &Path) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.into(),
+        source,
+    };
+    match std::fs::hard_link(tmp, path) {
+        Ok(()) => std::fs::remove_file(tmp).map_err(io),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(tmp);
+            Err(StoreError::Exists { path: path.into() })
+        }
+        Err(_) if path.exists() => {
+            let _ = std::fs::remove_file(tmp);
+            Err(StoreError::Exists { path: path.into() })
+        }
+        Err(_) => std::fs::rename(tmp, path).map_err(io),
+    }
+}
+
 pub(crate) fn now_unix() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -180,6 +214,16 @@ impl Store {
         if path.exists() {
             return Err(StoreError::Exists { path: path.into() });
         }
+        for suffix in ["-wal", "-journal"] {
+            let mut log = path.as_os_str().to_owned();
+            log.push(suffix);
+            if Path::new(&log).exists() {
+                return Err(StoreError::LeftoverLog {
+                    path: path.into(),
+                    log: log.into(),
+                });
+            }
+        }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
             && !parent.is_dir()
         {
@@ -189,15 +233,21 @@ impl Store {
         }
         // Built under a temporary name and renamed into place once complete, so a crash during
         // creation never leaves a half-made world at `path`.
+        // Named per process and per call: two creations never share it.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let tmp = path.with_file_name(format!(
-            ".{}.creating-{}",
+            ".{}.creating-{}-{}",
             path.file_name()
                 .map_or("world".into(), |n| n.to_string_lossy()),
-            std::process::id()
+            std::process::id(),
+            CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         let _ = std::fs::remove_file(&tmp);
         {
-            let conn = Connection::open(&tmp)?;
+            let conn = connect(
+                &tmp,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            )?;
             let mut store = Self::configure(conn, &tmp)?;
             let now = now_unix().to_string();
             let field_json = serde_json::to_string(field).expect("settings serialise");
@@ -231,10 +281,7 @@ impl Store {
             // Closing folds the write-ahead log into the file.
             drop(store);
         }
-        std::fs::rename(&tmp, path).map_err(|source| StoreError::Io {
-            path: path.into(),
-            source,
-        })?;
+        put_in_place(&tmp, path)?;
         Self::open(path)
     }
 
@@ -265,7 +312,7 @@ impl Store {
             }
             Err(e) => return Err(e),
         }
-        let conn = Connection::open(path)?;
+        let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         let mut store = Self::configure(conn, path)?;
         store.migrate()?;
         retry(|| store.conn.execute_batch(BRICKS_SEQ_INDEX))?;
@@ -304,7 +351,7 @@ impl Store {
     /// As [`Store::open`].
     pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
         check_header(path)?;
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         conn.busy_timeout(Duration::from_millis(200))?;
         let version = check_meta(&conn, path)?;
         let mut store = Self {

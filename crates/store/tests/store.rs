@@ -155,6 +155,64 @@ fn appends_must_follow_the_log() {
     ));
 }
 
+/// Two processes (here threads) creating the same new world: exactly one succeeds, the
+/// other is told the world exists, and the file is the winner's, whole. (A fresh-user trial
+/// saw both report success while one's world was silently replaced.)
+#[test]
+fn creating_one_world_twice_at_once_keeps_one_and_refuses_the_other() {
+    for round in 0..12 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("race.loam");
+        let barrier = std::sync::Barrier::new(2);
+        let (a, b) = std::thread::scope(|s| {
+            let go = |hash: &'static str| {
+                let (path, barrier) = (&path, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    Store::create(path, GEN, &FieldSettings::default(), Some(hash)).map(drop)
+                })
+            };
+            let (a, b) = (go("aaa"), go("bbb"));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        let won = match (&a, &b) {
+            (Ok(()), Err(StoreError::Exists { .. })) => "aaa",
+            (Err(StoreError::Exists { .. }), Ok(())) => "bbb",
+            other => panic!("round {round}: {other:?}"),
+        };
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.heightmap_blake3().unwrap().as_deref(), Some(won));
+        drop(store);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n != "race.loam")
+            .collect();
+        assert!(names.is_empty(), "left behind: {names:?}");
+    }
+}
+
+/// A write-ahead log left by a crashed world of the same name would be read into a new
+/// world: create refuses, and creates nothing.
+#[test]
+fn create_refuses_a_leftover_log_of_an_earlier_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.loam");
+    for suffix in ["-wal", "-journal"] {
+        let log = dir.path().join(format!("k.loam{suffix}"));
+        std::fs::write(&log, b"pages of an earlier world").unwrap();
+        match Store::create(&path, GEN, &FieldSettings::default(), None) {
+            Err(e @ StoreError::LeftoverLog { .. }) => {
+                assert!(e.to_string().contains(&format!("k.loam{suffix}")), "{e}");
+            }
+            other => panic!("{suffix}: {:?}", other.map(|_| ())),
+        }
+        assert!(!path.exists());
+        std::fs::remove_file(&log).unwrap();
+    }
+    Store::create(&path, GEN, &FieldSettings::default(), None).unwrap();
+}
+
 #[test]
 fn batches_append_all_or_nothing_and_reload() {
     let dir = tempfile::tempdir().unwrap();
