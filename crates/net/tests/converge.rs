@@ -313,7 +313,10 @@ async fn hashes_taken_while_ops_go_on_match() {
     // Bricks all over the view: an 11 x 11 grid of places, one brick apart.
     let mut last = 0;
     for i in 0..121u64 {
-        let (x, z) = ((i % 11) as f64 * 32.0 - 160.0, (i / 11) as f64 * 32.0 - 160.0);
+        let (x, z) = (
+            (i % 11) as f64 * 32.0 - 160.0,
+            (i / 11) as f64 * 32.0 - 160.0,
+        );
         last = b.send_op(i + 1, build(0, x, z)).await.unwrap();
     }
     while !matches!(
@@ -328,8 +331,7 @@ async fn hashes_taken_while_ops_go_on_match() {
             }
             while let Ok(Ok(_)) =
                 tokio::time::timeout(Duration::from_millis(1), b.next_event()).await
-            {
-            }
+            {}
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         b

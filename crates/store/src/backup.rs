@@ -191,11 +191,16 @@ impl Store {
                 Ok(Some(copy))
             }
             _ => {
-                let why = b.dest.as_ref().map_or_else(
-                    || format!("SQLite error {rc}"),
+                // The step's own code: the destination's last message can be "not an
+                // error" when the step failed on the disk (SQLITE_FULL).
+                let why = match b.dest.as_ref() {
                     // SAFETY: `d` is open.
-                    |d| unsafe { errmsg(d.handle()) },
-                );
+                    Some(d) if unsafe { rusqlite::ffi::sqlite3_errcode(d.handle()) } == rc => {
+                        // SAFETY: `d` is open.
+                        unsafe { errmsg(d.handle()) }
+                    }
+                    _ => rusqlite::ffi::code_to_str(rc).to_string(),
+                };
                 let path = b.path.clone();
                 self.backup = None;
                 Err(backup_error(&path, why))
