@@ -40,6 +40,10 @@ enum WorldCommand {
     Compact {
         /// The world file.
         file: PathBuf,
+        /// If the saved undo history is corrupt, go on without it: the terrain and blocks
+        /// are kept whole and saved with an empty history (undo of earlier strokes is lost).
+        #[arg(long)]
+        discard_history: bool,
     },
     /// Write the world as a session (its terrain and every op), if no op was compacted away.
     Export {
@@ -189,7 +193,16 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 i.modified_unix,
                 written_unix(file).map_or_else(|| "?".to_string(), |t| t.to_string())
             )?;
+            // A corrupt undo history does not hide the rest: shown without it.
+            store.set_discard_corrupt_history(true);
             let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            if let Some(why) = &loaded.history_discarded {
+                writeln!(
+                    o,
+                    "history     CORRUPT ({why}): shown without it; `loam world compact \
+                     --discard-history` saves the world without it"
+                )?;
+            }
             let b = &restored.blocks.world;
             writeln!(
                 o,
@@ -225,9 +238,19 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             }
             writeln!(o, "field-hash: {}", loaded.field.hash())?;
         }
-        WorldCommand::Compact { file } => {
+        WorldCommand::Compact {
+            file,
+            discard_history,
+        } => {
             let mut store = Store::open(file).with_context(|| format!("opening world {file:?}"))?;
+            store.set_discard_corrupt_history(*discard_history);
             let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            if let Some(why) = &loaded.history_discarded {
+                eprintln!(
+                    "loam: warning: {file:?}: the saved undo history is corrupt ({why}); \
+                     compacted without it"
+                );
+            }
             // The block world as the load left it: the snapshot with the newer block ops
             // applied (their falls start again at the next load; see persist's docs).
             let written = if loaded.blocks.is_none() && loaded.block_ops.is_empty() {

@@ -70,7 +70,9 @@ pub enum StoreError {
         key: [i32; 3],
     },
     /// The saved undo history does not decode.
-    #[error("the saved undo history is corrupt: {0}")]
+    #[error(
+        "the saved undo history is corrupt: {0} (the terrain and blocks are not: `loam world compact --discard-history` keeps them and drops the undo history)"
+    )]
     CorruptHistory(String),
     /// A logged op does not decode.
     #[error("op {seq} is corrupt: {source}")]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use loam_field::{BrickKey, Field};
+use loam_field::{BrickKey, Field, History};
 
 use crate::blocks::{LogRecord, Replayed};
 use crate::brick_blob;
@@ -77,11 +77,18 @@ impl Store {
         // after the replay, a later bake would skip bricks only the replayed ops changed and
         // still move `bake_seq` past them, losing those ops once compacted.)
         let baked: BTreeMap<BrickKey, u64> = field.bricks().map(|(k, b)| (k, b.id())).collect();
-        let (mut history, baked_strokes, stale) = if self.version >= 4 {
-            let (h, kept, stale) = crate::strokes::load(&self.conn, bake)?;
-            (h, Some(kept), stale)
+        let saved = if self.version >= 4 {
+            crate::strokes::load(&self.conn, bake).map(|(h, kept, stale)| (h, Some(kept), stale))
         } else {
-            (crate::strokes::load_whole(&self.conn, bake)?, None, 0)
+            crate::strokes::load_whole(&self.conn, bake).map(|h| (h, None, 0))
+        };
+        let (mut history, baked_strokes, stale, history_discarded) = match saved {
+            Ok((h, kept, stale)) => (h, kept, stale, None),
+            Err(StoreError::CorruptHistory(why)) if self.discard_corrupt_history => {
+                // The file's strokes are unknown: the next bake writes the history whole.
+                (History::default(), None, 0, Some(why))
+            }
+            Err(e) => return Err(e),
         };
         // The replay keeps up to REPLAY_HOT_BRICKS bricks decoded instead of packing and
         // unpacking them op after op, then packs back to the field's own working set.
@@ -127,6 +134,7 @@ impl Store {
             last_seq: last,
             blocks,
             block_ops,
+            history_discarded,
         })
     }
 }

@@ -90,6 +90,9 @@ pub struct LoadedWorld {
     /// The block ops after the bake, in order (their place among the terrain ops is their
     /// sequence number; [`Store::load_with`] replays both kinds in order).
     pub block_ops: Vec<BlockLogEntry>,
+    /// Why the saved undo history was left out, when it was corrupt and the store was told
+    /// to go on without it ([`Store::set_discard_corrupt_history`]); `None` otherwise.
+    pub history_discarded: Option<String>,
 }
 
 /// An open world file, held exclusively by this process.
@@ -109,6 +112,8 @@ pub struct Store {
     pub(crate) stale_strokes: usize,
     /// The sequence number the file's bake covers.
     pub(crate) bake_seq: u64,
+    /// Whether a load goes on with an empty history when the saved one is corrupt.
+    pub(crate) discard_corrupt_history: bool,
     read_only: bool,
     /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
     pub(crate) version: i64,
@@ -363,6 +368,7 @@ impl Store {
             baked_strokes: None,
             stale_strokes: 0,
             bake_seq: 0,
+            discard_corrupt_history: false,
             read_only: true,
             version,
         };
@@ -466,6 +472,7 @@ impl Store {
             baked_strokes: None,
             stale_strokes: 0,
             bake_seq: 0,
+            discard_corrupt_history: false,
             read_only: false,
             version: FORMAT_VERSION,
         })
@@ -648,6 +655,16 @@ impl Store {
             bake_seq: self.meta_u64("bake_seq")?,
             file_bytes: file + wal,
         })
+    }
+
+    /// Whether a load ([`Store::load`]) goes on without the saved undo history when it is
+    /// corrupt ([`StoreError::CorruptHistory`] otherwise), reporting why in
+    /// [`LoadedWorld::history_discarded`]: the terrain and blocks come back whole, only undo
+    /// and redo of the strokes before the load are lost. A terrain op after the bake that
+    /// undoes or redoes such a stroke then fails its replay ([`StoreError::Replay`]). The
+    /// next bake saves the empty history in its place. Off by default.
+    pub fn set_discard_corrupt_history(&mut self, discard: bool) {
+        self.discard_corrupt_history = discard;
     }
 
     /// `PRAGMA integrity_check`: `Ok(())` or the problems SQLite lists.
