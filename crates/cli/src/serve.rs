@@ -331,4 +331,41 @@ mod tests {
         let why = super::parse_backup_every("0.01").unwrap_err();
         assert_eq!(why, "0.0167 to 43200 minutes (1 s to 30 days)");
     }
+
+    /// bench-net fails (after its JSON line) exactly when the run was degraded, and says how.
+    #[test]
+    fn a_degraded_run_is_named() {
+        let clean = loam_net::BenchReport {
+            ops_per_s: 20_000.0,
+            p50_ms: Some(1.5),
+            p99_ms: Some(20.0),
+            dropped: 0,
+            lost_ops: 0,
+            converged: true,
+            diverged: Vec::new(),
+            clients: 64,
+            sent: 220_000,
+            confirmed: 220_000,
+            seconds: 10.0,
+            warmup_s: 1.0,
+            warmup_p99_ms: Some(80.0),
+        };
+        assert_eq!(super::degraded(&clean), None);
+        let bad = loam_net::BenchReport {
+            dropped: 3,
+            lost_ops: 12,
+            converged: false,
+            diverged: vec![loam_net::Diverged {
+                client: 5,
+                seq: 100,
+                terrain: true,
+                blocks: false,
+            }],
+            ..clean
+        };
+        assert_eq!(
+            super::degraded(&bad).as_deref(),
+            Some("1 of 64 clients did not converge, 3 dropped connections, 12 ops never confirmed")
+        );
+    }
 }

@@ -26,9 +26,9 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
 mod hashes;
+mod release;
 
 pub(super) use hashes::hash_of;
-mod release;
 
 use super::conn::PeerLink;
 use super::presence::Presence;
