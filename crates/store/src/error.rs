@@ -159,8 +159,10 @@ pub enum StoreError {
         /// What SQLite said.
         why: String,
     },
-    /// SQLite failed (after retries where retrying helps).
-    #[error("SQLite failed")]
+    /// SQLite failed (after retries where retrying helps). The message names the common
+    /// causes a user can act on (a full disk, a read-only file or folder, a file that cannot
+    /// be opened); SQLite's own text is its source.
+    #[error("{}", sqlite_summary(.0))]
     Sqlite(#[from] rusqlite::Error),
     /// Reading or renaming the file failed.
     #[error("{path:?}")]
@@ -171,4 +173,53 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What a user can do about an SQLite failure, when its code says.
+fn sqlite_summary(e: &rusqlite::Error) -> &'static str {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => "SQLite failed: the disk is full",
+        Some(ErrorCode::ReadOnly) => {
+            "SQLite failed: the world file or its folder is read-only (a world is written to \
+             as it is opened, and its folder holds its write-ahead log: both must be writable)"
+        }
+        Some(ErrorCode::CannotOpen) => {
+            "SQLite failed: the file cannot be opened (does its folder exist, and may this user \
+             read and write in it?)"
+        }
+        _ => "SQLite failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+    use rusqlite::ffi;
+
+    fn failure(code: i32) -> StoreError {
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(ffi::Error::new(code), None))
+    }
+
+    /// SQLite failures a user can act on say what to do; the rest stay "SQLite failed".
+    #[test]
+    fn sqlite_failures_name_what_a_user_can_do() {
+        assert_eq!(
+            failure(ffi::SQLITE_FULL).to_string(),
+            "SQLite failed: the disk is full"
+        );
+        for code in [ffi::SQLITE_READONLY, ffi::SQLITE_READONLY_DIRECTORY] {
+            let m = failure(code).to_string();
+            assert!(
+                m.contains("read-only") && m.contains("both must be writable"),
+                "{m}"
+            );
+        }
+        assert!(
+            failure(ffi::SQLITE_CANTOPEN)
+                .to_string()
+                .contains("cannot be opened")
+        );
+        assert_eq!(failure(ffi::SQLITE_ERROR).to_string(), "SQLite failed");
+    }
 }
