@@ -36,16 +36,20 @@
 //!   holds).
 //! - **Safety.** A file is checked read-only before anything is written (not SQLite,
 //!   foreign, newer format: a typed [`StoreError`]); the file is held with an exclusive lock,
-//!   so a second process gets [`StoreError::InUse`]; busy is retried.
+//!   so a second process gets [`StoreError::InUse`]; busy is retried. On Linux that lock is
+//!   the store's own (`flock`), which lets [`Store::checkpoint_in_background`] copy the log
+//!   into the file on a second connection; elsewhere it is SQLite's exclusive locking mode.
 #![deny(missing_docs)]
 
 mod backup;
 mod bake;
 mod blocks;
 mod brick_blob;
+mod checkpoint;
 mod checks;
 mod error;
 mod load;
+mod lock;
 mod migrate;
 mod store;
 mod strokes;

@@ -78,6 +78,15 @@ fn a_backup_made_between_appends_loads_as_the_world_at_its_end() {
     check_loads(&dir.path().join("w.loam"), &field, &history);
 }
 
+/// The files in `dir` but the open world's WAL and (on Linux, `lock.rs`) its shared-memory
+/// index.
+fn beside_open_world(dir: &Path) -> Vec<String> {
+    files(dir)
+        .into_iter()
+        .filter(|f| f != "w.loam-wal" && f != "w.loam-shm")
+        .collect()
+}
+
 #[test]
 fn a_backup_abandoned_or_refused_leaves_nothing() {
     let (dir, path, mut field, mut history, mut store) = new_world(64 << 20);
@@ -100,12 +109,7 @@ fn a_backup_abandoned_or_refused_leaves_nothing() {
             drop(store);
             store = Store::open(&path).unwrap();
         }
-        // (The open world's WAL aside.)
-        let left: Vec<String> = files(dir.path())
-            .into_iter()
-            .filter(|f| f != "w.loam-wal")
-            .collect();
-        assert_eq!(left, ["taken.loam", "w.loam"]);
+        assert_eq!(beside_open_world(dir.path()), ["taken.loam", "w.loam"]);
     }
     // Copied whole but dropped before it was completed: no part left either.
     store.begin_backup(&dir.path().join("b.loam")).unwrap();
@@ -115,11 +119,7 @@ fn a_backup_abandoned_or_refused_leaves_nothing() {
         }
     };
     drop(copy);
-    let left: Vec<String> = files(dir.path())
-        .into_iter()
-        .filter(|f| f != "w.loam-wal")
-        .collect();
-    assert_eq!(left, ["taken.loam", "w.loam"]);
+    assert_eq!(beside_open_world(dir.path()), ["taken.loam", "w.loam"]);
     assert!(
         store.backup_step(8).unwrap().is_none(),
         "no backup in progress"
