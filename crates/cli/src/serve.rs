@@ -216,6 +216,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+    huge_pages_off();
     let mut config = ServerConfig::new(&args.world, factory());
     config.listen = args.listen;
     config.token = args.token.clone();
@@ -247,6 +248,17 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     })
 }
 
+/// Turns transparent huge pages off for this process: each first touch of one is a page
+/// fault of milliseconds, on whichever thread meets it (`loam_net::disable_transparent_huge_pages`).
+/// A refusal is only reported: the server runs as well, with a longer tail.
+fn huge_pages_off() {
+    if let Err(e) = loam_net::disable_transparent_huge_pages() {
+        eprintln!(
+            "loam: warning: transparent huge pages stay on ({e}): expect a longer latency tail"
+        );
+    }
+}
+
 /// Resolves on SIGTERM (a service manager's stop), so it stops as cleanly as on Ctrl-C;
 /// never elsewhere than Unix.
 async fn terminated() -> std::io::Result<()> {
@@ -265,6 +277,7 @@ async fn terminated() -> std::io::Result<()> {
 /// # Errors
 /// No server at the URL, a refused hello.
 pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
+    huge_pages_off();
     let mut config = BenchConfig::new(
         args.url.clone(),
         args.clients,

@@ -60,6 +60,8 @@ fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // As `loam serve` and `loam bench-net` do.
+    loam_net::disable_transparent_huge_pages()?;
     let clients: usize = arg(1, 64);
     let rate: f64 = arg(2, 313.0);
     let seconds: f64 = arg(3, 10.0);

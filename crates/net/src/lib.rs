@@ -11,6 +11,8 @@
 //!   re-applies them over the server's order when it differs; reconnects resuming from its
 //!   last sequence number.
 //! - [`bench_net`]: N real clients against a server, one JSON line of figures.
+//! - [`disable_transparent_huge_pages`]: what `loam serve` and `loam bench-net` do first, for
+//!   their latency.
 //! - [`interest`]: regions (bricks) around viewers; which bricks an op may read.
 //! - Blocks: block ops go through the same order and log as terrain ops; the server steps
 //!   one loam-physics world and decides what falls, breaks and where rubble rests, and
@@ -51,6 +53,7 @@ mod blocks;
 mod client;
 mod error;
 pub mod interest;
+mod process;
 pub mod protocol;
 mod server;
 
@@ -59,6 +62,7 @@ pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_bo
 pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
 pub use error::NetError;
 pub use interest::generator_fingerprint;
+pub use process::disable_transparent_huge_pages;
 pub use protocol::{
     Aim, BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Player, PresenceReport, Viewer,
 };

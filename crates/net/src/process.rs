@@ -1,0 +1,50 @@
+//! Process settings for a server (and a load generator) that answers in milliseconds.
+
+/// Turns transparent huge pages off for this process (Linux, `prctl(PR_SET_THP_DISABLE)`,
+/// kept by its children; see `prctl(2)`). Returns whether it did: `false` on other systems.
+///
+/// Why: the allocator of `loam serve` (mimalloc) asks the kernel for huge pages on its large
+/// regions (`madvise(MADV_HUGEPAGE)`), and the first touch of each then has the kernel zero
+/// a whole 2 MiB page inside one page fault. On the 2-core VM of BENCHMARKS.md that fault
+/// takes 2.4–2.9 ms, and it falls on whichever thread touches new memory first: after each
+/// bake, on the ordering thread copying the bricks the bake's snapshot shares, 7–8 times in
+/// a row, while every client's edits wait behind it. With them off, the p99 round trip at
+/// 64 clients × 313 ops/s went from 7.9–10.4 ms to 5.3–5.8 ms, at the same CPU
+/// (BENCHMARKS.md, multiplayer). Databases and caches with latency goals advise the same
+/// (Redis: "Latency induced by transparent huge pages", <https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency/>).
+///
+/// # Errors
+/// The system's, if `prctl` refuses (nothing changed then).
+pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_THP_DISABLE reads its integer arguments only.
+        let r = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(true)
+    }
+    #[cfg(not(target_os = "linux"))]
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The flag is set and reads back (PR_GET_THP_DISABLE), on Linux; a no-op elsewhere.
+    /// (A test process of its own: `cargo test` runs each test binary apart, and nothing in
+    /// this crate's tests depends on huge pages.)
+    #[test]
+    fn huge_pages_are_off_after_the_call() {
+        let done = super::disable_transparent_huge_pages().unwrap();
+        #[cfg(target_os = "linux")]
+        {
+            assert!(done);
+            // SAFETY: PR_GET_THP_DISABLE takes no pointer.
+            let flag = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
+            assert_eq!(flag, 1);
+        }
+        #[cfg(not(target_os = "linux"))]
+        assert!(!done);
+    }
+}
