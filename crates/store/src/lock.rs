@@ -12,8 +12,9 @@
 //! there is no such lock, and SQLite's exclusive locking mode keeps other processes out
 //! instead: then the store has one connection only.
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::error::StoreError;
 
@@ -21,11 +22,18 @@ use crate::error::StoreError;
 /// than one of the store's connections may use the file.
 pub(crate) const OWN_LOCK: bool = cfg!(target_os = "linux");
 
+/// How long a lock held elsewhere is waited for before [`StoreError::InUse`], as SQLite's
+/// busy timeout was for its exclusive lock. A `flock` belongs to the open file, and a process
+/// forked between its `fork` and `exec` holds a copy of every open file: a store dropped and
+/// opened again while another thread spawns a process can find its own old lock still held
+/// for that moment (seen in this crate's tests, which spawn processes in parallel).
+const WAIT: Duration = Duration::from_millis(200);
+
 /// Locks the world file at `path`: exclusively for a writer, shared for a reader. `None`
 /// where the store relies on SQLite's exclusive locking mode instead ([`OWN_LOCK`]).
 ///
 /// # Errors
-/// [`StoreError::InUse`] if another store holds a conflicting lock; [`StoreError::Io`] if
+/// [`StoreError::InUse`] if another store holds a conflicting lock for longer than [`WAIT`]; [`StoreError::Io`] if
 /// the file cannot be opened or locked.
 pub(crate) fn hold(path: &Path, exclusive: bool) -> Result<Option<File>, StoreError> {
     if !OWN_LOCK {
@@ -36,14 +44,20 @@ pub(crate) fn hold(path: &Path, exclusive: bool) -> Result<Option<File>, StoreEr
         source,
     };
     let file = File::open(path).map_err(io)?;
-    let locked = if exclusive {
-        file.try_lock()
-    } else {
-        file.try_lock_shared()
-    };
-    match locked {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse { path: path.into() }),
-        Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+    let start = Instant::now();
+    loop {
+        let locked = if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match locked {
+            Ok(()) => return Ok(Some(file)),
+            Err(TryLockError::WouldBlock) if start.elapsed() < WAIT => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TryLockError::WouldBlock) => return Err(StoreError::InUse { path: path.into() }),
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
     }
 }
