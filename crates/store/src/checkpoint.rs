@@ -3,9 +3,8 @@
 //! SQLite copies the write-ahead log back into the database file (a checkpoint) inside the
 //! commit that takes the log past `wal_autocheckpoint` pages (1 000 by default): that commit
 //! then also writes megabytes and syncs the database file. On a server every client's edits
-//! wait for that commit; measured on the 2-core VM, 64 clients at 20 000 ops/s, the
-//! checkpoints made single appends of 65–85 ms and doubled the p99 of the round trip
-//! (BENCHMARKS.md, multiplayer). The checkpointer runs a `PASSIVE` checkpoint every few
+//! wait for that commit; measured on the 2-core VM, 64 clients at 20 000 ops/s, the commit
+//! after a bake's rows took 12–18 ms that way (BENCHMARKS.md, multiplayer, 2026-12-03). The checkpointer runs a `PASSIVE` checkpoint every few
 //! hundred milliseconds on its own connection, beside the appends (a passive checkpoint
 //! waits for no writer and no writer waits for it: <https://sqlite.org/wal.html>,
 //! "Checkpointing", and `sqlite3_wal_checkpoint_v2`). The store's own connection keeps an
@@ -20,12 +19,41 @@ use std::time::Duration;
 use rusqlite::OpenFlags;
 
 use crate::error::StoreError;
-use crate::store::connect;
+use crate::store::{Store, connect};
 
 /// The store connection's own automatic checkpoint while a checkpointer runs: 16 384 pages
 /// (64 MiB at SQLite's default 4 KiB page). The checkpointer normally keeps the log far
 /// below it.
 pub(crate) const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
+
+impl Store {
+    /// Moves SQLite's WAL checkpoints off the thread that appends: a thread of the store's
+    /// runs one every `every` on a connection of its own, and an append no longer copies the
+    /// log into the file inside its commit (12–18 ms after a bake, under a server's load).
+    /// Returns `false`, changing nothing, where the store has only one connection (every
+    /// system but Linux, `lock.rs`). Stopped when the store is dropped; a second call
+    /// changes nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; SQLite failures opening the second connection or raising
+    /// the store's own checkpoint mark; [`StoreError::Io`] if the thread cannot start. The
+    /// store is unchanged then.
+    pub fn checkpoint_in_background(&mut self, every: Duration) -> Result<bool, StoreError> {
+        self.writable()?;
+        if self.lock.is_none() {
+            return Ok(false);
+        }
+        if self.checkpointer.is_none() {
+            // Started first, kept only once the mark is raised (dropping it stops it).
+            let started = Checkpointer::start(&self.path, every)?;
+            self.conn.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = {WRITER_CHECKPOINT_PAGES};"
+            ))?;
+            self.checkpointer = Some(started);
+        }
+        Ok(true)
+    }
+}
 
 /// A thread running passive checkpoints on its own connection until dropped.
 pub(crate) struct Checkpointer {

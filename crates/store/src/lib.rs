@@ -51,6 +51,7 @@ mod error;
 mod load;
 mod lock;
 mod migrate;
+mod sqlite;
 mod store;
 mod strokes;
 mod tag;

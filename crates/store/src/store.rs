@@ -6,15 +6,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry, SharedStroke};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::blocks::{BLOCK_SCHEMA, BlockLogEntry, SavedBlocks};
-use crate::checkpoint::{Checkpointer, WRITER_CHECKPOINT_PAGES};
+use crate::checkpoint::Checkpointer;
 use crate::checks::{
     check_header, check_meta, has_hot_journal, meta_digest, recover_hot_journal, wal_extension,
 };
 use crate::error::StoreError;
 use crate::migrate::MIGRATIONS;
+use crate::sqlite::BUSY;
+pub(crate) use crate::sqlite::{connect, is_busy, retry};
 use crate::strokes::STROKES_SCHEMA;
 
 /// The `format` metadata value of every Loam world.
@@ -44,9 +46,6 @@ CREATE TABLE history (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NUL
 /// (BENCHMARKS.md, "World files"). Made on a writable open where it is missing (files made
 /// before it); readers never need it, so the format version is unchanged.
 const BRICKS_SEQ_INDEX: &str = "CREATE INDEX IF NOT EXISTS bricks_seq ON bricks (seq);";
-
-/// How long a busy database is retried before giving up.
-const BUSY: Duration = Duration::from_secs(5);
 
 /// What a world file says about itself ([`Store::info`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +100,7 @@ pub struct Store {
     pub(crate) conn: Connection,
     /// An online backup in progress (`backup.rs`); dropped before `conn`.
     pub(crate) backup: Option<crate::backup::Backup>,
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     pub(crate) last_seq: u64,
     /// The ids of the bricks of the last bake, to write only what changed since (an edited
     /// brick is a new brick with a new id).
@@ -119,10 +118,10 @@ pub struct Store {
     /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
     pub(crate) version: i64,
     /// The background checkpointer, once started; stopped before the connection closes.
-    checkpointer: Option<Checkpointer>,
+    pub(crate) checkpointer: Option<Checkpointer>,
     /// The store's own lock on the file (`lock.rs`), released after the connection closes:
     /// the last field.
-    _lock: Option<std::fs::File>,
+    pub(crate) lock: Option<std::fs::File>,
 }
 
 impl Drop for Store {
@@ -153,18 +152,6 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Opens an SQLite connection to the file at `path` with `flags` (without a mutex: one
-/// thread uses it), never reading `path` as a URI: a world named `file:x.loam` is that
-/// file, not the URI (the bundled SQLite would otherwise open `x.loam`).
-pub(crate) fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
-    let plain = if path.as_os_str().as_encoded_bytes().starts_with(b"file:") {
-        Path::new(".").join(path)
-    } else {
-        path.to_path_buf()
-    };
-    Connection::open_with_flags(plain, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-}
-
 /// Puts the finished new world `tmp` at `path`, never over a file that got there meanwhile
 /// (two processes creating one world): a hard link fails if `path` exists. On a file system
 /// without hard links, a rename after one more check.
@@ -191,26 +178,6 @@ pub(crate) fn now_unix() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
-}
-
-pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-    )
-}
-
-/// Runs `f` again while SQLite reports the database busy, up to [`BUSY`].
-pub(crate) fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let start = std::time::Instant::now();
-    loop {
-        match f() {
-            Err(e) if is_busy(&e) && start.elapsed() < BUSY => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            r => return r,
-        }
-    }
 }
 
 impl Store {
@@ -390,7 +357,7 @@ impl Store {
             read_only: true,
             version,
             checkpointer: None,
-            _lock: lock,
+            lock,
         };
         store.bake_seq = store.meta_u64("bake_seq")?;
         store.last_seq = store.find_last_seq()?;
@@ -503,7 +470,7 @@ impl Store {
             read_only: false,
             version: FORMAT_VERSION,
             checkpointer: None,
-            _lock: lock,
+            lock,
         })
     }
 
@@ -543,30 +510,6 @@ impl Store {
     /// [`StoreError::CorruptMeta`] if missing.
     pub fn heightmap_blake3(&self) -> Result<Option<String>, StoreError> {
         Ok(Some(self.meta("heightmap_blake3")?).filter(|s| !s.is_empty()))
-    }
-
-    /// Moves SQLite's WAL checkpoints off the thread that appends: a thread of the store's
-    /// runs one every `every` on a connection of its own (`checkpoint.rs`), and an append
-    /// no longer copies the log into the file inside its commit (which took 65–85 ms at
-    /// times under a server's load). Returns `false`, changing nothing, where the store has
-    /// only one connection (every system but Linux, `lock.rs`). Stopped when the store is
-    /// dropped.
-    ///
-    /// # Errors
-    /// [`StoreError::ReadOnly`]; SQLite failures opening the second connection;
-    /// [`StoreError::Io`] if its thread cannot start. The store is unchanged then.
-    pub fn checkpoint_in_background(&mut self, every: Duration) -> Result<bool, StoreError> {
-        self.writable()?;
-        if self._lock.is_none() {
-            return Ok(false);
-        }
-        if self.checkpointer.is_none() {
-            self.checkpointer = Some(Checkpointer::start(&self.path, every)?);
-            self.conn.execute_batch(&format!(
-                "PRAGMA wal_autocheckpoint = {WRITER_CHECKPOINT_PAGES};"
-            ))?;
-        }
-        Ok(true)
     }
 
     /// The last op's sequence number (0 for none).

@@ -12,7 +12,7 @@
 //!
 //! SQLite's WAL checkpoints (copying the log back into the world file) run on the store's
 //! checkpointer thread every [`CHECKPOINT_EVERY`] (Linux), not inside a group's commit: there
-//! they made single appends of 65–85 ms now and then, and held every client's edits as long.
+//! the commit after a bake's rows took 12–18 ms, and held every client's edits as long.
 
 use super::backups::Backups;
 use std::sync::mpsc;
