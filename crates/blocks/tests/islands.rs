@@ -208,6 +208,80 @@ fn a_dig_that_leaves_everything_connected_finds_no_island() {
     );
 }
 
+/// A hard box fill of the samples `lo ..= hi` (1 m voxels), material 0.
+fn fill(lo: [i32; 3], hi: [i32; 3]) -> EditOp {
+    match dig(lo, hi) {
+        EditOp::Cuboid {
+            center,
+            half_extents,
+            rotation,
+            ..
+        } => EditOp::Cuboid {
+            mode: CsgMode::Union,
+            center,
+            half_extents,
+            rotation,
+            material: 0,
+            blend: 0.0,
+        },
+        _ => unreachable!(),
+    }
+}
+
+/// An island found on a snapshot (as a server searches beside the ordering of ops) and
+/// checked again after later edits: what is loose in the field as it is then, no more.
+#[test]
+fn an_island_found_on_a_snapshot_is_checked_on_the_field_as_it_is_now() {
+    let settings = IslandSettings::default();
+    let mut field = flat_field(0.0);
+    trench(&mut field, 0, 0);
+    let changed = cut_base(&mut field, 0, 0, 0);
+    let found = find_islands(&field.clone(), changed, &settings).unwrap();
+    assert_eq!(found.islands.len(), 1);
+    let island = &found.islands[0];
+    let after = |op: EditOp| {
+        let mut f = field.clone();
+        f.apply(&op).unwrap();
+        let now = island.recheck(&f, &settings).unwrap();
+        (f, now)
+    };
+
+    // Nothing changed near it: the same island.
+    assert_eq!(island.recheck(&field, &settings).unwrap(), found.islands);
+    let (_, now) = after(dig([8, -3, 8], [10, -1, 10]));
+    assert_eq!(now, found.islands);
+
+    // A dig took its top layer: the rest falls, as a search after that dig finds it.
+    let (f, now) = after(dig([-1, -1, -1], [1, -1, 1]));
+    let rest: Vec<SamplePos> = pillar_samples(0, 0)
+        .into_iter()
+        .filter(|p| p.y != -1)
+        .collect();
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[0].samples, rest);
+    assert_eq!(find_islands(&f, changed, &settings).unwrap().islands, now);
+
+    // A dig through its middle split it: both parts fall (the upper one is beyond a sample
+    // of the first dig, so its search would not see it; the split's own search would).
+    let (_, now) = after(dig([-1, -3, -1], [1, -3, 1]));
+    let sizes: Vec<usize> = now.iter().map(|i| i.samples.len()).collect();
+    assert_eq!(sizes, vec![9, 18], "y = −4 below, y = −2 ..= −1 above");
+
+    // A build joined it to the ground beyond the trench again: nothing falls.
+    let (f, now) = after(fill([2, -2, 0], [4, -1, 0]));
+    assert!(now.is_empty(), "{now:?}");
+    assert!(
+        find_islands(&f, changed, &settings)
+            .unwrap()
+            .islands
+            .is_empty()
+    );
+
+    // Dug away whole: nothing.
+    let (_, now) = after(dig([-1, -4, -1], [1, -1, 1]));
+    assert!(now.is_empty());
+}
+
 fn two_pillars() -> (Field, SampleBox) {
     let mut field = flat_field(0.0);
     trench(&mut field, -5, 0);
