@@ -533,3 +533,66 @@ fn undermine_tower() -> EditOp {
         blend: 0.0,
     }
 }
+
+/// A hard box dig covering the samples `lo ..= hi` (1 m voxels) and half a voxel round them.
+fn box_dig(lo: [i32; 3], hi: [i32; 3]) -> EditOp {
+    EditOp::Cuboid {
+        mode: CsgMode::Subtract,
+        center: [0, 1, 2].map(|a| f64::from(lo[a] + hi[a]) * 0.5),
+        half_extents: [0, 1, 2].map(|a| f64::from(hi[a] - lo[a]) * 0.5 + 0.5),
+        rotation: [0.0, 0.0, 0.0, 1.0],
+        material: 0,
+        blend: 0.0,
+    }
+}
+
+/// A client digs a ring trench round a 3 × 3 pillar and then its base: the server finds the
+/// lump (on its ground worker, checked again on the field as it is by then), takes it out of
+/// the field with terrain ops of its own, drops it as a lump of 36 blocks, and both clients
+/// end with the server's field and rubble, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pillar_dug_loose_falls_as_a_lump_on_every_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_flat_world(dir.path()), |_| {}).await;
+    let mut a = client(&server, 0.0).await;
+    let mut b = client(&server, 2.0).await;
+    let mut last = 0;
+    for (lo, hi) in [
+        ([-4, -6, 2], [4, -1, 4]),
+        ([-4, -6, -4], [4, -1, -2]),
+        ([2, -6, -1], [4, -1, 1]),
+        ([-4, -6, -1], [-2, -1, 1]),
+        // The base, under the pillar's samples y −4 ..= −1.
+        ([-2, -6, -2], [2, -5, 2]),
+    ] {
+        last = a.send_op(1, box_dig(lo, hi)).await.unwrap();
+    }
+    confirmed(&mut a, last).await.unwrap();
+    let (hash, file) = settled(&server).await;
+    let status = server.status().await.unwrap();
+    assert_eq!(status.accepted, 5);
+    assert_eq!(status.digs_pending, 0);
+    assert!(status.made >= 2, "removal digs and the lump: {status:?}");
+    assert_eq!(status.seq, status.accepted + status.made);
+    assert_eq!(file.pieces.len(), 1, "one lump");
+    assert_eq!(file.pieces[0].blocks.len(), 36);
+    // It dropped into the 2 m hole under it: its lowest corner from y −4.5 to about −6.5.
+    let p = &file.pieces[0];
+    let lowest = p
+        .blocks
+        .iter()
+        .map(|blk| p.to_world(p.local_min(blk.pos))[1])
+        .fold(f64::INFINITY, f64::min);
+    assert!((lowest - -6.5).abs() < 0.1, "{lowest}");
+    // The pillar's samples are air in the server's field and in both clients'.
+    let (_, whole) = server.hash(None).await.unwrap();
+    for c in [&mut a, &mut b] {
+        same_as_server(c, hash, &file).await;
+        assert_eq!(c.confirmed_field().hash(), whole, "client {}", c.id());
+        let s = c
+            .confirmed_field()
+            .sample(loam_field::SamplePos::new(0, -2, 0));
+        assert!(s >= 0.5, "the pillar left the field: {s}");
+    }
+    server.shutdown().await.unwrap();
+}

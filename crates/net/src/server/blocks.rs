@@ -5,9 +5,9 @@
 //! ```text
 //!  BlockOp ──▶ decode, check op id ──▶ BlockWorld::apply (refused: unchanged) ──▶ numbered,
 //!              logged (append_records), delta ──▶ BlockOp {seq, author, op id, step, op, delta}
-//!  terrain op ──▶ colliders rebuilt ──▶ terrain_changed ──▶ Blocks {seq, delta}
-//!              └─ a dig: its box queued (merged with digs near it)
-//!  tick ──▶ find_islands over the queued boxes ──▶ removal ops (terrain, author 0) + Lump
+//!  terrain op ──▶ colliders marked stale ──▶ terrain_changed ──▶ Blocks {seq, delta}
+//!              └─ a dig: its box queued for the lump search (`lumps.rs`)
+//!  tick ──▶ stale colliders to the ground worker (`ground.rs`, `colliders.rs`)
 //!  tick ──▶ physics steps at the fixed timestep while a piece is awake ──▶ Blocks {seq, delta}
 //! ```
 //!
@@ -22,25 +22,25 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use loam_blocks::{
     BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
-    MaterialTable, PieceState, WorldBox, find_islands,
+    MaterialTable, PieceState, WorldBox,
 };
-use loam_field::{CsgMode, EditOp, Field, SampleBox, SamplePos};
+use loam_field::{CsgMode, EditOp, Field, SampleBox};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
 
+use super::colliders::Colliders;
+use super::ground::{Done, Job, run};
 use super::order::{BlockItem, Item, Order};
-use crate::blocks::{Colliders, block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
+use crate::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 use crate::error::NetError;
 use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, ServerMessage};
 
 /// Most physics steps one tick runs; a server further behind drops the rest (slows down).
 const MAX_STEPS_PER_TICK: u64 = 30;
-/// Queued digs closer than this (samples) search for lumps together…
-const MERGE_GAP: i32 = 8;
-/// …while their box stays this narrow (samples per axis).
-const MERGE_SPAN: i32 = 64;
-/// The ordering thread's time one tick may spend on colliders and physics steps (of 50 ms).
+/// The ordering thread's time one tick may spend on physics steps (of 50 ms).
 const BLOCK_BUDGET: Duration = Duration::from_millis(8);
+/// Most colliders one job of the ground worker builds (a few milliseconds each).
+const BUILDS_PER_JOB: usize = 8;
 /// Records (held blocks count one, pieces their blocks) per block catch-up message.
 const CATCH_UP_RECORDS: usize = 4096;
 
@@ -100,7 +100,7 @@ pub(super) fn may_cut(op: &EditOp) -> bool {
 }
 
 /// A lump of terrain falls as stone blocks.
-fn lump_spec(_: loam_field::MaterialId) -> BlockSpec {
+pub(super) fn lump_spec(_: loam_field::MaterialId) -> BlockSpec {
     BlockSpec::of(MaterialTable::STONE)
 }
 
@@ -124,7 +124,7 @@ fn step_once(
     world.step(physics, dt).map(|_| ())
 }
 
-fn terrain_changed(
+pub(super) fn terrain_changed(
     world: &mut BlockWorld,
     physics: &mut PhysicsWorld,
     colliders: &mut Colliders,
@@ -256,7 +256,7 @@ impl Order {
     }
 
     /// Numbers an applied block op and adds it to the group with the records it changed.
-    fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
+    pub(super) fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
         self.seq += 1;
         let step = self.log_step();
         let delta = self.blocks.take_delta();
@@ -361,82 +361,6 @@ impl Order {
         }
     }
 
-    /// Notes a dig's changed box for the next tick's lump search, merged with a queued box
-    /// near it (digs in one place search once per tick, not once per op).
-    fn queue_cut(&mut self, b: SampleBox) {
-        let near = |a: &SampleBox| {
-            let (lo, hi) = (a.min.to_array(), a.max.to_array());
-            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
-            (0..3).all(|i| {
-                let (l, h) = (lo[i].min(blo[i]), hi[i].max(bhi[i]));
-                blo[i] <= hi[i] + MERGE_GAP && lo[i] <= bhi[i] + MERGE_GAP && h - l <= MERGE_SPAN
-            })
-        };
-        if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
-            let (lo, hi) = (a.min.to_array(), a.max.to_array());
-            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
-            a.min = SamplePos::new(lo[0].min(blo[0]), lo[1].min(blo[1]), lo[2].min(blo[2]));
-            a.max = SamplePos::new(hi[0].max(bhi[0]), hi[1].max(bhi[1]), hi[2].max(bhi[2]));
-        } else {
-            self.pending_cuts.push(b);
-        }
-    }
-
-    /// The tick's lump search over the queued digs.
-    pub(super) fn cut_loose(&mut self) {
-        for b in std::mem::take(&mut self.pending_cuts) {
-            self.drop_islands(b);
-        }
-    }
-
-    /// Lumps of terrain cut loose around `changed` leave the field and fall.
-    fn drop_islands(&mut self, changed: SampleBox) {
-        let Some(settings) = self.islands else {
-            return;
-        };
-        let Ok(found) = find_islands(&self.field, changed, &settings) else {
-            return;
-        };
-        for island in found.islands {
-            let fs = *self.field.settings();
-            let (Ok(ops), Ok(lump)) = (island.removal_ops(&fs), island.lump(lump_spec)) else {
-                continue;
-            };
-            let stroke = self.history.last_stroke().map_or(1, |s| s + 1);
-            let mut removed = Vec::new();
-            for op in ops {
-                if let Ok(outcome) = self.history.apply(&mut self.field, stroke, &op) {
-                    removed.extend(outcome.changed);
-                    self.accept_terrain(0, 0, stroke, op, &outcome);
-                }
-            }
-            // A client's next op starts a stroke of its own.
-            self.open = None;
-            // The lump starts where the terrain was: no step before the colliders follow.
-            for &c in &removed {
-                self.colliders
-                    .invalidate(c.min.to_array(), c.max.to_array());
-            }
-            if self
-                .blocks
-                .apply(&mut self.physics, &FieldGround(&self.field), &lump)
-                .is_ok()
-            {
-                self.accept_block(0, 0, &lump);
-            }
-            for c in removed {
-                terrain_changed(
-                    &mut self.blocks,
-                    &mut self.physics,
-                    &mut self.colliders,
-                    &self.field,
-                    c,
-                );
-            }
-            self.flush_block_events();
-        }
-    }
-
     /// Whether a piece is falling or awake.
     fn blocks_awake(&self) -> bool {
         self.blocks.pieces().any(|p| {
@@ -449,13 +373,94 @@ impl Order {
         })
     }
 
+    /// Hands stale colliders to the ground worker with a snapshot of the field, unless a
+    /// build is under way (its end starts the next).
+    pub(super) fn build_colliders(&mut self) {
+        if self.ground.building || !self.colliders.stale() {
+            return;
+        }
+        let (keys, at) = self.colliders.next_builds(BUILDS_PER_JOB);
+        if keys.is_empty() {
+            return;
+        }
+        let job = Job::Colliders {
+            field: self.field.clone(),
+            at,
+            keys,
+        };
+        if let Err(job) = self.ground.send(job) {
+            // The worker is gone (it panicked): build here rather than never.
+            if let Done::Colliders { at, built } = run(*job) {
+                self.colliders.install(&mut self.physics, at, built);
+            }
+        }
+    }
+
+    /// The worker built colliders from the field of stamp `at`: they go in (see
+    /// `colliders.rs`), and the next build starts.
+    pub(super) fn colliders_built(
+        &mut self,
+        at: u64,
+        built: Vec<([i32; 3], Option<loam_physics::TerrainShape>)>,
+    ) {
+        self.ground.building = false;
+        self.colliders.install(&mut self.physics, at, built);
+        self.build_colliders();
+    }
+
+    /// The ground worker stopped (it panicked): what it was doing is lost (the chunks are
+    /// handed out again; the digs it was searching stay where they are), and its work is
+    /// done here from now on.
+    pub(super) fn ground_gone(&mut self) {
+        tracing::error!(
+            "the ground worker stopped; lumps and colliders are now made on the ordering thread"
+        );
+        self.ground.alive = false;
+        self.ground.searching = 0;
+        self.ground.building = false;
+        self.colliders.abandon_builds();
+    }
+
     /// Brings the physics world up to the clock (fixed steps, only while a piece is awake
-    /// and every collider a falling piece needs is built) within [`BLOCK_BUDGET`] of the
+    /// and no collider a falling piece needs is missing) within [`BLOCK_BUDGET`] of the
     /// ordering thread's time, and sends what happened. Behind the clock, the falls slow
-    /// down rather than the ops.
+    /// down rather than the ops. Colliders are built on the ground worker meanwhile; a
+    /// changed chunk's old collider serves until its new one comes.
     pub(super) fn step_blocks(&mut self) {
         let now = Instant::now();
         let deadline = now + BLOCK_BUDGET;
+        self.ensure_falling();
+        self.build_colliders();
+        if !self.colliders.ready() || !self.blocks_awake() {
+            self.stepped_at = now;
+            self.flush_block_events();
+            return;
+        }
+        let dt = f64::from(self.physics.settings().timestep);
+        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
+        let mut steps = 0;
+        while steps < due.min(MAX_STEPS_PER_TICK) {
+            // A piece that fell into a chunk without a collider waits for it.
+            if !self.colliders.ready() || (steps > 0 && Instant::now() >= deadline) {
+                break;
+            }
+            if self.blocks.step(&mut self.physics, dt as f32).is_err() {
+                break;
+            }
+            steps += 1;
+            self.ensure_falling();
+        }
+        self.build_colliders();
+        self.stepped_at = if steps < due {
+            now
+        } else {
+            self.stepped_at + Duration::from_secs_f64(steps as f64 * dt)
+        };
+        self.flush_block_events();
+    }
+
+    /// Asks for the colliders around every falling piece.
+    fn ensure_falling(&mut self) {
         let falling: Vec<[f64; 3]> = self
             .blocks
             .pieces()
@@ -465,48 +470,6 @@ impl Order {
         for p in falling {
             self.colliders.ensure(&self.field, p);
         }
-        // Rubble on changed terrain wakes (and falls, if the ground went).
-        let ready = !self.colliders.stale()
-            || self
-                .colliders
-                .refresh_until(&mut self.physics, &self.field, deadline);
-        if !ready || !self.blocks_awake() {
-            self.stepped_at = now;
-            self.flush_block_events();
-            return;
-        }
-        let dt = f64::from(self.physics.settings().timestep);
-        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
-        let mut steps = 0;
-        while steps < due.min(MAX_STEPS_PER_TICK) {
-            // One step a tick even when rebuilding changed chunks took the whole budget:
-            // digs that keep changing the chunks around the pieces slow their falls down
-            // (stepping against the colliders not yet rebuilt), never stop them.
-            if !self.colliders.ready() || (steps > 0 && Instant::now() >= deadline) {
-                break;
-            }
-            if self.blocks.step(&mut self.physics, dt as f32).is_err() {
-                break;
-            }
-            steps += 1;
-            let falling: Vec<[f64; 3]> = self
-                .blocks
-                .pieces()
-                .filter(|p| matches!(p.state, PieceState::Falling))
-                .map(|p| p.pose.position.map(f64::from))
-                .collect();
-            for p in falling {
-                self.colliders.ensure(&self.field, p);
-            }
-            self.colliders
-                .refresh_until(&mut self.physics, &self.field, deadline);
-        }
-        self.stepped_at = if steps < due {
-            now
-        } else {
-            self.stepped_at + Duration::from_secs_f64(steps as f64 * dt)
-        };
-        self.flush_block_events();
     }
 
     /// The block catch-up of `region` (the records outside `keep`), sent before its bricks.

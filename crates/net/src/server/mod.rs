@@ -21,7 +21,10 @@
 mod accept;
 mod backups;
 mod blocks;
+mod colliders;
 mod conn;
+mod ground;
+mod lumps;
 mod order;
 mod presence;
 mod regions;
@@ -213,9 +216,9 @@ pub struct ServerStatus {
     pub falling: usize,
     /// The physics step, in the world file's numbering.
     pub step: u64,
-    /// Digs waiting for the next tick's search for the lumps of terrain they cut loose
-    /// (that search may add ops of the server's own). With none, and no client sending, the
-    /// field stays as it is.
+    /// Digs waiting for, or under, the search for the lumps of terrain they cut loose (that
+    /// search may add ops of the server's own). With none, and no client sending, the field
+    /// stays as it is.
     pub digs_pending: usize,
 }
 

@@ -30,12 +30,13 @@ mod release;
 
 pub(super) use hashes::hash_of;
 
+use super::colliders::Colliders;
 use super::conn::PeerLink;
+use super::ground::{self, Ground};
 use super::presence::Presence;
 use super::resume::{Ring, RingEntry};
 use super::writer::{Ack, Write, Writer};
 use super::{ServerConfig, ServerStatus};
-use crate::blocks::Colliders;
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
@@ -175,12 +176,14 @@ pub(crate) struct Order {
     pub(super) blocks: BlockWorld,
     pub(super) physics: PhysicsWorld,
     pub(super) colliders: Colliders,
+    /// The thread that searches for lumps and builds colliders on snapshots of the field.
+    pub(super) ground: Ground,
     /// The world file's step of the physics world's step 0.
     pub(super) step_base: u64,
     /// When the physics world was last brought up to date with the clock.
     pub(super) stepped_at: Instant,
     pub(super) islands: Option<IslandSettings>,
-    /// Digs' changed boxes waiting for the next tick's lump search.
+    /// Digs' changed boxes waiting for the next lump search.
     pub(super) pending_cuts: Vec<loam_field::SampleBox>,
     /// The brick of each piece's last record sent out ([`Order::reach_of`]).
     pub(super) piece_bricks: BTreeMap<loam_blocks::PieceId, [i32; 3]>,
@@ -387,6 +390,7 @@ impl Order {
             blocks: blocks.world,
             physics: blocks.physics,
             colliders: blocks.colliders,
+            ground: Ground::start().map_err(NetError::Io)?,
             step_base: blocks.step_base,
             stepped_at: Instant::now(),
             islands: cfg.islands,
@@ -436,6 +440,11 @@ impl Order {
                     }
                 }
                 Some(done) = self.hasher.done.recv() => self.hash_done(done),
+                done = self.ground.done.recv(), if self.ground.alive => match done {
+                    Some(ground::Done::Islands(found)) => self.islands_found(found),
+                    Some(ground::Done::Colliders { at, built }) => self.colliders_built(at, built),
+                    None => self.ground_gone(),
+                },
                 cmd = rx.recv() => {
                     let Some(cmd) = cmd else {
                         return self.close("the server is shutting down");

@@ -253,7 +253,7 @@ impl Order {
                     pieces,
                     falling,
                     step: self.log_step(),
-                    digs_pending: self.pending_cuts.len(),
+                    digs_pending: self.pending_cuts.len() + self.ground.searching,
                 });
             }
             Command::Meta { reply } => {

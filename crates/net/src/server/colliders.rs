@@ -1,0 +1,330 @@
+//! Terrain colliders of the server's physics world: the chunks around blocks and pieces,
+//! meshed with Surface Nets from the field ([`field_collider`], a few milliseconds a chunk).
+//!
+//! Nothing is built where it is asked for. A chunk wanted near a block or piece is
+//! *missing*, a loaded chunk a terrain op changed is *dirty*; each mark carries a stamp
+//! from a counter that every mark advances. The ordering thread hands a few stale chunks at
+//! a time ([`Colliders::next_builds`]) with a snapshot of the field to the ground worker
+//! (`ground.rs`), which builds them while ops go on, and installs what comes back
+//! ([`Colliders::install`]):
+//!
+//! ```text
+//!  mark (stamp s) ──▶ missing / dirty ──▶ next_builds: keys + stamp t, field cloned at t
+//!  built at t ──▶ install: missing since s > t (a lump left after the snapshot) → dropped,
+//!                          asked again;  otherwise set, and clean unless marked after t
+//! ```
+//!
+//! A collider built before a change is still put in (it is nearer the field than the one it
+//! replaces) and the chunk stays dirty; only a chunk *invalidated* after the snapshot (a lump
+//! about to fall from where the terrain was, which must not start inside the old ground)
+//! waits for a build that includes it. Pieces step only while no chunk is missing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use loam_blocks::{BlockDelta, field_collider};
+use loam_field::Field;
+use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
+use loam_physics::{PhysicsWorld, TerrainShape};
+
+/// The chunk holding a world point.
+pub(crate) fn chunk_of(p: [f64; 3], voxel_size: f64) -> [i32; 3] {
+    let chunk_m = f64::from(CHUNK_CELLS) * voxel_size;
+    p.map(|c| (c / chunk_m).floor().clamp(-1e9, 1e9) as i32)
+}
+
+/// How near a chunk's border a block or piece brings in the neighbour's collider, metres.
+const NEAR_M: f64 = 8.0;
+
+/// Which chunks have, need, or wait for a collider; see the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct Colliders {
+    loaded: BTreeSet<[i32; 3]>,
+    /// Chunks without a collider that pieces need (the stamp of their last mark).
+    missing: BTreeMap<[i32; 3], u64>,
+    /// Chunks whose collider a terrain op made stale (the stamp of their last change).
+    dirty: BTreeMap<[i32; 3], u64>,
+    /// Chunks a build is under way for.
+    building: BTreeSet<[i32; 3]>,
+    /// The last stamp given.
+    clock: u64,
+    /// The changed chunk last handed out: the next is the one after it, so chunks changed
+    /// again every tick cannot keep the others waiting.
+    last_dirty: Option<[i32; 3]>,
+}
+
+impl Colliders {
+    fn stamp(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Asks for the colliders of the chunks within [`NEAR_M`] of `point` (its own and the
+    /// neighbours across faces, edges and corners that near) that are not there yet.
+    pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
+        let vs = field.settings().voxel_size;
+        let chunk_m = f64::from(CHUNK_CELLS) * vs;
+        let c = chunk_of(point, vs);
+        let span = |i: usize| {
+            let local = point[i] - f64::from(c[i]) * chunk_m;
+            let lo = if local < NEAR_M { -1 } else { 0 };
+            let hi = if local > chunk_m - NEAR_M { 1 } else { 0 };
+            lo..=hi
+        };
+        for dz in span(2) {
+            for dy in span(1) {
+                for dx in span(0) {
+                    let k = [c[0] + dx, c[1] + dy, c[2] + dz];
+                    if self.loaded.insert(k) {
+                        let s = self.stamp();
+                        self.missing.insert(k, s);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Asks for the colliders around every held block and piece a delta names.
+    pub fn ensure_delta(&mut self, field: &Field, d: &BlockDelta) {
+        for h in &d.held {
+            self.ensure(field, h.pos.min_corner());
+        }
+        for p in &d.pieces {
+            self.ensure(field, p.pose.position.map(f64::from));
+        }
+    }
+
+    /// Whether a chunk waits to be built or rebuilt.
+    pub fn stale(&self) -> bool {
+        !self.dirty.is_empty() || !self.missing.is_empty()
+    }
+
+    /// Whether a wanted chunk has no collider yet (pieces must not step then).
+    pub fn ready(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// Builds every missing and changed chunk here, from `field` (the bodies touching them
+    /// wake). For a replay, where every step must see the field as it is.
+    pub fn refresh(&mut self, physics: &mut PhysicsWorld, field: &Field) {
+        for (k, _) in std::mem::take(&mut self.missing) {
+            physics.set_chunk(k, field_collider(field, k));
+        }
+        for (k, _) in std::mem::take(&mut self.dirty) {
+            physics.set_chunk(k, field_collider(field, k));
+        }
+        self.building.clear();
+    }
+
+    /// Up to `most` stale chunks no build is under way for, missing ones first, then
+    /// changed ones round robin in key order, marked as building; and the stamp a snapshot
+    /// of the field taken now has. Empty when there is nothing to build.
+    pub fn next_builds(&mut self, most: usize) -> (Vec<[i32; 3]>, u64) {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let mut keys: Vec<[i32; 3]> = self
+            .missing
+            .keys()
+            .filter(|k| !self.building.contains(*k))
+            .take(most)
+            .copied()
+            .collect();
+        let after = self.last_dirty.map_or(Unbounded, Excluded);
+        let dirty = self
+            .dirty
+            .range((after, Unbounded))
+            .chain(self.dirty.iter())
+            .map(|(k, _)| *k)
+            .filter(|k| !self.building.contains(k) && !self.missing.contains_key(k));
+        let mut seen = BTreeSet::new();
+        for k in dirty {
+            if keys.len() >= most || !seen.insert(k) {
+                break;
+            }
+            keys.push(k);
+            self.last_dirty = Some(k);
+        }
+        self.building.extend(keys.iter().copied());
+        (keys, self.clock)
+    }
+
+    /// Puts in the colliders built from a snapshot of stamp `at` ([`Self::next_builds`]):
+    /// a chunk invalidated after it is left missing (and asked for again); any other is set
+    /// (the bodies touching it wake) and clean unless changed after it.
+    pub fn install(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        at: u64,
+        built: Vec<([i32; 3], Option<TerrainShape>)>,
+    ) {
+        for (k, shape) in built {
+            self.building.remove(&k);
+            if !self.loaded.contains(&k) {
+                continue;
+            }
+            if let Some(&s) = self.missing.get(&k) {
+                if s > at {
+                    continue;
+                }
+                self.missing.remove(&k);
+            }
+            if self.dirty.get(&k).is_some_and(|&s| s <= at) {
+                self.dirty.remove(&k);
+            }
+            physics.set_chunk(k, shape);
+        }
+    }
+
+    /// Forgets the builds under way (their worker is gone): the chunks are handed out again.
+    pub fn abandon_builds(&mut self) {
+        self.building.clear();
+    }
+
+    /// The loaded chunks whose samples (halo included) meet the samples `lo..=hi`.
+    fn meeting(&self, lo: [i32; 3], hi: [i32; 3]) -> Vec<[i32; 3]> {
+        let cells = CHUNK_CELLS as i32;
+        let halo = CHUNK_HALO as i32;
+        let from = lo.map(|v| (v - cells - halo - 1).div_euclid(cells) + 1);
+        let to = hi.map(|v| (v + halo).div_euclid(cells));
+        self.loaded
+            .iter()
+            .filter(|k| (0..3).all(|i| from[i] <= k[i] && k[i] <= to[i]))
+            .copied()
+            .collect()
+    }
+
+    /// Marks the loaded chunks that the changed samples `lo..=hi` meet for a rebuild.
+    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3]) {
+        for k in self.meeting(lo, hi) {
+            if !self.missing.contains_key(&k) {
+                let s = self.stamp();
+                self.dirty.insert(k, s);
+            }
+        }
+    }
+
+    /// Marks the loaded chunks that the changed samples `lo..=hi` meet as missing: no
+    /// piece steps until they are rebuilt from a field that has the change (a lump is about
+    /// to fall from where the terrain was, and must not start inside the old collider).
+    pub fn invalidate(&mut self, lo: [i32; 3], hi: [i32; 3]) {
+        for k in self.meeting(lo, hi) {
+            self.dirty.remove(&k);
+            let s = self.stamp();
+            self.missing.insert(k, s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use loam_field::{CaveSettings, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings};
+    use loam_physics::PhysicsSettings;
+
+    use super::*;
+
+    /// Flat ground, solid below y = 16 m (mid-chunk), 1 m voxels (chunks of 32 m).
+    fn flat() -> Field {
+        const OFF: NoiseLayer = NoiseLayer {
+            amplitude: 0.0,
+            wavelength: 1.0,
+            octaves: 0,
+        };
+        let terrain = NoiseTerrainSettings {
+            base_height: 16.0,
+            hills: OFF,
+            ridges: OFF,
+            detail: OFF,
+            ..Default::default()
+        };
+        let caves = CaveSettings {
+            enabled: false,
+            ..Default::default()
+        };
+        let g = Generator::noise(&terrain, &caves).unwrap();
+        Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
+    }
+
+    #[test]
+    fn a_build_from_before_an_invalidation_is_not_put_in() {
+        let field = flat();
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut c = Colliders::default();
+        c.ensure(&field, [4.0, 16.0, 16.0]);
+        assert!(!c.ready());
+        let (keys, at) = c.next_builds(64);
+        assert_eq!(keys, vec![[-1, 0, 0], [0, 0, 0]]);
+        assert_eq!(
+            c.next_builds(64).0,
+            Vec::<[i32; 3]>::new(),
+            "under way already"
+        );
+        let built: Vec<_> = keys
+            .iter()
+            .map(|&k| (k, field_collider(&field, k)))
+            .collect();
+        assert!(
+            built.iter().all(|(_, s)| s.is_some()),
+            "both hold the ground"
+        );
+        // A lump leaves chunk (0, 0, 0) after the snapshot: its build is dropped.
+        c.invalidate([10, 10, 10], [12, 12, 12]);
+        c.install(&mut physics, at, built.clone());
+        assert!(
+            !c.ready(),
+            "(0, 0, 0) waits for a build that has the change"
+        );
+        assert_eq!(physics.chunk_count(), 1, "the other chunk's collider is in");
+        let (again, at2) = c.next_builds(64);
+        assert_eq!(again, vec![[0, 0, 0]]);
+        assert!(at2 > at);
+        c.install(&mut physics, at2, built);
+        assert!(c.ready() && !c.stale());
+        assert_eq!(physics.chunk_count(), 2);
+    }
+
+    #[test]
+    fn a_build_from_before_a_change_is_put_in_and_stays_dirty() {
+        let field = flat();
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut c = Colliders::default();
+        c.ensure(&field, [16.0, 16.0, 16.0]);
+        let (keys, at) = c.next_builds(64);
+        assert_eq!(keys, vec![[0, 0, 0]]);
+        let built = vec![([0, 0, 0], field_collider(&field, [0, 0, 0]))];
+        c.install(&mut physics, at, built.clone());
+        assert!(c.ready() && !c.stale());
+        // Changed, handed out, changed again while building.
+        c.changed([5, 5, 5], [6, 6, 6]);
+        let (keys, at) = c.next_builds(64);
+        assert_eq!(keys, vec![[0, 0, 0]]);
+        c.changed([5, 5, 5], [6, 6, 6]);
+        c.install(&mut physics, at, built.clone());
+        assert!(c.ready(), "a change does not take the collider away");
+        assert!(c.stale(), "and the chunk is built again");
+        let (keys, at) = c.next_builds(64);
+        c.install(&mut physics, at, vec![(keys[0], built[0].1.clone())]);
+        assert!(!c.stale());
+    }
+
+    #[test]
+    fn changed_chunks_are_handed_out_round_robin() {
+        let field = flat();
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut c = Colliders::default();
+        for x in 0..3 {
+            c.ensure(&field, [f64::from(x) * 32.0 + 16.0, 16.0, 16.0]);
+        }
+        let (keys, at) = c.next_builds(64);
+        c.install(&mut physics, at, keys.iter().map(|&k| (k, None)).collect());
+        assert!(!c.stale());
+        let every = |c: &mut Colliders| c.changed([-100, 0, 0], [200, 1, 1]);
+        every(&mut c);
+        let (first, at) = c.next_builds(2);
+        assert_eq!(first, vec![[0, 0, 0], [1, 0, 0]]);
+        c.install(&mut physics, at, first.iter().map(|&k| (k, None)).collect());
+        // All three change again: the one left out goes first this time.
+        every(&mut c);
+        let (second, _) = c.next_builds(2);
+        assert_eq!(second, vec![[2, 0, 0], [0, 0, 0]]);
+    }
+}

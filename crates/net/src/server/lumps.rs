@@ -1,0 +1,136 @@
+//! Lumps of terrain a dig cut loose: digs queued on the ordering thread, the search on the
+//! ground worker (`ground.rs`), and what the ordering thread does with what it found.
+//!
+//! ```text
+//!  dig (changed box) ──▶ queue_cut (merged with queued digs near it)
+//!  tick, no search under way ──▶ boxes + field clone ──▶ ground worker: find_islands
+//!  found ──▶ each island searched again on the field as it is now, over its box grown by one
+//!            sample (`Island::recheck`, cheap: the island's own size) ──▶ still loose:
+//!            removal ops (terrain, author 0) + Lump (block op, author 0), in the one order
+//! ```
+//!
+//! The check on return is exact (a solid component that ends inside the island's box grown
+//! by one sample is surrounded by air, loose whatever lies beyond), so ops ordered while the
+//! worker searched (a dig that took part of the lump, a build that joined it to the ground
+//! again) change what falls as if the search had run after them.
+
+use loam_blocks::{FieldGround, Island};
+use loam_field::{SampleBox, SamplePos};
+
+use super::blocks::{lump_spec, terrain_changed};
+use super::ground::{Done, Job, run};
+use super::order::Order;
+
+/// Queued digs closer than this (samples) search for lumps together…
+const MERGE_GAP: i32 = 8;
+/// …while their box stays this narrow (samples per axis).
+const MERGE_SPAN: i32 = 64;
+
+impl Order {
+    /// Notes a dig's changed box for the next lump search, merged with a queued box
+    /// near it (digs in one place search once per tick, not once per op).
+    pub(super) fn queue_cut(&mut self, b: SampleBox) {
+        let near = |a: &SampleBox| {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            (0..3).all(|i| {
+                let (l, h) = (lo[i].min(blo[i]), hi[i].max(bhi[i]));
+                blo[i] <= hi[i] + MERGE_GAP && lo[i] <= bhi[i] + MERGE_GAP && h - l <= MERGE_SPAN
+            })
+        };
+        if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
+            let (lo, hi) = (a.min.to_array(), a.max.to_array());
+            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            a.min = SamplePos::new(lo[0].min(blo[0]), lo[1].min(blo[1]), lo[2].min(blo[2]));
+            a.max = SamplePos::new(hi[0].max(bhi[0]), hi[1].max(bhi[1]), hi[2].max(bhi[2]));
+        } else {
+            self.pending_cuts.push(b);
+        }
+    }
+
+    /// Hands the queued digs to the ground worker with a snapshot of the field, unless a
+    /// search is under way (its end starts the next).
+    pub(super) fn cut_loose(&mut self) {
+        let Some(settings) = self.islands else {
+            return;
+        };
+        if self.ground.searching > 0 || self.pending_cuts.is_empty() {
+            return;
+        }
+        let job = Job::Islands {
+            field: self.field.clone(),
+            boxes: std::mem::take(&mut self.pending_cuts),
+            settings,
+        };
+        if let Err(job) = self.ground.send(job) {
+            // The worker is gone (it panicked): search here rather than never.
+            if let Done::Islands(found) = run(*job) {
+                self.drop_islands(found);
+            }
+        }
+    }
+
+    /// The worker's search ended: what is still loose falls, and the next search starts.
+    pub(super) fn islands_found(&mut self, found: Vec<Island>) {
+        self.ground.searching = 0;
+        self.drop_islands(found);
+        self.cut_loose();
+    }
+
+    /// Checks each island found in a snapshot on the field as it is now (see the module
+    /// docs) and drops what is still loose.
+    fn drop_islands(&mut self, found: Vec<Island>) {
+        let Some(settings) = self.islands else {
+            return;
+        };
+        for island in found {
+            // An island found twice (from two boxes) is air by its second check.
+            let Ok(now) = island.recheck(&self.field, &settings) else {
+                continue;
+            };
+            for island in now {
+                self.drop_island(island);
+            }
+        }
+    }
+
+    /// A lump of terrain leaves the field and falls.
+    fn drop_island(&mut self, island: Island) {
+        let fs = *self.field.settings();
+        let (Ok(ops), Ok(lump)) = (island.removal_ops(&fs), island.lump(lump_spec)) else {
+            return;
+        };
+        let stroke = self.history.last_stroke().map_or(1, |s| s + 1);
+        let mut removed = Vec::new();
+        for op in ops {
+            if let Ok(outcome) = self.history.apply(&mut self.field, stroke, &op) {
+                removed.extend(outcome.changed);
+                self.accept_terrain(0, 0, stroke, op, &outcome);
+            }
+        }
+        // A client's next op starts a stroke of its own.
+        self.open = None;
+        // The lump starts where the terrain was: no step before the colliders follow.
+        for &c in &removed {
+            self.colliders
+                .invalidate(c.min.to_array(), c.max.to_array());
+        }
+        if self
+            .blocks
+            .apply(&mut self.physics, &FieldGround(&self.field), &lump)
+            .is_ok()
+        {
+            self.accept_block(0, 0, &lump);
+        }
+        for c in removed {
+            terrain_changed(
+                &mut self.blocks,
+                &mut self.physics,
+                &mut self.colliders,
+                &self.field,
+                c,
+            );
+        }
+        self.flush_block_events();
+    }
+}
