@@ -439,7 +439,10 @@ impl Order {
                         return end;
                     }
                 }
-                Some(done) = self.hasher.done.recv() => self.hash_done(done),
+                done = self.hasher.done.recv(), if self.hasher.alive => match done {
+                    Some(done) => self.hash_done(done),
+                    None => self.hasher_gone(),
+                },
                 done = self.ground.done.recv(), if self.ground.alive => match done {
                     Some(ground::Done::Islands(found)) => self.islands_found(found),
                     Some(ground::Done::Colliders { at, built }) => self.colliders_built(at, built),

@@ -121,11 +121,15 @@ pub(crate) struct Done {
     took: Duration,
 }
 
-/// The hasher thread's ends: jobs in, finished hashes out, and whether one is running.
+/// The hasher thread's ends: jobs in, finished hashes out, and the one running.
 pub(crate) struct Hasher {
     jobs: std_mpsc::Sender<Job>,
     pub(crate) done: UnboundedReceiver<Done>,
     busy: bool,
+    /// Who the running hash is for.
+    running: Option<Answer>,
+    /// Whether the thread runs (else hashes are computed on the ordering thread).
+    pub(crate) alive: bool,
 }
 
 impl Hasher {
@@ -144,6 +148,8 @@ impl Hasher {
             jobs,
             done,
             busy: false,
+            running: None,
+            alive: true,
         })
     }
 }
@@ -240,12 +246,33 @@ impl Order {
                 continue;
             }
             self.hasher.busy = true;
+            self.hasher.running = Some(answer);
+        }
+    }
+
+    /// The hasher thread stopped (it panicked): the client whose hash it was computing is
+    /// disconnected (the field it hashed is gone, and a hash of another one would not be at
+    /// the mark it was sent), to resume and ask again; hashes are computed here from now on.
+    pub(in crate::server) fn hasher_gone(&mut self) {
+        tracing::error!(
+            "the hasher thread stopped; hashes are now computed on the ordering thread"
+        );
+        self.hasher.alive = false;
+        self.hasher.busy = false;
+        if let Some(a) = self.hasher.running.take()
+            && self.peers.get(&a.client).is_some_and(|p| p.conn == a.conn)
+        {
+            self.bury(vec![(
+                a.client,
+                "the server lost a hash it was computing".into(),
+            )]);
         }
     }
 
     /// Sends a finished hash to the connection that asked for it, if it is still there.
     pub(in crate::server) fn hash_done(&mut self, done: Done) {
         self.hasher.busy = false;
+        self.hasher.running = None;
         self.hashes.took(Instant::now(), done.took);
         let a = done.answer;
         let Some(p) = self.peers.get(&a.client).filter(|p| p.conn == a.conn) else {
