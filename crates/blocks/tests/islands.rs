@@ -267,6 +267,13 @@ fn an_island_found_on_a_snapshot_is_checked_on_the_field_as_it_is_now() {
     let sizes: Vec<usize> = now.iter().map(|i| i.samples.len()).collect();
     assert_eq!(sizes, vec![9, 18], "y = −4 below, y = −2 ..= −1 above");
 
+    // A build on its top, clear of the ground, made it larger: the whole falls.
+    let (f, now) = after(fill([-1, 0, -1], [1, 1, 1]));
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[0].samples.len(), 36 + 18);
+    assert!(now[0].contains(SamplePos::new(0, 1, 0)));
+    assert!(now[0].samples.iter().all(|p| f.sample(*p) < 0.0));
+
     // A build joined it to the ground beyond the trench again: nothing falls.
     let (f, now) = after(fill([2, -2, 0], [4, -1, 0]));
     assert!(now.is_empty(), "{now:?}");

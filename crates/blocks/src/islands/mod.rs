@@ -272,28 +272,24 @@ fn search_region(changed: SampleBox, settings: &IslandSettings) -> Option<Sample
 
 impl Island {
     /// What this island, found in an earlier state of the field, is in `field` now: the
-    /// islands [`find_islands`] finds over its `bounds` with a margin of one sample. For a
-    /// search on a snapshot whose result is used after more edits (a server searches beside
-    /// the ordering of ops). Exact whatever changed since: a 26-connected component of solid
-    /// samples that ends inside that box is surrounded by air, so loose; one that reaches the
-    /// box's border touches something this island did not (all round it was air), and is
-    /// left, as the search leaves whatever it cannot prove loose. Empty when edits since
-    /// took the island away or joined it to the ground; several when a dig split it. Costs a
-    /// fill and a search of that box only.
+    /// islands [`find_islands`] finds with `settings` taking the island's `bounds` as the
+    /// change. For a search on a snapshot whose result is used after more edits (a server
+    /// searches beside the ordering of ops). Exact whatever changed since, as every search
+    /// is: a 26-connected component of solid samples that ends inside the searched box is
+    /// surrounded by air, so loose. Empty when edits since took the island away or joined
+    /// it to the ground; several when a dig split it; larger when a build added to it (up
+    /// to `settings.margin` samples beyond its bounds; beyond that it is left, as the search
+    /// leaves whatever it cannot prove loose). Costs one search of the island's box grown by
+    /// the margin (the island found with the same settings always fits).
     ///
     /// # Errors
-    /// [`BlockError::BadSetting`] for bad `settings` (only `max_samples` counts; the box
-    /// always fits when the island was found with the same `max_samples`).
+    /// [`BlockError::BadSetting`] for bad `settings`.
     pub fn recheck(
         &self,
         field: &Field,
         settings: &IslandSettings,
     ) -> Result<Vec<Island>, BlockError> {
-        let one = IslandSettings {
-            margin: 1,
-            ..*settings
-        };
-        Ok(find_islands(field, self.bounds, &one)?.islands)
+        Ok(find_islands(field, self.bounds, settings)?.islands)
     }
 
     /// Its volume, m³: the samples' cells (`voxel_size³` each).

@@ -4,15 +4,17 @@
 //! ```text
 //!  dig (changed box) ──▶ queue_cut (merged with queued digs near it)
 //!  tick, no search under way ──▶ boxes + field clone ──▶ ground worker: find_islands
-//!  found ──▶ each island searched again on the field as it is now, over its box grown by one
-//!            sample (`Island::recheck`, cheap: the island's own size) ──▶ still loose:
-//!            removal ops (terrain, author 0) + Lump (block op, author 0), in the one order
+//!  found ──▶ each island searched again on the field as it is now, its box taken as the
+//!            change (`Island::recheck`: a box of the island's size grown by the margin)
+//!            ──▶ still loose: removal ops (terrain, author 0) + Lump (block op, author 0),
+//!            in the one order
 //! ```
 //!
-//! The check on return is exact (a solid component that ends inside the island's box grown
-//! by one sample is surrounded by air, loose whatever lies beyond), so ops ordered while the
-//! worker searched (a dig that took part of the lump, a build that joined it to the ground
-//! again) change what falls as if the search had run after them.
+//! The check on return is exact (a solid component that ends inside the searched box is
+//! surrounded by air, loose whatever lies beyond), so ops ordered while the worker searched
+//! change what falls much as a search after them would: a dig that took part of the lump
+//! (the rest falls), a build that joined it to the ground (nothing falls) or added to it
+//! (the whole falls).
 
 use loam_blocks::{FieldGround, Island};
 use loam_field::{SampleBox, SamplePos};
