@@ -17,12 +17,13 @@
 //! is under way at a time.
 //!
 //! The worker takes at most a third of a core: after a job of `d` it rests `2d`
-//! ([`DUTY_FACTOR`]), as the hasher does. Uncapped, at 64 clients × 313 ops/s with lumps on,
-//! it used 70 % of one of the two cores of BENCHMARKS.md's machine, and though it ran at a
-//! lower priority (it still does: nice +10, `setpriority(2)`) the round trip's p50 was
-//! 2.3–2.9 ms and its p99 16–22 ms against 1.3 ms and 8.5–9.4 ms capped. Under such load
-//! lumps fall later, and fewer (digs take more of them away before the search comes to
-//! them); the ops go first.
+//! ([`DUTY_FACTOR`]; the hasher's turns are spaced the same way). Uncapped, at 64 clients ×
+//! 313 ops/s with lumps on, it used 70 % of one of the two cores of BENCHMARKS.md's machine,
+//! and though it ran at a lower priority (it still does: nice +10, `setpriority(2)`) the
+//! round trip's p50 was 2.3–2.9 ms and its p99 16–22 ms; capped, p50 1.3–1.9 ms and p99
+//! 7.7–15.7 ms (BENCHMARKS.md, multiplayer, 2026-12-03 later). Under such load lumps fall
+//! later (about half a second after the dig) and fewer (digs take more of them away before
+//! the search comes to them); the ops go first.
 
 use std::sync::mpsc as std_mpsc;
 use std::time::Instant;
