@@ -17,6 +17,8 @@
 //!   Loam's default noise terrain (1 m voxels, caves on), nothing cut loose; the search
 //!   reads the grown box from the generator and flood-fills its solid samples.
 //!   `typical_dig_read_only`: the `Field::fill` of that region alone.
+//!   `merged_digs`: 60 small balls dug at random within 12 m of one spot, searched as one
+//!   box (a server under load merges the digs queued near each other).
 //!   `pillar_cut_loose`: flat ground with a 3 × 3 pillar in a ring trench, its base dug
 //!   away: one island of 36 samples found, plus its removal ops and lump op.
 //!
@@ -300,6 +302,43 @@ fn islands(c: &mut Criterion) {
     let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
     c.bench_function("islands/typical_dig_read_only", |b| {
         b.iter(|| field.fill(black_box(r.min), dims, &mut values, &mut materials))
+    });
+
+    // A server under load searches many digs at once: 60 balls of 0.6–1.4 m dug at random
+    // within 12 m of one spot (as `bench_local`'s clients dig), searched as one box.
+    let mut field = field_of(&NoiseTerrainSettings::default(), &CaveSettings::default());
+    let mut merged: Option<SampleBox> = None;
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for _ in 0..60 {
+        let (x, z) = (next() * 24.0 - 12.0, next() * 24.0 - 12.0);
+        let y = field.generator().surface_height(x, z) + next() * 2.0 - 1.5;
+        let op = EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [x, y, z],
+            radius: 0.6 + next() * 0.8,
+            material: 0,
+            blend: 0.0,
+        };
+        if let Some(c) = field.apply(&op).unwrap().changed {
+            merged = Some(merged.map_or(c, |m| m.union(c)));
+        }
+    }
+    let merged = merged.unwrap();
+    let found = find_islands(&field, merged, &settings).unwrap();
+    println!(
+        "islands/merged_digs: changed box {} samples, searched {}, {} islands",
+        merged.volume(),
+        found.region.unwrap().volume(),
+        found.islands.len()
+    );
+    c.bench_function("islands/merged_digs", |b| {
+        b.iter(|| black_box(find_islands(&field, black_box(merged), &settings).unwrap()))
     });
 
     let (field, changed) = pillar_cut_loose();
