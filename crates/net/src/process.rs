@@ -29,6 +29,24 @@ pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
     Ok(false)
 }
 
+/// Runs the calling thread at nice +10 (Linux, where niceness belongs to the thread and
+/// `setpriority(PRIO_PROCESS, 0, …)` sets the caller's; see `setpriority(2)`), so that it
+/// takes the CPU the ordering thread and the connections leave: the server's baker and its
+/// ground worker. Nothing elsewhere, or if the system refuses (the work is the same, only
+/// less polite).
+pub(crate) fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
+    unsafe {
+        if libc::setpriority(libc::PRIO_PROCESS, 0, 10) != 0 {
+            tracing::debug!(
+                "a background thread keeps its priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The flag is set and reads back (PR_GET_THP_DISABLE), on Linux; a no-op elsewhere.

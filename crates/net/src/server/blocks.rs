@@ -104,6 +104,15 @@ pub(super) fn lump_spec(_: loam_field::MaterialId) -> BlockSpec {
     BlockSpec::of(MaterialTable::STONE)
 }
 
+/// Where the falling pieces are (their poses' positions), metres.
+fn falling_positions(world: &BlockWorld) -> Vec<[f64; 3]> {
+    world
+        .pieces()
+        .filter(|p| matches!(p.state, PieceState::Falling))
+        .map(|p| p.pose.position.map(f64::from))
+        .collect()
+}
+
 /// One physics step with the terrain colliders the falling pieces need.
 fn step_once(
     world: &mut BlockWorld,
@@ -111,12 +120,7 @@ fn step_once(
     colliders: &mut Colliders,
     field: &Field,
 ) -> Result<(), BlockError> {
-    let falling: Vec<[f64; 3]> = world
-        .pieces()
-        .filter(|p| matches!(p.state, PieceState::Falling))
-        .map(|p| p.pose.position.map(f64::from))
-        .collect();
-    for p in falling {
+    for p in falling_positions(world) {
         colliders.ensure(field, p);
     }
     colliders.refresh(physics, field);
@@ -461,13 +465,7 @@ impl Order {
 
     /// Asks for the colliders around every falling piece.
     fn ensure_falling(&mut self) {
-        let falling: Vec<[f64; 3]> = self
-            .blocks
-            .pieces()
-            .filter(|p| matches!(p.state, PieceState::Falling))
-            .map(|p| p.pose.position.map(f64::from))
-            .collect();
-        for p in falling {
+        for p in falling_positions(&self.blocks) {
             self.colliders.ensure(&self.field, p);
         }
     }

@@ -19,7 +19,7 @@
 //! The worker takes at most a third of a core: after a job of `d` it rests `2d`
 //! ([`DUTY_FACTOR`]; the hasher's turns are spaced the same way). Uncapped, at 64 clients ×
 //! 313 ops/s with lumps on, it used 70 % of one of the two cores of BENCHMARKS.md's machine,
-//! and though it ran at a lower priority (it still does: nice +10, `setpriority(2)`) the
+//! and though it ran at a lower priority (it still does: nice +10, `crate::process::lower_thread_priority`) the
 //! round trip's p50 was 2.3–2.9 ms and its p99 16–22 ms; capped, p50 1.3–1.9 ms and p99
 //! 7.7–15.7 ms (BENCHMARKS.md, multiplayer, 2026-12-03 later). Under such load lumps fall
 //! later (about half a second after the dig) and fewer (digs take more of them away before
@@ -32,9 +32,6 @@ use loam_blocks::{Island, IslandSettings, field_collider, find_islands};
 use loam_field::{Field, SampleBox};
 use loam_physics::TerrainShape;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-
-/// The worker's niceness above the ordering thread's (Linux).
-const NICE: i32 = 10;
 
 /// After a job of `d`, the worker rests `DUTY_FACTOR · d`: it takes at most a third of a
 /// core, whatever the load.
@@ -119,7 +116,7 @@ impl Ground {
         std::thread::Builder::new()
             .name("loam-net-ground".into())
             .spawn(move || {
-                lower_priority();
+                crate::process::lower_thread_priority();
                 worker(&rx, &tx);
             })?;
         Ok(Self {
@@ -154,22 +151,5 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>) {
             return;
         }
         std::thread::sleep(start.elapsed() * DUTY_FACTOR);
-    }
-}
-
-/// Lowers the calling thread's priority by [`NICE`] (Linux; nothing elsewhere, or if the
-/// system refuses: the work is the same, only less polite).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: gettid and getpriority/setpriority take and return plain integers.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if libc::setpriority(libc::PRIO_PROCESS, tid, (now + NICE).min(19)) != 0 {
-            tracing::debug!(
-                "the ground worker keeps its priority: {}",
-                std::io::Error::last_os_error()
-            );
-        }
     }
 }

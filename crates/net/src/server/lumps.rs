@@ -17,7 +17,7 @@
 //! (the whole falls).
 
 use loam_blocks::{FieldGround, Island};
-use loam_field::{SampleBox, SamplePos};
+use loam_field::SampleBox;
 
 use super::blocks::{lump_spec, terrain_changed};
 use super::ground::{Done, Job, run};
@@ -41,10 +41,7 @@ impl Order {
             })
         };
         if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
-            let (lo, hi) = (a.min.to_array(), a.max.to_array());
-            let (blo, bhi) = (b.min.to_array(), b.max.to_array());
-            a.min = SamplePos::new(lo[0].min(blo[0]), lo[1].min(blo[1]), lo[2].min(blo[2]));
-            a.max = SamplePos::new(hi[0].max(bhi[0]), hi[1].max(bhi[1]), hi[2].max(bhi[2]));
+            *a = a.union(b);
         } else {
             self.pending_cuts.push(b);
         }

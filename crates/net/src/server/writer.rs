@@ -130,7 +130,7 @@ impl Baker {
         let thread = std::thread::Builder::new()
             .name("loam-net-bake".into())
             .spawn(move || {
-                lower_priority();
+                crate::process::lower_thread_priority();
                 for j in rx {
                     let blocks = Some((j.step, j.blocks.as_slice()));
                     let p = Store::prepare_bake(&j.baked, &j.field, &j.history, j.seq, blocks);
@@ -201,16 +201,6 @@ const BACKUP_POLL: Duration = Duration::from_millis(2);
 
 /// Bytes of a bake's rows written between two groups: a few milliseconds of writing.
 const BAKE_PART_BYTES: usize = 256 << 10;
-
-/// Runs the calling thread at a lower priority (nice +10; Linux sets it per thread), so a
-/// bake's encoding takes the CPU the ordering thread and the connections leave.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
-}
 
 fn run(
     mut store: Store,

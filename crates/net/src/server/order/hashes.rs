@@ -125,8 +125,7 @@ pub(crate) struct Done {
 pub(crate) struct Hasher {
     jobs: std_mpsc::Sender<Job>,
     pub(crate) done: UnboundedReceiver<Done>,
-    busy: bool,
-    /// Who the running hash is for.
+    /// Who the running hash is for (`None`: none runs).
     running: Option<Answer>,
     /// Whether the thread runs (else hashes are computed on the ordering thread).
     pub(crate) alive: bool,
@@ -147,7 +146,6 @@ impl Hasher {
         Ok(Self {
             jobs,
             done,
-            busy: false,
             running: None,
             alive: true,
         })
@@ -202,7 +200,7 @@ impl Order {
     /// every op released, as the client holds it on reading the mark) and hands the field to
     /// the hasher thread.
     pub(in crate::server) fn serve_hashes(&mut self) {
-        while self.idle() && !self.hasher.busy {
+        while self.idle() && self.hasher.running.is_none() {
             let Some(w) = self.hashes.next(Instant::now()) else {
                 return;
             };
@@ -245,7 +243,6 @@ impl Order {
                 });
                 continue;
             }
-            self.hasher.busy = true;
             self.hasher.running = Some(answer);
         }
     }
@@ -258,7 +255,6 @@ impl Order {
             "the hasher thread stopped; hashes are now computed on the ordering thread"
         );
         self.hasher.alive = false;
-        self.hasher.busy = false;
         if let Some(a) = self.hasher.running.take()
             && self.peers.get(&a.client).is_some_and(|p| p.conn == a.conn)
         {
@@ -271,7 +267,6 @@ impl Order {
 
     /// Sends a finished hash to the connection that asked for it, if it is still there.
     pub(in crate::server) fn hash_done(&mut self, done: Done) {
-        self.hasher.busy = false;
         self.hasher.running = None;
         self.hashes.took(Instant::now(), done.took);
         let a = done.answer;
