@@ -18,7 +18,12 @@
 //!   reads the grown box from the generator and flood-fills its solid samples.
 //!   `typical_dig_read_only`: the `Field::fill` of that region alone.
 //!   `merged_digs`: 60 small balls dug at random within 12 m of one spot, searched as one
-//!   box (a server under load merges the digs queued near each other).
+//!   box (a server under load merges the digs queued near each other); `_cached`: the same
+//!   through a warm [`loam_field::GeneratorBrickCache`], as a server's ground worker reads.
+//! - `collider`: the terrain collider ([`loam_blocks::field_collider`]: fill, Surface Nets,
+//!   parry's trimesh) of the chunk the merged digs are in (`dug_chunk`) and of one beside
+//!   them that no dig reached (`unedited_chunk`), without and with (`_cached`) a warm
+//!   generator cache.
 //!   `pillar_cut_loose`: flat ground with a 3 × 3 pillar in a ring trench, its base dug
 //!   away: one island of 36 samples found, plus its removal ops and lump op.
 //!
@@ -30,11 +35,11 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use loam_blocks::{
     BlockPos, BlockSettings, BlockSize, BlockSpec, BlockStore, BlockWorld, IslandSettings,
-    MaterialTable, find_islands,
+    MaterialTable, field_collider, field_collider_cached, find_islands, find_islands_cached,
 };
 use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseLayer,
-    NoiseTerrainSettings, SampleBox,
+    BrickKey, CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, GeneratorBrickCache,
+    NoiseLayer, NoiseTerrainSettings, SampleBox,
 };
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
@@ -339,6 +344,61 @@ fn islands(c: &mut Criterion) {
     );
     c.bench_function("islands/merged_digs", |b| {
         b.iter(|| black_box(find_islands(&field, black_box(merged), &settings).unwrap()))
+    });
+    // The same through a warm generator cache (a server's ground worker searches the same
+    // places again and again).
+    let mut cache = GeneratorBrickCache::new(64);
+    find_islands_cached(&field, merged, &settings, &mut cache).unwrap();
+    c.bench_function("islands/merged_digs_cached", |b| {
+        b.iter(|| {
+            let found = find_islands_cached(&field, black_box(merged), &settings, &mut cache);
+            black_box(found.unwrap())
+        })
+    });
+    // The terrain collider of the chunk those digs are in (Surface Nets and parry's
+    // trimesh), as the ground worker rebuilds it after each batch of digs, without and with
+    // a warm generator cache.
+    // Of the chunks the digs are in (they meet at the origin), the one with the most surface.
+    let y = (field.generator().surface_height(0.0, 0.0) / 32.0).floor() as i32;
+    let (key, shape) = [-1, 0]
+        .into_iter()
+        .flat_map(|x| {
+            [-1, 0]
+                .into_iter()
+                .flat_map(move |z| [[x, y - 1, z], [x, y, z]])
+        })
+        .filter_map(|k| field_collider(&field, k).map(|s| (k, s)))
+        .max_by_key(|(_, s)| s.triangle_count())
+        .expect("the surface crosses the chunks");
+    println!(
+        "collider/dug_chunk: chunk {key:?}, {} triangles",
+        shape.triangle_count()
+    );
+    c.bench_function("collider/dug_chunk", |b| {
+        b.iter(|| black_box(field_collider(&field, black_box(key))))
+    });
+    field_collider_cached(&field, key, &mut cache);
+    c.bench_function("collider/dug_chunk_cached", |b| {
+        b.iter(|| black_box(field_collider_cached(&field, black_box(key), &mut cache)))
+    });
+    // A chunk beside them that no dig reached (a piece fell near it): the generator's values
+    // are most of its fill.
+    let (key, shape) = [[2, y - 1, 2], [2, y, 2], [2, y + 1, 2]]
+        .into_iter()
+        .filter(|k| field.brick(BrickKey::new(k[0], k[1], k[2])).is_none())
+        .filter_map(|k| field_collider(&field, k).map(|s| (k, s)))
+        .max_by_key(|(_, s)| s.triangle_count())
+        .expect("the surface crosses the chunks");
+    println!(
+        "collider/unedited_chunk: chunk {key:?}, {} triangles",
+        shape.triangle_count()
+    );
+    c.bench_function("collider/unedited_chunk", |b| {
+        b.iter(|| black_box(field_collider(&field, black_box(key))))
+    });
+    field_collider_cached(&field, key, &mut cache);
+    c.bench_function("collider/unedited_chunk_cached", |b| {
+        b.iter(|| black_box(field_collider_cached(&field, black_box(key), &mut cache)))
     });
 
     let (field, changed) = pillar_cut_loose();

@@ -237,16 +237,27 @@ pub(crate) fn check_not_buried(
 /// chunk's origin (world metres). `None` for a chunk with no surface. For engines without
 /// a front end's meshes (a server, tests); the app builds colliders from the meshes it shows.
 pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::TerrainShape> {
+    field_collider_cached(field, key, &mut loam_field::GeneratorBrickCache::new(0))
+}
+
+/// [`field_collider`], reading the field through `cache` ([`Field::fill_cached`]: the same
+/// samples, so the same collider; the generator's bricks kept for the next build there).
+/// For a thread that rebuilds the same chunks again and again (a server's ground worker).
+pub fn field_collider_cached(
+    field: &Field,
+    key: [i32; 3],
+    cache: &mut loam_field::GeneratorBrickCache,
+) -> Option<loam_physics::TerrainShape> {
     use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, surface_nets};
     let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
     let mut values = vec![0.0f32; n * n * n];
     let mut materials = vec![0u8; n * n * n];
-    field.fill_chunk(
-        loam_field::ChunkKey::new(key[0], key[1], key[2]),
-        CHUNK_HALO,
-        &mut values,
-        &mut materials,
+    let (m, h) = (
+        loam_field::ChunkKey::new(key[0], key[1], key[2]).min_sample(),
+        CHUNK_HALO as i32,
     );
+    let min = loam_field::SamplePos::new(m.x - h, m.y - h, m.z - h);
+    field.fill_cached(min, [n; 3], &mut values, &mut materials, cache);
     let vs = field.settings().voxel_size as f32;
     let mut mesh = MeshBuffer::default();
     surface_nets(&Grid::chunk(&values, &materials, CHUNK_HALO, vs), &mut mesh);
@@ -274,6 +285,34 @@ mod tests {
         let e = check_not_buried(&flat, sunk, 0.1).unwrap_err();
         assert!(matches!(e, BlockError::InsideGround { depth, .. } if (depth - 0.25).abs() < 1e-6));
         assert!(check_not_buried(&NoGround, sunk, 0.0).is_ok());
+    }
+
+    #[test]
+    fn a_collider_built_through_the_generator_cache_is_the_one_built_without() {
+        use loam_field::{
+            CaveSettings, Field, FieldSettings, Generator, GeneratorBrickCache,
+            NoiseTerrainSettings,
+        };
+        let g = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default());
+        let field = Field::new(FieldSettings::default(), std::sync::Arc::new(g.unwrap())).unwrap();
+        let y = (field.generator().surface_height(16.0, 16.0) / 32.0).floor() as i32;
+        let mut cache = GeneratorBrickCache::new(32);
+        for round in 0..2 {
+            for key in [[0, y, 0], [1, y, 0], [0, y - 1, 0], [0, y + 1, 0]] {
+                let plain = field_collider(&field, key);
+                let cached = field_collider_cached(&field, key, &mut cache);
+                let shape = |s: Option<loam_physics::TerrainShape>| {
+                    s.map(|s| (s.origin(), s.triangle_count()))
+                };
+                assert_eq!(shape(plain), shape(cached), "{key:?}, round {round}");
+            }
+        }
+        assert!(
+            field_collider(&field, [0, y, 0]).is_some(),
+            "the surface's chunk"
+        );
+        let (hits, misses) = cache.hits_and_misses();
+        assert!(misses > 0 && hits > misses, "{hits} hits, {misses} misses");
     }
 
     #[test]

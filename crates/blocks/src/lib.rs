@@ -86,8 +86,12 @@ pub use chisel::{ChiselFace, ChiselShape, Edge, ROUND_RADIUS, Slope};
 pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
 pub use footing::{Footing, SEAT_LEVELS, footing, level_near, levelling_op, seat};
-pub use ground::{BlockSettings, FieldGround, Ground, NoGround, field_collider};
-pub use islands::{Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands};
+pub use ground::{
+    BlockSettings, FieldGround, Ground, NoGround, field_collider, field_collider_cached,
+};
+pub use islands::{
+    Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands, find_islands_cached,
+};
 pub use material::{Material, MaterialId, MaterialTable};
 pub use ops::{BlockOp, LumpBlock};
 pub use pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};

@@ -3,9 +3,9 @@
 
 use loam_blocks::{
     BlockOp, BlockSpec, FieldGround, Island, IslandSettings, MaterialTable, PieceState,
-    find_islands,
+    find_islands, find_islands_cached,
 };
-use loam_field::{CsgMode, EditOp, Field, SampleBox, SamplePos};
+use loam_field::{CsgMode, EditOp, Field, GeneratorBrickCache, SampleBox, SamplePos};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
 use crate::util::*;
@@ -335,6 +335,14 @@ fn islands_are_deterministic_and_ordered() {
         find_islands(&snapshot, c, &IslandSettings::default()).unwrap(),
         a
     );
+    // And through a cache of the generator's bricks, cold and then warm.
+    let mut cache = GeneratorBrickCache::new(16);
+    for _ in 0..2 {
+        let found = find_islands_cached(&field, c, &IslandSettings::default(), &mut cache);
+        assert_eq!(found.unwrap(), a);
+    }
+    let (hits, misses) = cache.hits_and_misses();
+    assert!(misses > 0 && hits >= misses, "{hits} hits, {misses} misses");
 }
 
 #[test]

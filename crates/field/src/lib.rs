@@ -42,6 +42,7 @@ mod edit;
 mod field;
 mod generated;
 mod generator;
+mod generator_cache;
 mod hash;
 mod history;
 mod num;
@@ -65,6 +66,7 @@ pub use generator::{
     CaveSettings, ColumnBounds, Generator, GeneratorError, Heightmap, HeightmapError,
     HeightmapMeta, HeightmapPlacement, MAX_HEIGHTMAP_SAMPLES, NoiseLayer, NoiseTerrainSettings,
 };
+pub use generator_cache::GeneratorBrickCache;
 pub use hash::FieldHash;
 pub use history::{History, HistoryHeader, HistoryPartsError, SharedStroke};
 pub use num::{Num, num};

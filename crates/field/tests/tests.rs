@@ -7,6 +7,7 @@ mod cases;
 mod codec;
 mod edits;
 mod generator;
+mod generator_cache;
 mod hash;
 mod heightmap;
 mod history;

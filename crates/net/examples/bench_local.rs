@@ -105,6 +105,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "server: {} ops in the log ({} made by the server), {} refused, {} pieces",
         status.seq, status.made, status.refused, status.pieces
     );
+    let g = status.ground;
+    eprintln!(
+        "ground worker: {} searches, {} colliders, busy {:.2} s, generator cache {} hits / {} misses",
+        g.searches,
+        g.colliders,
+        g.busy_us as f64 * 1e-6,
+        g.cache_hits,
+        g.cache_misses
+    );
     server.shutdown().await?;
     Ok(())
 }

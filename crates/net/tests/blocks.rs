@@ -574,6 +574,16 @@ async fn a_pillar_dug_loose_falls_as_a_lump_on_every_client() {
     assert_eq!(status.digs_pending, 0);
     assert!(status.made >= 2, "removal digs and the lump: {status:?}");
     assert_eq!(status.seq, status.accepted + status.made);
+    // Found by the ground worker, which also built the colliders the lump fell onto.
+    let g = status.ground;
+    assert!(
+        g.searches >= 1 && g.colliders >= 1 && g.busy_us > 0,
+        "{g:?}"
+    );
+    assert!(
+        g.cache_misses >= 1,
+        "the ground's bricks generated and kept: {g:?}"
+    );
     assert_eq!(file.pieces.len(), 1, "one lump");
     assert_eq!(file.pieces[0].blocks.len(), 36);
     // It dropped into the 2 m hole under it: its lowest corner from y −4.5 to about −6.5.

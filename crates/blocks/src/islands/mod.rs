@@ -32,7 +32,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use loam_field::{CsgMode, EditOp, Field, FieldSettings, SampleBox, SamplePos};
+use loam_field::{
+    CsgMode, EditOp, Field, FieldSettings, GeneratorBrickCache, SampleBox, SamplePos,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::block::{BlockPos, BlockSize, BlockSpec};
@@ -123,6 +125,21 @@ pub fn find_islands(
     changed: SampleBox,
     settings: &IslandSettings,
 ) -> Result<IslandSearch, BlockError> {
+    find_islands_cached(field, changed, settings, &mut GeneratorBrickCache::new(0))
+}
+
+/// [`find_islands`], reading the field through `cache` ([`Field::fill_cached`]: the same
+/// samples, the generator's bricks kept for the next search there). For a thread that
+/// searches around digs in the same places again and again (a server's ground worker).
+///
+/// # Errors
+/// As [`find_islands`].
+pub fn find_islands_cached(
+    field: &Field,
+    changed: SampleBox,
+    settings: &IslandSettings,
+    cache: &mut GeneratorBrickCache,
+) -> Result<IslandSearch, BlockError> {
     settings.validate()?;
     let Some(region) = search_region(changed, settings) else {
         return Ok(IslandSearch::default());
@@ -135,7 +152,7 @@ pub fn find_islands(
     let n = dims[0] * dims[1] * dims[2];
     let mut values = vec![0.0f32; n];
     let mut materials = vec![0u8; n];
-    field.fill(region.min, dims, &mut values, &mut materials);
+    field.fill_cached(region.min, dims, &mut values, &mut materials, cache);
 
     // Seeds: the solid samples within a sample of the change (an island cut loose by it
     // has one), in ascending (z, y, x) order.

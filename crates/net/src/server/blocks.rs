@@ -29,7 +29,7 @@ use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
 
 use super::colliders::Colliders;
-use super::ground::{Done, Job, run};
+use super::ground::{Done, Job, run_here};
 use super::order::{BlockItem, Item, Order};
 use crate::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 use crate::error::NetError;
@@ -394,7 +394,7 @@ impl Order {
         };
         if let Err(job) = self.ground.send(job) {
             // The worker is gone (it panicked): build here rather than never.
-            if let Done::Colliders { at, built } = run(*job) {
+            if let Done::Colliders { at, built } = run_here(*job) {
                 self.colliders.install(&mut self.physics, at, built);
             }
         }

@@ -20,7 +20,7 @@ use loam_blocks::{FieldGround, Island};
 use loam_field::SampleBox;
 
 use super::blocks::{lump_spec, terrain_changed};
-use super::ground::{Done, Job, run};
+use super::ground::{Done, Job, run_here};
 use super::order::Order;
 
 /// Queued digs closer than this (samples) search for lumps together…
@@ -63,7 +63,7 @@ impl Order {
         };
         if let Err(job) = self.ground.send(job) {
             // The worker is gone (it panicked): search here rather than never.
-            if let Done::Islands(found) = run(*job) {
+            if let Done::Islands(found) = run_here(*job) {
                 self.drop_islands(found);
             }
         }

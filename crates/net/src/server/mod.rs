@@ -46,6 +46,7 @@ use axum::routing::get;
 use loam_blocks::{BlocksFile, IslandSettings};
 
 pub use backups::BackupPlan;
+pub use ground::GroundWork;
 use loam_field::{FieldHash, Generator};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -222,6 +223,9 @@ pub struct ServerStatus {
     /// search may add ops of the server's own). With none, and no client sending, the field
     /// stays as it is.
     pub digs_pending: usize,
+    /// What the ground worker (lump searches and terrain colliders, off the ordering thread)
+    /// did since the server started.
+    pub ground: GroundWork,
 }
 
 /// What the connection tasks share.

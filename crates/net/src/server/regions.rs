@@ -254,6 +254,7 @@ impl Order {
                     falling,
                     step: self.log_step(),
                     digs_pending: self.pending_cuts.len() + self.ground.searching,
+                    ground: self.ground.work(),
                 });
             }
             Command::Meta { reply } => {
