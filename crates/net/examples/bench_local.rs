@@ -107,9 +107,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let g = status.ground;
     eprintln!(
-        "ground worker: {} searches, {} colliders, busy {:.2} s, generator cache {} hits / {} misses",
+        "ground worker: {} searches, {} colliders ({} refreshed), busy {:.2} s, generator cache {} hits / {} misses",
         g.searches,
         g.colliders,
+        g.refreshed,
         g.busy_us as f64 * 1e-6,
         g.cache_hits,
         g.cache_misses

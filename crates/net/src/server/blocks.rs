@@ -377,37 +377,50 @@ impl Order {
         })
     }
 
-    /// Hands stale colliders to the ground worker with a snapshot of the field, unless a
-    /// build is under way (its end starts the next).
+    /// Hands stale colliders to the ground worker with a snapshot of the field: missing
+    /// ones (they hold falling pieces) unless such a build is under way, even while a
+    /// refresh waits for its turn; only changed ones (a refresh, paced more slowly: see
+    /// `ground.rs`) when no collider job is under way. The end of each starts the next.
     pub(super) fn build_colliders(&mut self) {
-        if self.ground.building || !self.colliders.stale() {
+        if self.ground.building {
+            return;
+        }
+        let urgent = self.colliders.wants_missing();
+        if !urgent && (self.ground.refreshing || !self.colliders.stale()) {
             return;
         }
         let (keys, at) = self.colliders.next_builds(BUILDS_PER_JOB);
         if keys.is_empty() {
             return;
         }
+        let refresh = !urgent;
         let job = Job::Colliders {
             field: self.field.clone(),
             at,
             keys,
+            refresh,
         };
         if let Err(job) = self.ground.send(job) {
             // The worker is gone (it panicked): build here rather than never.
-            if let Done::Colliders { at, built } = run_here(*job) {
+            if let Done::Colliders { at, built, .. } = run_here(*job) {
                 self.colliders.install(&mut self.physics, at, built);
             }
         }
     }
 
-    /// The worker built colliders from the field of stamp `at`: they go in (see
-    /// `colliders.rs`), and the next build starts.
+    /// The worker built colliders from the field of stamp `at` (in a refresh or not): they
+    /// go in (see `colliders.rs`), and the next build starts.
     pub(super) fn colliders_built(
         &mut self,
         at: u64,
         built: Vec<([i32; 3], Option<loam_physics::TerrainShape>)>,
+        refresh: bool,
     ) {
-        self.ground.building = false;
+        if refresh {
+            self.ground.refreshing = false;
+        } else {
+            self.ground.building = false;
+        }
         self.colliders.install(&mut self.physics, at, built);
         self.build_colliders();
     }
@@ -422,6 +435,7 @@ impl Order {
         self.ground.alive = false;
         self.ground.searching = 0;
         self.ground.building = false;
+        self.ground.refreshing = false;
         self.colliders.abandon_builds();
     }
 

@@ -98,6 +98,12 @@ impl Colliders {
         !self.dirty.is_empty() || !self.missing.is_empty()
     }
 
+    /// Whether a wanted chunk without a collider (or with one from before a lump left it)
+    /// has no build under way.
+    pub fn wants_missing(&self) -> bool {
+        self.missing.keys().any(|k| !self.building.contains(k))
+    }
+
     /// Whether a wanted chunk has no collider yet (pieces must not step then).
     pub fn ready(&self) -> bool {
         self.missing.is_empty()
@@ -115,9 +121,10 @@ impl Colliders {
         self.building.clear();
     }
 
-    /// Up to `most` stale chunks no build is under way for, missing ones first, then
-    /// changed ones round robin in key order, marked as building; and the stamp a snapshot
-    /// of the field taken now has. Empty when there is nothing to build.
+    /// Up to `most` stale chunks no build is under way for, marked as building: the
+    /// missing ones if there are any (they hold falling pieces), else changed ones round
+    /// robin in key order (a refresh, which the ground worker paces more slowly); and the
+    /// stamp a snapshot of the field taken now has. Empty when there is nothing to build.
     pub fn next_builds(&mut self, most: usize) -> (Vec<[i32; 3]>, u64) {
         use std::ops::Bound::{Excluded, Unbounded};
         let mut keys: Vec<[i32; 3]> = self
@@ -127,6 +134,10 @@ impl Colliders {
             .take(most)
             .copied()
             .collect();
+        if !keys.is_empty() {
+            self.building.extend(keys.iter().copied());
+            return (keys, self.clock);
+        }
         let after = self.last_dirty.map_or(Unbounded, Excluded);
         let dirty = self
             .dirty
@@ -304,6 +315,33 @@ mod tests {
         let (keys, at) = c.next_builds(64);
         c.install(&mut physics, at, vec![(keys[0], built[0].1.clone())]);
         assert!(!c.stale());
+    }
+
+    #[test]
+    fn missing_chunks_go_out_alone_before_changed_ones() {
+        let field = flat();
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut c = Colliders::default();
+        c.ensure(&field, [16.0, 16.0, 16.0]);
+        let (keys, at) = c.next_builds(8);
+        c.install(&mut physics, at, keys.iter().map(|&k| (k, None)).collect());
+        // (0, 0, 0) changed, then a piece comes near (1, 0, 0).
+        c.changed([5, 5, 5], [6, 6, 6]);
+        c.ensure(&field, [48.0, 16.0, 16.0]);
+        assert!(c.wants_missing());
+        let (urgent, _) = c.next_builds(8);
+        assert_eq!(
+            urgent,
+            vec![[1, 0, 0]],
+            "the missing one, without the changed one"
+        );
+        assert!(!c.wants_missing(), "under way");
+        let (refresh, _) = c.next_builds(8);
+        assert_eq!(
+            refresh,
+            vec![[0, 0, 0]],
+            "then the changed one, in a job of its own"
+        );
     }
 
     #[test]

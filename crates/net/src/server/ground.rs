@@ -18,17 +18,31 @@
 //!
 //! Both read the field through the worker's own [`GeneratorBrickCache`] of
 //! [`GROUND_CACHE_BRICKS`]: the same places are searched and rebuilt again and again, and
-//! most of a fill is the generator's noise where nothing was edited (about half of the
-//! worker's time without it). What it did is counted in [`GroundWork`].
+//! much of a fill is the generator's noise where nothing was edited (an unedited chunk's
+//! collider builds in 1.95 ms instead of 3.0). What it did is counted in [`GroundWork`].
 //!
-//! The worker takes at most a third of a core: after a job of `d` it rests `2d`
-//! ([`DUTY_FACTOR`]; the hasher's turns are spaced the same way). Uncapped, at 64 clients ×
-//! 313 ops/s with lumps on, it used 70 % of one of the two cores of BENCHMARKS.md's machine,
-//! and though it ran at a lower priority (it still does: nice +10, `crate::process::lower_thread_priority`) the
-//! round trip's p50 was 2.3–2.9 ms and its p99 16–22 ms; capped, p50 1.3–1.9 ms and p99
-//! 7.7–15.7 ms (BENCHMARKS.md, multiplayer, 2026-12-03 later). Under such load lumps fall
-//! later (about half a second after the dig) and fewer (digs take more of them away before
-//! the search comes to them); the ops go first.
+//! The worker takes at most a fifth of a core: after a job of `d` it rests `4d`
+//! ([`DUTY_FACTOR`]; it runs at nice +10 as well, `crate::process::lower_thread_priority`).
+//! Collider jobs are of two kinds ([`super::colliders::Colliders::next_builds`]): *missing*
+//! chunks, which falling pieces wait for, go as soon as the worker may start a job;
+//! *refreshes* of chunks that have a collider and changed since are paced more slowly
+//! ([`REFRESH_FACTOR`]) and wait behind searches and missing chunks:
+//!
+//! ```text
+//!  job of d ends ──▶ next job: not before d · DUTY_FACTOR
+//!  refresh of d ends ──▶ next refresh: not before d · REFRESH_FACTOR
+//!  jobs waiting ──▶ the first (in order of arrival) whose time has come
+//! ```
+//!
+//! Under the load benchmark (64 clients × 313 ops/s, lumps on, BENCHMARKS.md's 2-core
+//! machine) the worker is never idle, so these caps are what it takes:
+//! - uncapped it used 70 % of one core, and the round trip's p99 was 16–22 ms;
+//! - at a third of a core (rests of `2d`, no refreshes apart), 3.9 s of work per 10 s run,
+//!   lumps found for 37–68 of the server's ops per run;
+//! - now, 2.4 s per run for 52–64 (BENCHMARKS.md, multiplayer, 2026-12-03 third section).
+//!
+//! Under such load lumps fall later (about half a second after the dig) and fewer (digs
+//! take more of them away before the search comes to them); the ops go first.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -40,9 +54,14 @@ use loam_field::{Field, GeneratorBrickCache, SampleBox};
 use loam_physics::TerrainShape;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-/// After a job of `d`, the worker rests `DUTY_FACTOR · d`: it takes at most a third of a
+/// After a job of `d`, the worker rests `DUTY_FACTOR · d`: it takes at most a fifth of a
 /// core, whatever the load.
-const DUTY_FACTOR: u32 = 2;
+const DUTY_FACTOR: u32 = 4;
+
+/// After a refresh (a collider job of changed chunks only, none missing) of `d`, the next
+/// refresh waits `REFRESH_FACTOR · d`: refreshes take at most a ninth of a core, and lump
+/// searches and missing colliders go between them.
+const REFRESH_FACTOR: u32 = 8;
 
 /// Bricks of generator values the worker keeps (128 KiB each: 16 MiB), the bricks of about
 /// as many collider chunks or a few dozen dig sites.
@@ -53,9 +72,11 @@ pub(crate) const GROUND_CACHE_BRICKS: usize = 128;
 pub struct GroundWork {
     /// Lump searches done (each over one or more merged digs).
     pub searches: u64,
-    /// Terrain colliders built (chunks).
+    /// Terrain colliders built (chunks)…
     pub colliders: u64,
-    /// Time spent on them, microseconds (the worker rests twice as long again).
+    /// …of them in refreshes (chunks that had a collider and changed since).
+    pub refreshed: u64,
+    /// Time spent on them, microseconds (the worker rests four times as long again).
     pub busy_us: u64,
     /// Unedited bricks read from the worker's generator cache…
     pub cache_hits: u64,
@@ -68,6 +89,7 @@ pub struct GroundWork {
 struct Counters {
     searches: AtomicU64,
     colliders: AtomicU64,
+    refreshed: AtomicU64,
     busy_us: AtomicU64,
     cache_hits: AtomicU64,
     cache_misses: AtomicU64,
@@ -86,7 +108,43 @@ pub(crate) enum Job {
         field: Field,
         at: u64,
         keys: Vec<[i32; 3]>,
+        /// Every chunk has a collider already (changed since): paced by
+        /// [`REFRESH_FACTOR`], behind searches and missing colliders.
+        refresh: bool,
     },
+}
+
+impl Job {
+    fn is_refresh(&self) -> bool {
+        matches!(self, Job::Colliders { refresh: true, .. })
+    }
+}
+
+/// When the worker may start its next job: [`DUTY_FACTOR`] after any job, and
+/// [`REFRESH_FACTOR`] after a refresh for the next refresh.
+#[derive(Debug, Default)]
+struct Pace {
+    free_at: Option<Instant>,
+    refresh_at: Option<Instant>,
+}
+
+impl Pace {
+    /// The earliest `job` may start (`None`: now).
+    fn start_at(&self, job: &Job) -> Option<Instant> {
+        if job.is_refresh() {
+            self.free_at.max(self.refresh_at)
+        } else {
+            self.free_at
+        }
+    }
+
+    /// A job (a refresh or not) ended at `end` after `took`.
+    fn ended(&mut self, refresh: bool, end: Instant, took: std::time::Duration) {
+        self.free_at = Some(end + took * DUTY_FACTOR);
+        if refresh {
+            self.refresh_at = Some(end + took * REFRESH_FACTOR);
+        }
+    }
 }
 
 /// What the ground worker did.
@@ -94,10 +152,12 @@ pub(crate) enum Done {
     /// The islands found in the snapshot, box by box in the order given (the same island
     /// may be found from two boxes).
     Islands(Vec<Island>),
-    /// The colliders built from the field of stamp `at`, key by key as asked.
+    /// The colliders built from the field of stamp `at`, key by key as asked, and whether
+    /// the job was a refresh.
     Colliders {
         at: u64,
         built: Vec<([i32; 3], Option<TerrainShape>)>,
+        refresh: bool,
     },
 }
 
@@ -118,8 +178,14 @@ pub(crate) fn run(job: Job, cache: &mut GeneratorBrickCache) -> Done {
             }
             Done::Islands(found)
         }
-        Job::Colliders { field, at, keys } => Done::Colliders {
+        Job::Colliders {
+            field,
             at,
+            keys,
+            refresh,
+        } => Done::Colliders {
+            at,
+            refresh,
             built: keys
                 .into_iter()
                 .map(|k| (k, field_collider_cached(&field, k, cache)))
@@ -139,8 +205,10 @@ pub(crate) struct Ground {
     pub(crate) done: UnboundedReceiver<Done>,
     /// Changed boxes the search under way covers (0: none under way).
     pub(crate) searching: usize,
-    /// Whether a collider build is under way.
+    /// Whether a collider job other than a refresh is under way…
     pub(crate) building: bool,
+    /// …and whether a refresh is (waiting for its turn, or under way).
+    pub(crate) refreshing: bool,
     /// Whether the worker runs (else its jobs are done on the ordering thread).
     pub(crate) alive: bool,
     counters: Arc<Counters>,
@@ -168,6 +236,7 @@ impl Ground {
             done,
             searching: 0,
             building: false,
+            refreshing: false,
             alive: true,
             counters,
         })
@@ -179,6 +248,7 @@ impl Ground {
         GroundWork {
             searches: c.searches.load(Relaxed),
             colliders: c.colliders.load(Relaxed),
+            refreshed: c.refreshed.load(Relaxed),
             busy_us: c.busy_us.load(Relaxed),
             cache_hits: c.cache_hits.load(Relaxed),
             cache_misses: c.cache_misses.load(Relaxed),
@@ -187,30 +257,67 @@ impl Ground {
 
     /// Hands `job` to the worker; gives it back if the worker is gone (it panicked).
     pub(crate) fn send(&mut self, job: Job) -> Result<(), Box<Job>> {
-        let boxes = match &job {
-            Job::Islands { boxes, .. } => Some(boxes.len()),
-            Job::Colliders { .. } => None,
+        let (boxes, refresh) = match &job {
+            Job::Islands { boxes, .. } => (boxes.len(), false),
+            Job::Colliders { refresh, .. } => (0, *refresh),
         };
+        let search = matches!(job, Job::Islands { .. });
         self.jobs.send(job).map_err(|e| Box::new(e.0))?;
-        match boxes {
-            Some(n) => self.searching = n.max(1),
-            None => self.building = true,
+        if search {
+            self.searching = boxes.max(1);
+        } else if refresh {
+            self.refreshing = true;
+        } else {
+            self.building = true;
         }
         Ok(())
     }
 }
 
 fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters: &Counters) {
+    use std::sync::mpsc::RecvTimeoutError;
     let mut cache = GeneratorBrickCache::new(GROUND_CACHE_BRICKS);
-    while let Ok(job) = jobs.recv() {
+    let mut pace = Pace::default();
+    // At most one search and one collider job wait here (one of each is under way at most).
+    let mut queue: Vec<Job> = Vec::new();
+    loop {
+        queue.extend(jobs.try_iter());
+        let now = Instant::now();
+        let Some(i) = queue
+            .iter()
+            .position(|j| pace.start_at(j).is_none_or(|t| t <= now))
+        else {
+            // Nothing may start yet: wait for its time or for a new job.
+            let next = queue.iter().filter_map(|j| pace.start_at(j)).min();
+            let job = match next {
+                Some(t) => match jobs.recv_timeout(t.saturating_duration_since(now)) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                },
+            };
+            queue.push(job);
+            continue;
+        };
+        let job = queue.remove(i);
+        let refresh = job.is_refresh();
         let start = Instant::now();
         // The snapshot is dropped inside `run`, before the ordering thread hears of it.
         let result = run(job, &mut cache);
-        let took = start.elapsed();
+        let end = Instant::now();
+        let took = end - start;
         match &result {
             Done::Islands(_) => counters.searches.fetch_add(1, Relaxed),
-            Done::Colliders { built, .. } => {
-                counters.colliders.fetch_add(built.len() as u64, Relaxed)
+            Done::Colliders { built, refresh, .. } => {
+                let n = built.len() as u64;
+                if *refresh {
+                    counters.refreshed.fetch_add(n, Relaxed);
+                }
+                counters.colliders.fetch_add(n, Relaxed)
             }
         };
         let (hits, misses) = cache.hits_and_misses();
@@ -221,6 +328,54 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
         if done.send(result).is_err() {
             return;
         }
-        std::thread::sleep(took * DUTY_FACTOR);
+        pace.ended(refresh, end, took);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn job(refresh: bool) -> Job {
+        let g = loam_field::Generator::noise(&Default::default(), &Default::default()).unwrap();
+        let field = Field::new(Default::default(), Arc::new(g)).unwrap();
+        Job::Colliders {
+            field,
+            at: 0,
+            keys: Vec::new(),
+            refresh,
+        }
+    }
+
+    #[test]
+    fn refreshes_wait_longer_than_other_jobs() {
+        let (urgent, refresh) = (job(false), job(true));
+        let mut pace = Pace::default();
+        assert_eq!(
+            (pace.start_at(&urgent), pace.start_at(&refresh)),
+            (None, None)
+        );
+        let t = Instant::now();
+        let ms = |n: u32| Duration::from_millis(u64::from(n));
+        let (duty, slow) = (DUTY_FACTOR, REFRESH_FACTOR);
+        assert!(slow > duty);
+        // A missing collider's build of 10 ms: everything rests 10 · DUTY_FACTOR.
+        pace.ended(false, t, ms(10));
+        assert_eq!(pace.start_at(&urgent), Some(t + ms(10 * duty)));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(10 * duty)));
+        // A refresh of 10 ms ending at 100: the next refresh waits 10 · REFRESH_FACTOR,
+        // anything else 10 · DUTY_FACTOR.
+        pace.ended(true, t + ms(100), ms(10));
+        assert_eq!(pace.start_at(&urgent), Some(t + ms(100 + 10 * duty)));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(100 + 10 * slow)));
+        // A search of 1 ms after it does not shorten the refresh's wait…
+        pace.ended(false, t + ms(100 + 10 * duty), ms(1));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(100 + 10 * slow)));
+        // …and a long one lengthens it to its own rest.
+        pace.ended(false, t + ms(200), ms(50));
+        assert_eq!(pace.start_at(&urgent), Some(t + ms(200 + 50 * duty)));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(200 + 50 * duty)));
     }
 }

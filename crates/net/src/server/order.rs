@@ -445,7 +445,9 @@ impl Order {
                 },
                 done = self.ground.done.recv(), if self.ground.alive => match done {
                     Some(ground::Done::Islands(found)) => self.islands_found(found),
-                    Some(ground::Done::Colliders { at, built }) => self.colliders_built(at, built),
+                    Some(ground::Done::Colliders { at, built, refresh }) => {
+                        self.colliders_built(at, built, refresh);
+                    }
                     None => self.ground_gone(),
                 },
                 cmd = rx.recv() => {
