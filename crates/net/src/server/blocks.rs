@@ -135,8 +135,9 @@ pub(super) fn terrain_changed(
     field: &Field,
     changed: SampleBox,
 ) {
-    colliders.changed(changed.min.to_array(), changed.max.to_array());
     let region = WorldBox::from_samples(changed, field.settings().voxel_size);
+    let near = super::colliders::pieces_near(physics, region.min, region.max);
+    colliders.changed(changed.min.to_array(), changed.max.to_array(), near);
     // Only a non-finite region fails, and samples are finite.
     let _ = world.terrain_changed(physics, &FieldGround(field), region);
 }
@@ -402,8 +403,9 @@ impl Order {
         };
         if let Err(job) = self.ground.send(job) {
             // The worker is gone (it panicked): build here rather than never.
-            if let Done::Colliders { at, built, .. } = run_here(*job) {
-                self.colliders.install(&mut self.physics, at, built);
+            if let Done::Colliders { at, built, refresh } = run_here(*job) {
+                self.colliders
+                    .install(&mut self.physics, at, built, refresh);
             }
         }
     }
@@ -421,7 +423,8 @@ impl Order {
         } else {
             self.ground.building = false;
         }
-        self.colliders.install(&mut self.physics, at, built);
+        self.colliders
+            .install(&mut self.physics, at, built, refresh);
         self.build_colliders();
     }
 

@@ -10,14 +10,18 @@
 //!
 //! ```text
 //!  mark (stamp s) ──▶ missing / dirty ──▶ next_builds: keys + stamp t, field cloned at t
+//!                     (missing ones alone if any; else dirty ones: a refresh)
 //!  built at t ──▶ install: missing since s > t (a lump left after the snapshot) → dropped,
-//!                          asked again;  otherwise set, and clean unless marked after t
+//!                          asked again;  a collider from a snapshot after t in already →
+//!                          dropped;  otherwise set, and clean unless marked after t
 //! ```
 //!
 //! A collider built before a change is still put in (it is nearer the field than the one it
 //! replaces) and the chunk stays dirty; only a chunk *invalidated* after the snapshot (a lump
 //! about to fall from where the terrain was, which must not start inside the old ground)
-//! waits for a build that includes it. Pieces step only while no chunk is missing.
+//! waits for a build that includes it. Pieces step only while no chunk is missing, so a
+//! missing chunk is built at once even while a refresh of it waits its turn on the worker;
+//! whichever of the two comes back last, the collider in the end is the later snapshot's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,10 +45,21 @@ pub(crate) struct Colliders {
     loaded: BTreeSet<[i32; 3]>,
     /// Chunks without a collider that pieces need (the stamp of their last mark).
     missing: BTreeMap<[i32; 3], u64>,
-    /// Chunks whose collider a terrain op made stale (the stamp of their last change).
+    /// Chunks whose collider a terrain op made stale near a piece (the stamp of their last
+    /// change).
     dirty: BTreeMap<[i32; 3], u64>,
-    /// Chunks a build is under way for.
+    /// Chunks a terrain op changed farther than [`NEAR_M`] from every piece (the stamp of
+    /// their last such change): stale where no piece can touch the difference, so not
+    /// rebuilt until a piece comes near ([`Self::ensure`]) or a change near one.
+    quiet: BTreeMap<[i32; 3], u64>,
+    /// Chunks a build of missing ones is under way for…
     building: BTreeSet<[i32; 3]>,
+    /// …and chunks a refresh is under way for (a chunk may be in both: one that became
+    /// missing while its refresh waited is built again at once).
+    refreshing: BTreeSet<[i32; 3]>,
+    /// The stamp of the snapshot each chunk's collider in the physics world was built from:
+    /// an older build that comes in later is dropped.
+    installed: BTreeMap<[i32; 3], u64>,
     /// The last stamp given.
     clock: u64,
     /// The changed chunk last handed out: the next is the one after it, so chunks changed
@@ -59,7 +74,8 @@ impl Colliders {
     }
 
     /// Asks for the colliders of the chunks within [`NEAR_M`] of `point` (its own and the
-    /// neighbours across faces, edges and corners that near) that are not there yet.
+    /// neighbours across faces, edges and corners that near) that are not there yet, and
+    /// for a rebuild of those changed while no piece was near.
     pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
         let vs = field.settings().voxel_size;
         let chunk_m = f64::from(CHUNK_CELLS) * vs;
@@ -77,6 +93,9 @@ impl Colliders {
                     if self.loaded.insert(k) {
                         let s = self.stamp();
                         self.missing.insert(k, s);
+                    } else if let Some(q) = self.quiet.remove(&k) {
+                        let d = self.dirty.entry(k).or_insert(q);
+                        *d = (*d).max(q);
                     }
                 }
             }
@@ -99,7 +118,8 @@ impl Colliders {
     }
 
     /// Whether a wanted chunk without a collider (or with one from before a lump left it)
-    /// has no build under way.
+    /// has no build of missing ones under way (a refresh under way does not count: it may
+    /// wait its turn).
     pub fn wants_missing(&self) -> bool {
         self.missing.keys().any(|k| !self.building.contains(k))
     }
@@ -112,19 +132,26 @@ impl Colliders {
     /// Builds every missing and changed chunk here, from `field` (the bodies touching them
     /// wake). For a replay, where every step must see the field as it is.
     pub fn refresh(&mut self, physics: &mut PhysicsWorld, field: &Field) {
-        for (k, _) in std::mem::take(&mut self.missing) {
+        let now = self.clock;
+        let stale: BTreeSet<[i32; 3]> = std::mem::take(&mut self.missing)
+            .into_keys()
+            .chain(std::mem::take(&mut self.dirty).into_keys())
+            .chain(std::mem::take(&mut self.quiet).into_keys())
+            .collect();
+        for k in stale {
             physics.set_chunk(k, field_collider(field, k));
-        }
-        for (k, _) in std::mem::take(&mut self.dirty) {
-            physics.set_chunk(k, field_collider(field, k));
+            self.installed.insert(k, now);
         }
         self.building.clear();
+        self.refreshing.clear();
     }
 
-    /// Up to `most` stale chunks no build is under way for, marked as building: the
-    /// missing ones if there are any (they hold falling pieces), else changed ones round
-    /// robin in key order (a refresh, which the ground worker paces more slowly); and the
-    /// stamp a snapshot of the field taken now has. Empty when there is nothing to build.
+    /// Up to `most` stale chunks, marked as under way, and the stamp a snapshot of the field
+    /// taken now has: the missing ones no build of missing ones is under way for, if there
+    /// are any (they hold falling pieces); else changed ones no build is under way for,
+    /// round robin in key order (a refresh, which the ground worker paces more slowly).
+    /// Empty when there is nothing to build. Install what comes back with
+    /// [`Self::install`], saying which kind it was.
     pub fn next_builds(&mut self, most: usize) -> (Vec<[i32; 3]>, u64) {
         use std::ops::Bound::{Excluded, Unbounded};
         let mut keys: Vec<[i32; 3]> = self
@@ -144,7 +171,11 @@ impl Colliders {
             .range((after, Unbounded))
             .chain(self.dirty.iter())
             .map(|(k, _)| *k)
-            .filter(|k| !self.building.contains(k) && !self.missing.contains_key(k));
+            .filter(|k| {
+                !self.building.contains(k)
+                    && !self.refreshing.contains(k)
+                    && !self.missing.contains_key(k)
+            });
         let mut seen = BTreeSet::new();
         for k in dirty {
             if keys.len() >= most || !seen.insert(k) {
@@ -153,22 +184,28 @@ impl Colliders {
             keys.push(k);
             self.last_dirty = Some(k);
         }
-        self.building.extend(keys.iter().copied());
+        self.refreshing.extend(keys.iter().copied());
         (keys, self.clock)
     }
 
-    /// Puts in the colliders built from a snapshot of stamp `at` ([`Self::next_builds`]):
-    /// a chunk invalidated after it is left missing (and asked for again); any other is set
-    /// (the bodies touching it wake) and clean unless changed after it.
+    /// Puts in the colliders built from a snapshot of stamp `at` ([`Self::next_builds`];
+    /// `refresh`: which kind of job it was): a chunk invalidated after it is left missing
+    /// (and asked for again), one whose collider is from a later snapshot already keeps it;
+    /// any other is set (the bodies touching it wake) and clean unless changed after it.
     pub fn install(
         &mut self,
         physics: &mut PhysicsWorld,
         at: u64,
         built: Vec<([i32; 3], Option<TerrainShape>)>,
+        refresh: bool,
     ) {
         for (k, shape) in built {
-            self.building.remove(&k);
-            if !self.loaded.contains(&k) {
+            if refresh {
+                self.refreshing.remove(&k);
+            } else {
+                self.building.remove(&k);
+            }
+            if !self.loaded.contains(&k) || self.installed.get(&k).is_some_and(|&t| t > at) {
                 continue;
             }
             if let Some(&s) = self.missing.get(&k) {
@@ -180,6 +217,10 @@ impl Colliders {
             if self.dirty.get(&k).is_some_and(|&s| s <= at) {
                 self.dirty.remove(&k);
             }
+            if self.quiet.get(&k).is_some_and(|&s| s <= at) {
+                self.quiet.remove(&k);
+            }
+            self.installed.insert(k, at);
             physics.set_chunk(k, shape);
         }
     }
@@ -187,6 +228,7 @@ impl Colliders {
     /// Forgets the builds under way (their worker is gone): the chunks are handed out again.
     pub fn abandon_builds(&mut self) {
         self.building.clear();
+        self.refreshing.clear();
     }
 
     /// The loaded chunks whose samples (halo included) meet the samples `lo..=hi`.
@@ -202,12 +244,20 @@ impl Colliders {
             .collect()
     }
 
-    /// Marks the loaded chunks that the changed samples `lo..=hi` meet for a rebuild.
-    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3]) {
+    /// Marks the loaded chunks that the changed samples `lo..=hi` meet for a rebuild, if
+    /// a piece is within [`NEAR_M`] of the change (`near`, [`pieces_near`]); else as
+    /// quiet, rebuilt when a piece comes near.
+    pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3], near: bool) {
         for k in self.meeting(lo, hi) {
-            if !self.missing.contains_key(&k) {
-                let s = self.stamp();
+            if self.missing.contains_key(&k) {
+                continue;
+            }
+            let s = self.stamp();
+            if near {
+                self.quiet.remove(&k);
                 self.dirty.insert(k, s);
+            } else {
+                self.quiet.insert(k, s);
             }
         }
     }
@@ -218,10 +268,20 @@ impl Colliders {
     pub fn invalidate(&mut self, lo: [i32; 3], hi: [i32; 3]) {
         for k in self.meeting(lo, hi) {
             self.dirty.remove(&k);
+            self.quiet.remove(&k);
             let s = self.stamp();
             self.missing.insert(k, s);
         }
     }
+}
+
+/// Whether a piece's body (falling or rubble) is within [`NEAR_M`] of the world box
+/// `lo..=hi` (metres): a broad-phase query of the physics world.
+pub(crate) fn pieces_near(physics: &PhysicsWorld, lo: [f64; 3], hi: [f64; 3]) -> bool {
+    let centre = [0, 1, 2].map(|i| ((lo[i] + hi[i]) * 0.5) as f32);
+    let half = [0, 1, 2].map(|i| ((hi[i] - lo[i]) * 0.5 + NEAR_M) as f32);
+    // Only a non-finite box fails; a changed box is finite. Taken as near then.
+    !matches!(physics.dynamic_bodies_in_box(centre, half), Ok(b) if b.is_empty())
 }
 
 #[cfg(test)]
@@ -279,7 +339,7 @@ mod tests {
         );
         // A lump leaves chunk (0, 0, 0) after the snapshot: its build is dropped.
         c.invalidate([10, 10, 10], [12, 12, 12]);
-        c.install(&mut physics, at, built.clone());
+        c.install(&mut physics, at, built.clone(), false);
         assert!(
             !c.ready(),
             "(0, 0, 0) waits for a build that has the change"
@@ -288,7 +348,7 @@ mod tests {
         let (again, at2) = c.next_builds(64);
         assert_eq!(again, vec![[0, 0, 0]]);
         assert!(at2 > at);
-        c.install(&mut physics, at2, built);
+        c.install(&mut physics, at2, built, false);
         assert!(c.ready() && !c.stale());
         assert_eq!(physics.chunk_count(), 2);
     }
@@ -302,18 +362,18 @@ mod tests {
         let (keys, at) = c.next_builds(64);
         assert_eq!(keys, vec![[0, 0, 0]]);
         let built = vec![([0, 0, 0], field_collider(&field, [0, 0, 0]))];
-        c.install(&mut physics, at, built.clone());
+        c.install(&mut physics, at, built.clone(), false);
         assert!(c.ready() && !c.stale());
         // Changed, handed out, changed again while building.
-        c.changed([5, 5, 5], [6, 6, 6]);
+        c.changed([5, 5, 5], [6, 6, 6], true);
         let (keys, at) = c.next_builds(64);
         assert_eq!(keys, vec![[0, 0, 0]]);
-        c.changed([5, 5, 5], [6, 6, 6]);
-        c.install(&mut physics, at, built.clone());
+        c.changed([5, 5, 5], [6, 6, 6], true);
+        c.install(&mut physics, at, built.clone(), true);
         assert!(c.ready(), "a change does not take the collider away");
         assert!(c.stale(), "and the chunk is built again");
         let (keys, at) = c.next_builds(64);
-        c.install(&mut physics, at, vec![(keys[0], built[0].1.clone())]);
+        c.install(&mut physics, at, vec![(keys[0], built[0].1.clone())], true);
         assert!(!c.stale());
     }
 
@@ -324,9 +384,14 @@ mod tests {
         let mut c = Colliders::default();
         c.ensure(&field, [16.0, 16.0, 16.0]);
         let (keys, at) = c.next_builds(8);
-        c.install(&mut physics, at, keys.iter().map(|&k| (k, None)).collect());
+        c.install(
+            &mut physics,
+            at,
+            keys.iter().map(|&k| (k, None)).collect(),
+            false,
+        );
         // (0, 0, 0) changed, then a piece comes near (1, 0, 0).
-        c.changed([5, 5, 5], [6, 6, 6]);
+        c.changed([5, 5, 5], [6, 6, 6], true);
         c.ensure(&field, [48.0, 16.0, 16.0]);
         assert!(c.wants_missing());
         let (urgent, _) = c.next_builds(8);
@@ -345,6 +410,107 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_invalidated_while_its_refresh_waits_is_built_at_once_and_kept() {
+        let field = flat();
+        let k = [0, 0, 0];
+        let collider = |shape: Option<TerrainShape>| vec![(k, shape)];
+        let shape = field_collider(&field, k);
+        assert!(shape.is_some());
+        for refresh_first in [false, true] {
+            let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+            let mut c = Colliders::default();
+            c.ensure(&field, [16.0, 16.0, 16.0]);
+            let (keys, at) = c.next_builds(8);
+            c.install(&mut physics, at, collider(shape.clone()), false);
+            assert_eq!(keys, vec![k]);
+            // Changed: a refresh is handed out (and waits its turn on the worker)…
+            c.changed([5, 5, 5], [6, 6, 6], true);
+            let (refresh, old) = c.next_builds(8);
+            assert_eq!(refresh, vec![k]);
+            // …when a lump leaves the chunk: it is wanted again at once, refresh or not.
+            c.invalidate([5, 5, 5], [6, 6, 6]);
+            assert!(!c.ready() && c.wants_missing());
+            let (urgent, new) = c.next_builds(8);
+            assert_eq!(urgent, vec![k]);
+            assert!(new > old);
+            // Whichever comes back first, the build from before the lump never goes in:
+            // here an empty chunk marks the build from after it.
+            if refresh_first {
+                c.install(&mut physics, old, collider(shape.clone()), true);
+                assert!(!c.ready(), "dropped: from before the lump");
+                c.install(&mut physics, new, collider(None), false);
+            } else {
+                c.install(&mut physics, new, collider(None), false);
+                assert!(c.ready());
+                c.install(&mut physics, old, collider(shape.clone()), true);
+            }
+            assert!(c.ready() && !c.stale(), "refresh first: {refresh_first}");
+            assert_eq!(physics.chunk_count(), 0, "refresh first: {refresh_first}");
+        }
+    }
+
+    #[test]
+    fn changes_far_from_every_piece_wait_until_one_comes_near() {
+        let field = flat();
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut c = Colliders::default();
+        let k = [0, 0, 0];
+        let centre = [16.0, 16.0, 16.0];
+        c.ensure(&field, centre);
+        let (keys, at) = c.next_builds(8);
+        let empty = |keys: &[[i32; 3]]| keys.iter().map(|&k| (k, None)).collect::<Vec<_>>();
+        c.install(&mut physics, at, empty(&keys), false);
+        let (lo, hi) = ([5, 5, 5], [6, 6, 6]);
+        // No piece near the change: stale, but nothing to build…
+        c.changed(lo, hi, false);
+        assert!(!c.stale());
+        assert!(c.next_builds(8).0.is_empty());
+        // …until a piece comes near: then a refresh.
+        c.ensure(&field, centre);
+        assert!(c.stale() && c.ready());
+        let (refresh, at) = c.next_builds(8);
+        assert_eq!(refresh, vec![k]);
+        c.install(&mut physics, at, empty(&refresh), true);
+        assert!(!c.stale());
+        // A far change before a build is in that build: nothing is left to do.
+        c.changed(lo, hi, false);
+        c.changed(lo, hi, true);
+        let (refresh, at) = c.next_builds(8);
+        c.install(&mut physics, at, empty(&refresh), true);
+        c.ensure(&field, centre);
+        assert!(!c.stale());
+        // A far change after a build was handed out is not in it: quiet again.
+        c.changed(lo, hi, true);
+        let (refresh, at) = c.next_builds(8);
+        c.changed(lo, hi, false);
+        c.install(&mut physics, at, empty(&refresh), true);
+        assert!(!c.stale());
+        c.ensure(&field, centre);
+        assert_eq!(c.next_builds(8).0, vec![k]);
+        // A lump leaving the chunk makes it missing whatever was quiet.
+        c.changed(lo, hi, false);
+        c.invalidate(lo, hi);
+        assert!(!c.ready() && c.wants_missing());
+    }
+
+    #[test]
+    fn a_piece_is_near_a_change_within_eight_metres() {
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        assert!(
+            !pieces_near(&physics, [0.0; 3], [1.0; 3]),
+            "no piece at all"
+        );
+        // A 1 m box piece centred at the origin: its side at x = 0.5.
+        physics
+            .spawn_dynamic_cuboid([0.0; 3], [0.5; 3], 1000.0)
+            .unwrap();
+        let at_x = |x: f64| pieces_near(&physics, [x, -1.0, -1.0], [x + 1.0, 1.0, 1.0]);
+        assert!(at_x(8.0), "7.5 m from its side");
+        assert!(!at_x(9.0), "8.5 m from it");
+        assert!(at_x(-9.0), "7.5 m from the other side");
+    }
+
+    #[test]
     fn changed_chunks_are_handed_out_round_robin() {
         let field = flat();
         let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
@@ -353,13 +519,23 @@ mod tests {
             c.ensure(&field, [f64::from(x) * 32.0 + 16.0, 16.0, 16.0]);
         }
         let (keys, at) = c.next_builds(64);
-        c.install(&mut physics, at, keys.iter().map(|&k| (k, None)).collect());
+        c.install(
+            &mut physics,
+            at,
+            keys.iter().map(|&k| (k, None)).collect(),
+            false,
+        );
         assert!(!c.stale());
-        let every = |c: &mut Colliders| c.changed([-100, 0, 0], [200, 1, 1]);
+        let every = |c: &mut Colliders| c.changed([-100, 0, 0], [200, 1, 1], true);
         every(&mut c);
         let (first, at) = c.next_builds(2);
         assert_eq!(first, vec![[0, 0, 0], [1, 0, 0]]);
-        c.install(&mut physics, at, first.iter().map(|&k| (k, None)).collect());
+        c.install(
+            &mut physics,
+            at,
+            first.iter().map(|&k| (k, None)).collect(),
+            true,
+        );
         // All three change again: the one left out goes first this time.
         every(&mut c);
         let (second, _) = c.next_builds(2);
