@@ -356,50 +356,20 @@ fn islands(c: &mut Criterion) {
         })
     });
     // The terrain collider of the chunk those digs are in (Surface Nets and parry's
-    // trimesh), as the ground worker rebuilds it after each batch of digs, without and with
-    // a warm generator cache.
-    // Of the chunks the digs are in (they meet at the origin), the one with the most surface.
+    // trimesh), as the ground worker rebuilds it after each batch of digs, and of a chunk
+    // beside them that no dig reached (a piece fell near it: the generator's values are most
+    // of its fill); each without and with a warm generator cache.
     let y = (field.generator().surface_height(0.0, 0.0) / 32.0).floor() as i32;
-    let (key, shape) = [-1, 0]
+    let around = [-1, 0].into_iter().flat_map(|x| {
+        [-1, 0]
+            .into_iter()
+            .flat_map(move |z| [[x, y - 1, z], [x, y, z]])
+    });
+    let beside = [[2, y - 1, 2], [2, y, 2], [2, y + 1, 2]]
         .into_iter()
-        .flat_map(|x| {
-            [-1, 0]
-                .into_iter()
-                .flat_map(move |z| [[x, y - 1, z], [x, y, z]])
-        })
-        .filter_map(|k| field_collider(&field, k).map(|s| (k, s)))
-        .max_by_key(|(_, s)| s.triangle_count())
-        .expect("the surface crosses the chunks");
-    println!(
-        "collider/dug_chunk: chunk {key:?}, {} triangles",
-        shape.triangle_count()
-    );
-    c.bench_function("collider/dug_chunk", |b| {
-        b.iter(|| black_box(field_collider(&field, black_box(key))))
-    });
-    field_collider_cached(&field, key, &mut cache);
-    c.bench_function("collider/dug_chunk_cached", |b| {
-        b.iter(|| black_box(field_collider_cached(&field, black_box(key), &mut cache)))
-    });
-    // A chunk beside them that no dig reached (a piece fell near it): the generator's values
-    // are most of its fill.
-    let (key, shape) = [[2, y - 1, 2], [2, y, 2], [2, y + 1, 2]]
-        .into_iter()
-        .filter(|k| field.brick(BrickKey::new(k[0], k[1], k[2])).is_none())
-        .filter_map(|k| field_collider(&field, k).map(|s| (k, s)))
-        .max_by_key(|(_, s)| s.triangle_count())
-        .expect("the surface crosses the chunks");
-    println!(
-        "collider/unedited_chunk: chunk {key:?}, {} triangles",
-        shape.triangle_count()
-    );
-    c.bench_function("collider/unedited_chunk", |b| {
-        b.iter(|| black_box(field_collider(&field, black_box(key))))
-    });
-    field_collider_cached(&field, key, &mut cache);
-    c.bench_function("collider/unedited_chunk_cached", |b| {
-        b.iter(|| black_box(field_collider_cached(&field, black_box(key), &mut cache)))
-    });
+        .filter(|k| field.brick(BrickKey::new(k[0], k[1], k[2])).is_none());
+    bench_collider(c, "dug_chunk", &field, around, &mut cache);
+    bench_collider(c, "unedited_chunk", &field, beside, &mut cache);
 
     let (field, changed) = pillar_cut_loose();
     let found = find_islands(&field, changed, &settings).unwrap();
@@ -417,6 +387,32 @@ fn islands(c: &mut Criterion) {
             let ops = island.removal_ops(field.settings()).unwrap();
             black_box((ops, island.lump(spec).unwrap()))
         })
+    });
+}
+
+/// Benches `collider/{name}` and `collider/{name}_cached` on the one of `keys` whose chunk
+/// has the most surface.
+fn bench_collider(
+    c: &mut Criterion,
+    name: &str,
+    field: &Field,
+    keys: impl Iterator<Item = [i32; 3]>,
+    cache: &mut GeneratorBrickCache,
+) {
+    let (key, shape) = keys
+        .filter_map(|k| field_collider(field, k).map(|s| (k, s)))
+        .max_by_key(|(_, s)| s.triangle_count())
+        .expect("the surface crosses the chunks");
+    println!(
+        "collider/{name}: chunk {key:?}, {} triangles",
+        shape.triangle_count()
+    );
+    c.bench_function(&format!("collider/{name}"), |b| {
+        b.iter(|| black_box(field_collider(field, black_box(key))))
+    });
+    field_collider_cached(field, key, cache);
+    c.bench_function(&format!("collider/{name}_cached"), |b| {
+        b.iter(|| black_box(field_collider_cached(field, black_box(key), cache)))
     });
 }
 

@@ -13,8 +13,8 @@
 //! collider builds, and the round trip's p50 was 35 ms. Now the ordering thread hands them
 //! with a clone of the field (shared bricks: a later edit copies what it changes) to this
 //! thread and goes on with the ops; what comes back is checked against the field as it is by
-//! then (`lumps.rs`, `colliders.rs`) before anything is ordered from it. One job of each kind
-//! is under way at a time.
+//! then (`lumps.rs`, `colliders.rs`) before anything is ordered from it. At most one search,
+//! one build of missing colliders and one refresh are under way at a time.
 //!
 //! Both read the field through the worker's own [`GeneratorBrickCache`] of
 //! [`GROUND_CACHE_BRICKS`]: the same places are searched and rebuilt again and again, and
@@ -38,8 +38,8 @@
 //! machine) the worker is never idle, so these caps are what it takes:
 //! - uncapped it used 70 % of one core, and the round trip's p99 was 16–22 ms;
 //! - at a third of a core (rests of `2d`, no refreshes apart), 3.9 s of work per 10 s run,
-//!   lumps found for 37–68 of the server's ops per run;
-//! - now, 2.4 s per run for 52–64 (BENCHMARKS.md, multiplayer, 2026-12-03 third section).
+//!   lumps found for 37–69 of the server's ops per run;
+//! - now, 2.4 s per run for 30–69 (BENCHMARKS.md, multiplayer, 2026-12-03 third section).
 //!
 //! Under such load lumps fall later (about half a second after the dig) and fewer (digs
 //! take more of them away before the search comes to them); the ops go first.
@@ -257,18 +257,15 @@ impl Ground {
 
     /// Hands `job` to the worker; gives it back if the worker is gone (it panicked).
     pub(crate) fn send(&mut self, job: Job) -> Result<(), Box<Job>> {
-        let (boxes, refresh) = match &job {
-            Job::Islands { boxes, .. } => (boxes.len(), false),
-            Job::Colliders { refresh, .. } => (0, *refresh),
+        let (searching, refresh) = match &job {
+            Job::Islands { boxes, .. } => (Some(boxes.len().max(1)), false),
+            Job::Colliders { refresh, .. } => (None, *refresh),
         };
-        let search = matches!(job, Job::Islands { .. });
         self.jobs.send(job).map_err(|e| Box::new(e.0))?;
-        if search {
-            self.searching = boxes.max(1);
-        } else if refresh {
-            self.refreshing = true;
-        } else {
-            self.building = true;
+        match searching {
+            Some(n) => self.searching = n,
+            None if refresh => self.refreshing = true,
+            None => self.building = true,
         }
         Ok(())
     }
@@ -278,7 +275,7 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
     use std::sync::mpsc::RecvTimeoutError;
     let mut cache = GeneratorBrickCache::new(GROUND_CACHE_BRICKS);
     let mut pace = Pace::default();
-    // At most one search and one collider job wait here (one of each is under way at most).
+    // At most one search, one build of missing colliders and one refresh wait here.
     let mut queue: Vec<Job> = Vec::new();
     loop {
         queue.extend(jobs.try_iter());
