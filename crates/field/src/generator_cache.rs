@@ -21,13 +21,13 @@
 //! and one voxel size and band: a fill of another field empties it first. Least recently
 //! used bricks are evicted beyond the capacity.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::brick::MaterialId;
 use crate::coords::{BRICK_SAMPLES, BRICK_VOLUME, BrickKey, SampleBox, SamplePos};
 use crate::field::{Field, for_bricks_in};
 use crate::generator::Generator;
+use crate::lru::Lru;
 
 /// Columns (of a brick's 32 × 32) a fill must cover for the brick to be generated whole
 /// and kept.
@@ -37,12 +37,9 @@ const MIN_COLUMNS: u64 = (BRICK_SAMPLES * BRICK_SAMPLES / 4) as u64;
 /// recently used evicted first; see the module docs. Owned by one thread (`&mut` to fill).
 #[derive(Debug)]
 pub struct GeneratorBrickCache {
-    capacity: usize,
     /// The generator, voxel size and band (bits) the values are of.
     source: Option<(Arc<Generator>, u64, u64)>,
-    /// Brick → (values, last use).
-    bricks: BTreeMap<BrickKey, (Arc<[f32]>, u64)>,
-    tick: u64,
+    bricks: Lru<BrickKey, Arc<[f32]>>,
     hits: u64,
     misses: u64,
 }
@@ -52,10 +49,8 @@ impl GeneratorBrickCache {
     /// [`Field::fill_cached`] is [`Field::fill`]).
     pub fn new(capacity: usize) -> Self {
         Self {
-            capacity,
             source: None,
-            bricks: BTreeMap::new(),
-            tick: 0,
+            bricks: Lru::new(capacity),
             hits: 0,
             misses: 0,
         }
@@ -63,7 +58,7 @@ impl GeneratorBrickCache {
 
     /// Most bricks kept.
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.bricks.capacity()
     }
 
     /// Bricks kept now.
@@ -73,7 +68,7 @@ impl GeneratorBrickCache {
 
     /// Whether no brick is kept.
     pub fn is_empty(&self) -> bool {
-        self.bricks.is_empty()
+        self.bricks.len() == 0
     }
 
     /// Unedited bricks found in the cache, and those generated whole and kept, since it was
@@ -99,38 +94,6 @@ impl GeneratorBrickCache {
             ));
         }
     }
-
-    /// Marks `key` used; whether it is kept.
-    fn touch(&mut self, key: BrickKey) -> bool {
-        self.tick += 1;
-        match self.bricks.get_mut(&key) {
-            Some(e) => {
-                e.1 = self.tick;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn insert(&mut self, key: BrickKey, values: Arc<[f32]>) {
-        while self.bricks.len() >= self.capacity {
-            let Some(oldest) = self
-                .bricks
-                .iter()
-                .min_by_key(|(_, (_, t))| *t)
-                .map(|(k, _)| *k)
-            else {
-                return;
-            };
-            self.bricks.remove(&oldest);
-        }
-        self.tick += 1;
-        self.bricks.insert(key, (values, self.tick));
-    }
-
-    fn get(&self, key: BrickKey) -> Option<Arc<[f32]>> {
-        self.bricks.get(&key).map(|(v, _)| Arc::clone(v))
-    }
 }
 
 impl Field {
@@ -149,7 +112,7 @@ impl Field {
         materials: &mut [MaterialId],
         cache: &mut GeneratorBrickCache,
     ) {
-        if cache.capacity == 0 || dims.contains(&0) {
+        if cache.capacity() == 0 || dims.contains(&0) {
             self.fill(min, dims, values, materials);
             return;
         }
@@ -160,7 +123,7 @@ impl Field {
             if self.bricks.contains_key(&key) {
                 return;
             }
-            if cache.touch(key) {
+            if cache.bricks.get(&key).is_some() {
                 cache.hits += 1;
                 return;
             }
@@ -173,9 +136,11 @@ impl Field {
             self.generator
                 .fill(key.min_sample(), [n; 3], vs, band, &mut whole);
             cache.misses += 1;
-            cache.insert(key, whole.into());
+            cache.bricks.insert(key, whole.into());
         });
         let cache = &*cache;
-        self.fill_with(min, dims, values, materials, &|k| cache.get(k));
+        self.fill_with(min, dims, values, materials, &|k| {
+            cache.bricks.peek(&k).cloned()
+        });
     }
 }

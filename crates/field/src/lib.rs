@@ -45,6 +45,7 @@ mod generator;
 mod generator_cache;
 mod hash;
 mod history;
+mod lru;
 mod num;
 mod op;
 mod quant;
