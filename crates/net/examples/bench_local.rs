@@ -98,9 +98,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut bench = BenchConfig::new(server.url(), clients, rate, seconds, factory());
     bench.spacing_m = spacing;
-    let report = bench_net(bench).await?;
+    // The server's latency over the clients' measured window: taken at its start (dropping
+    // the warm-up's) and once every op is released at the end.
+    let (start_tx, start_rx) = tokio::sync::oneshot::channel();
+    let start_tx = std::sync::Mutex::new(Some(start_tx));
+    bench.window_start = Some(Arc::new(move |at| {
+        if let Some(tx) = start_tx.lock().unwrap().take() {
+            let _ = tx.send(at);
+        }
+    }));
+    let warm_up = async {
+        if let Ok(at) = start_rx.await {
+            tokio::time::sleep_until(at.into()).await;
+            let _ = server.take_latency().await;
+        }
+    };
+    let (report, ()) = tokio::join!(bench_net(bench), warm_up);
+    let report = report?;
     println!("{}", report.json());
     let status = server.status().await?;
+    let window = server.take_latency().await?;
     eprintln!(
         "server: {} ops in the log ({} made by the server), {} refused, {} pieces",
         status.seq, status.made, status.refused, status.pieces
@@ -114,6 +131,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         g.busy_us as f64 * 1e-6,
         g.cache_hits,
         g.cache_misses
+    );
+    let l = window;
+    let p = |name: &str, p: loam_net::Percentiles| {
+        format!(
+            "{name} p50 {:.2} p99 {:.2} max {:.2} ms ({})",
+            p.p50_ms, p.p99_ms, p.max_ms, p.count
+        )
+    };
+    eprintln!(
+        "server, measured window: {}; {}; {}, {:.1} ops each; {}",
+        p("arrival to release", l.ops),
+        p("apply", l.apply),
+        p("appends", l.appends),
+        l.ops_per_append,
+        p("ticks", l.ticks)
     );
     server.shutdown().await?;
     Ok(())

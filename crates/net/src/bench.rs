@@ -48,6 +48,10 @@ pub struct BenchConfig {
     pub spacing_m: f64,
     /// View radius of each client, metres. Default 12.
     pub view_radius_m: f64,
+    /// Told, once every client has joined, the moment the measured window will start (the
+    /// warm-up's end): e.g. to take the server's latency for the same window
+    /// (`ServerHandle::take_latency`). Default none.
+    pub window_start: Option<Arc<dyn Fn(Instant) + Send + Sync>>,
 }
 
 impl BenchConfig {
@@ -69,6 +73,7 @@ impl BenchConfig {
             generator,
             spacing_m: 128.0,
             view_radius_m: 12.0,
+            window_start: None,
         }
     }
 }
@@ -416,6 +421,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     let start = Instant::now() + Duration::from_millis(100);
     let _ = go_tx.send(Some(start));
     let measured = start + Duration::from_secs_f64(cfg.warmup_s);
+    if let Some(told) = &cfg.window_start {
+        told(measured);
+    }
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
     let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);

@@ -67,8 +67,8 @@ pub use protocol::{
     Aim, BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Player, PresenceReport, Viewer,
 };
 pub use server::{
-    BackupPlan, GeneratorFactory, GroundWork, Limits, ServerConfig, ServerHandle, ServerStatus,
-    WS_PATH, serve,
+    BackupPlan, GeneratorFactory, GroundWork, Limits, Percentiles, ServerConfig, ServerHandle,
+    ServerLatency, ServerStatus, WS_PATH, serve,
 };
 
 /// An error with its causes, `a: b: c`.

@@ -61,6 +61,22 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     }
     let status = server.status().await.unwrap();
     assert_eq!(status.accepted, report.sent);
+    // The status waits until nothing is in flight: every accepted op was released and
+    // timed, every record appended.
+    let l = status.latency;
+    assert_eq!(l.ops.count, status.accepted);
+    assert!(l.apply.count >= status.accepted);
+    let appended = l.ops_per_append * l.appends.count as f64;
+    assert_eq!(
+        appended.round() as u64,
+        status.accepted + status.made,
+        "{l:?}"
+    );
+    assert!(l.ops.p50_ms > 0.0 && l.ops.p50_ms <= l.ops.p99_ms && l.ops.p99_ms <= l.ops.max_ms);
+    // An op is released after its group commit: no op waits less than the shortest one.
+    assert!(l.ops.max_ms >= l.appends.p50_ms, "{l:?}");
+    // Ticks every 50 ms over the 2 s run.
+    assert!(l.ticks.count >= 10, "{l:?}");
     let (_, hash) = server.hash(None).await.unwrap();
     server.shutdown().await.unwrap();
     let mut store = Store::open(&world).unwrap();

@@ -383,7 +383,8 @@ async fn read_loop(
             }
             Some(Ok(_)) => continue,
         };
-        if !bucket.take(Instant::now()) {
+        let now = Instant::now();
+        if !bucket.take(now) {
             return link.kill(format!(
                 "rate limit: more than {} messages/s (burst {})",
                 limits.ops_per_second, limits.op_burst
@@ -396,8 +397,14 @@ async fn read_loop(
                 client,
                 op_id,
                 entry,
+                at: now,
             },
-            Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp { client, op_id, op },
+            Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp {
+                client,
+                op_id,
+                op,
+                at: now,
+            },
             Ok(ClientMessage::Viewer(viewer)) => {
                 if let Err(e) = check_viewer(&viewer, limits.max_view_radius_m) {
                     return link.kill(e);

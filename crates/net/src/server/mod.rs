@@ -24,6 +24,7 @@ mod blocks;
 mod colliders;
 mod conn;
 mod ground;
+mod latency;
 mod lumps;
 mod order;
 mod presence;
@@ -47,6 +48,7 @@ use loam_blocks::{BlocksFile, IslandSettings};
 
 pub use backups::BackupPlan;
 pub use ground::GroundWork;
+pub use latency::{Percentiles, ServerLatency};
 use loam_field::{FieldHash, Generator};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -197,7 +199,7 @@ impl ServerConfig {
 }
 
 /// What the server is doing ([`ServerHandle::status`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServerStatus {
     /// The last sequence number.
     pub seq: u64,
@@ -226,6 +228,9 @@ pub struct ServerStatus {
     /// What the ground worker (lump searches and terrain colliders, off the ordering thread)
     /// did since the server started.
     pub ground: GroundWork,
+    /// Where the server's time went since it started: the server's part of each client op's
+    /// round trip, the ordering thread's work per op, the writer's group commits, the ticks.
+    pub latency: ServerLatency,
 }
 
 /// What the connection tasks share.
@@ -370,6 +375,17 @@ impl ServerHandle {
         region: Option<BrickBox>,
     ) -> Result<(u64, [u8; 32], BlocksFile), NetError> {
         self.ask(|reply| Command::BlocksFor { region, reply }).await
+    }
+
+    /// Where the server's time went since the last call (or its start), as
+    /// [`ServerStatus::latency`] reports it since the start; starts a new window. It does not
+    /// wait for the ops in flight: they count in the next window. A load benchmark takes one
+    /// after its warm-up and one at its end.
+    ///
+    /// # Errors
+    /// [`NetError::ServerStopped`].
+    pub async fn take_latency(&self) -> Result<ServerLatency, NetError> {
+        self.ask(|reply| Command::TakeLatency { reply }).await
     }
 
     /// The sequence number, clients, op counts and blocks.

@@ -33,10 +33,11 @@ pub(super) use hashes::hash_of;
 use super::colliders::Colliders;
 use super::conn::PeerLink;
 use super::ground::{self, Ground};
+use super::latency::Latency;
 use super::presence::Presence;
 use super::resume::{Ring, RingEntry};
 use super::writer::{Ack, Write, Writer};
-use super::{ServerConfig, ServerStatus};
+use super::{ServerConfig, ServerLatency, ServerStatus};
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
@@ -59,15 +60,19 @@ pub(crate) enum Command {
         link: PeerLink,
         reply: oneshot::Sender<u64>,
     },
+    /// A terrain op, read off the connection `at`.
     Op {
         client: u64,
         op_id: u64,
         entry: Vec<u8>,
+        at: Instant,
     },
+    /// A block op, read off the connection `at`.
     BlockOp {
         client: u64,
         op_id: u64,
         op: Vec<u8>,
+        at: Instant,
     },
     Viewer {
         conn: u64,
@@ -94,6 +99,11 @@ pub(crate) enum Command {
     },
     Status {
         reply: oneshot::Sender<ServerStatus>,
+    },
+    /// The latency since the last of these (or the start), and a new window; never waits
+    /// for the ops in flight.
+    TakeLatency {
+        reply: oneshot::Sender<ServerLatency>,
     },
     Meta {
         reply: oneshot::Sender<WorldMeta>,
@@ -163,8 +173,9 @@ pub(crate) struct Order {
     pub(super) inflight: VecDeque<Item>,
     /// Applied ops not yet handed to the writer.
     pub(super) unsent: Vec<LogRecord>,
-    /// Whether the writer has a group.
-    writing: bool,
+    /// The last sequence number handed to the writer.
+    written: u64,
+    /// The last sequence number the writer reported durable.
     durable: u64,
     /// The last op acknowledged and broadcast.
     pub(super) released: u64,
@@ -178,6 +189,8 @@ pub(crate) struct Order {
     pub(super) colliders: Colliders,
     /// The thread that searches for lumps and builds colliders on snapshots of the field.
     pub(super) ground: Ground,
+    /// Where the time goes, for the status.
+    pub(super) latency: Latency,
     /// The world file's step of the physics world's step 0.
     pub(super) step_base: u64,
     /// When the physics world was last brought up to date with the clock.
@@ -381,7 +394,7 @@ impl Order {
             acks,
             inflight: VecDeque::new(),
             unsent: Vec::new(),
-            writing: false,
+            written: loaded.last_seq,
             durable: loaded.last_seq,
             released: loaded.last_seq,
             deferred: VecDeque::new(),
@@ -391,6 +404,7 @@ impl Order {
             physics: blocks.physics,
             colliders: blocks.colliders,
             ground: Ground::start().map_err(NetError::Io)?,
+            latency: Latency::new(),
             step_base: blocks.step_base,
             stepped_at: Instant::now(),
             islands: cfg.islands,
@@ -460,9 +474,9 @@ impl Order {
                             return self.close("the server is shutting down");
                         }
                         // The writer's acks as they come: a long run of commands must not
-                        // hold back the releases, nor the next group (the writer idles
-                        // until its last group is acknowledged here). A group is whatever
-                        // was applied while the writer synced the last one.
+                        // hold back the releases. Each applied op goes to the writer's queue
+                        // at once; the writer commits whatever queued up while it synced the
+                        // last group as the next one.
                         while let Ok(ack) = self.acks.try_recv() {
                             if let Some(end) = self.take_ack(Some(ack)) {
                                 return end;
@@ -486,8 +500,8 @@ impl Order {
     /// Takes one of the writer's reports; `Some` with the thread's result when it must stop.
     fn take_ack(&mut self, ack: Option<Ack>) -> Option<Result<(), NetError>> {
         match ack {
-            Some(Ack::Durable(seq)) => {
-                self.writing = false;
+            Some(Ack::Durable { seq, records, took }) => {
+                self.latency.appended(records, took);
                 self.durable = self.durable.max(seq);
                 self.release();
                 if self.resume_deferred() {
@@ -513,7 +527,7 @@ impl Order {
 
     /// Whether nothing is applied but not yet released.
     fn idle(&self) -> bool {
-        self.inflight.is_empty() && self.unsent.is_empty() && !self.writing
+        self.inflight.is_empty() && self.unsent.is_empty() && self.written <= self.durable
     }
 
     /// Takes one command; `true` once a shutdown has run.
@@ -529,14 +543,21 @@ impl Order {
                 client,
                 op_id,
                 entry,
-            } => self.take_op(client, op_id, &entry),
+                at,
+            } => self.timed(at, |o| o.take_op(client, op_id, &entry)),
             Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
-            Command::BlockOp { client, op_id, op } => self.take_block_op(client, op_id, &op),
+            Command::BlockOp {
+                client,
+                op_id,
+                op,
+                at,
+            } => self.timed(at, |o| o.take_block_op(client, op_id, &op)),
             // Presence is not ordered with the ops: it never waits for them.
             Command::Leave { .. }
             | Command::Tick
             | Command::Meta { .. }
-            | Command::Presence { .. } => self.handle(cmd),
+            | Command::Presence { .. }
+            | Command::TakeLatency { .. } => self.handle(cmd),
             cmd if !self.idle() => self.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());
@@ -545,6 +566,17 @@ impl Order {
             cmd => self.handle(cmd),
         }
         false
+    }
+
+    /// Takes a client op that arrived `at` with `take`, timing it; an op it accepted (the
+    /// next sequence number) is timed until its release.
+    fn timed(&mut self, at: Instant, take: impl FnOnce(&mut Self)) {
+        let (start, before) = (Instant::now(), self.seq);
+        take(self);
+        self.latency.applied(start.elapsed());
+        if self.seq > before {
+            self.latency.arrived(before + 1, at);
+        }
     }
 
     /// Runs the deferred commands once nothing is in flight; `true` once a shutdown has run.
@@ -564,16 +596,14 @@ impl Order {
         false
     }
 
-    /// Hands the applied ops to the writer if it is free (a bake when one is due and nothing
-    /// is in flight).
+    /// Hands the applied ops to the writer (which commits whatever has queued up while it
+    /// synced the last group as the next one), or a bake when one is due and nothing is in
+    /// flight.
     fn pump(&mut self) {
-        if self.writing {
-            return;
-        }
-        if !self.unsent.is_empty() {
+        if let Some(last) = self.unsent.last() {
+            self.written = last.seq();
             self.writer
                 .send(Write::Append(std::mem::take(&mut self.unsent)));
-            self.writing = true;
         } else if self.idle() && self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
             self.bake();
         }

@@ -254,6 +254,7 @@ impl Order {
                     falling,
                     step: self.log_step(),
                     digs_pending: self.pending_cuts.len() + self.ground.searching,
+                    latency: self.latency.summary(),
                     ground: self.ground.work(),
                 });
             }
@@ -267,6 +268,9 @@ impl Order {
                 }
             }
             Command::Tick => self.tick(),
+            Command::TakeLatency { reply } => {
+                let _ = reply.send(self.latency.take());
+            }
             Command::Op { .. } | Command::BlockOp { .. } | Command::Shutdown { .. } => {
                 unreachable!("handled by dispatch")
             }
@@ -287,6 +291,7 @@ impl Order {
     }
 
     pub(super) fn tick(&mut self) {
+        let start = Instant::now();
         self.cut_loose();
         self.step_blocks();
         let now = Instant::now();
@@ -301,6 +306,7 @@ impl Order {
         }
         self.bury(dead);
         self.send_presence(now);
+        self.latency.ticked(start.elapsed());
     }
 
     /// Presence updates due at `now` (players buried above are reported as left).

@@ -1,5 +1,11 @@
-//! The writer thread: the one owner of the world store. The ordering thread hands it a group
-//! of ops at a time and goes on applying the next ones while the group is synced to disk.
+//! The writer thread: the one owner of the world store. The ordering thread hands it each
+//! applied op (or each run of them) at once and goes on applying the next ones; the writer
+//! commits what queued up while it synced the last group as the next group, in one
+//! transaction and one sync (group commit). Before, the ordering thread held the next group
+//! until it had taken the last one's acknowledgement: two thread wake-ups between syncs, in
+//! which the disk idled. Without them the ordering thread's arrival-to-release time at 64
+//! clients × 313 ops/s went from 0.87–1.11 ms to 0.54–1.07 ms at the median, lower in each
+//! of four alternated pairs (BENCHMARKS.md, multiplayer, 2026-12-03 (fourth)).
 //!
 //! A bake's encoding (quantising and compressing every brick changed since the last bake,
 //! about 2 ms a brick, and the history strokes new or changed since) runs on a second thread,
@@ -27,8 +33,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// What the writer does, in order.
 pub(crate) enum Write {
-    /// Append a group (terrain and block ops) in one transaction, then report `Durable`
-    /// with its last sequence number.
+    /// Append terrain and block ops (consecutive sequence numbers after the last append).
+    /// Appends queued behind each other are committed together in one transaction, then
+    /// `Durable` is reported with the last sequence number of them.
     Append(Vec<LogRecord>),
     /// Bake the world (field, history, and the block world's snapshot at physics step
     /// `step`) as it is after op `seq` (every op up to `seq` appended before). Encoded on a
@@ -45,8 +52,13 @@ pub(crate) enum Write {
 
 /// What the writer reports.
 pub(crate) enum Ack {
-    /// Everything up to this sequence number is durable.
-    Durable(u64),
+    /// Everything up to `seq` is durable, after a group commit of `records` that took
+    /// `took`.
+    Durable {
+        seq: u64,
+        records: usize,
+        took: Duration,
+    },
     /// The store failed; the writer has stopped.
     Failed(String),
 }
@@ -215,6 +227,8 @@ fn run(
     };
     // The encoded bake being written ahead, part by part.
     let mut pending: Option<PreparedBake> = None;
+    // A write taken from the queue behind a group of appends, done next.
+    let mut later: Option<Write> = None;
     loop {
         // Waiting for the next write: not past the baker's poll while a bake is on, nor past
         // the next backup step.
@@ -223,17 +237,34 @@ fn run(
             let next = b.wait(&store).max(BACKUP_POLL);
             wait = Some(wait.map_or(next, |w| w.min(next)));
         }
-        let w = if let Some(wait) = wait {
-            match rx.recv_timeout(wait) {
+        let w = match later.take() {
+            Some(w) => Some(w),
+            None if let Some(wait) = wait => match rx.recv_timeout(wait) {
                 Ok(w) => Some(w),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match rx.recv() {
+            },
+            None => match rx.recv() {
                 Ok(w) => Some(w),
                 Err(_) => break,
+            },
+        };
+        // Group commit: the appends that queued up while the last group synced go in one
+        // transaction, without a round trip through the ordering thread.
+        let w = match w {
+            Some(Write::Append(mut entries)) => {
+                while let Ok(next) = rx.try_recv() {
+                    match next {
+                        Write::Append(more) => entries.extend(more),
+                        other => {
+                            later = Some(other);
+                            break;
+                        }
+                    }
+                }
+                Some(Write::Append(entries))
             }
+            w => w,
         };
         // A new bake waits for the last one to be written (so that it leaves out what that
         // one writes): what is left of it is written at once.
@@ -248,9 +279,15 @@ fn run(
             None => {}
             Some(Write::Append(entries)) => {
                 let seq = entries.last().map_or(0, LogRecord::seq);
+                let start = std::time::Instant::now();
                 store.append_records(&entries).map_err(fail)?;
+                let took = start.elapsed();
                 // While shutting down nobody listens any more.
-                let _ = back.send(Ack::Durable(seq));
+                let _ = back.send(Ack::Durable {
+                    seq,
+                    records: entries.len(),
+                    took,
+                });
             }
             Some(Write::Bake {
                 field,

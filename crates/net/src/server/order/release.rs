@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use loam_field::BrickKey;
@@ -124,6 +125,7 @@ impl Order {
                 }
             }
         }
+        self.latency.released(self.released, Instant::now());
         self.bury(dead);
     }
 }

@@ -1,0 +1,266 @@
+//! Where the server's time goes, op by op: the server's part of each round trip, the
+//! ordering thread's work per op, the writer's group commits and the periodic tick, as
+//! histograms (HdrHistogram, microseconds) that [`ServerStatus`](super::ServerStatus) reports
+//! as percentiles.
+//!
+//! A client's round trip is the server's part plus the network and the client itself; on a
+//! machine that runs the clients too (the load benchmark on loopback), the difference is what
+//! the clients' own work and the scheduling of both cost. Those are measured apart from the
+//! server's part so that a long tail can be put where it is.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+/// Percentiles of one kind of server work, in milliseconds (HdrHistogram with three
+/// significant digits: each figure within 0.1 % of the recorded value it stands for).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Percentiles {
+    /// How many were recorded.
+    pub count: u64,
+    /// Median, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Longest, ms.
+    pub max_ms: f64,
+    /// Mean, ms.
+    pub mean_ms: f64,
+}
+
+/// Where the server's time went since it started ([`ServerStatus::latency`](super::ServerStatus::latency)).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerLatency {
+    /// Each client op the server accepted (terrain or block), from its arrival (read off the
+    /// connection and decoded) to its release (acknowledged to its author and broadcast,
+    /// after it was synced to disk): the server's part of the author's round trip. Ops the
+    /// server made itself (lumps) are not counted, nor refused ones.
+    pub ops: Percentiles,
+    /// The ordering thread's work to take one client op: validate, apply, number, and hand it
+    /// on (refused ops included).
+    pub apply: Percentiles,
+    /// Each group commit of the writer: one transaction and one sync of the ops that queued
+    /// up while the last one synced.
+    pub appends: Percentiles,
+    /// Ops (records) per group commit, mean.
+    pub ops_per_append: f64,
+    /// Each tick of the ordering thread (every 50 ms): lumps cut loose, a physics step of the
+    /// block world, sequence and presence messages. Ops that arrive meanwhile wait.
+    pub ticks: Percentiles,
+}
+
+/// The histograms of one window.
+struct Window {
+    ops: Histogram<u64>,
+    apply: Histogram<u64>,
+    appends: Histogram<u64>,
+    appended: u64,
+    ticks: Histogram<u64>,
+}
+
+/// The histograms, kept by the ordering thread: since the start, and since the last
+/// [`Latency::take`].
+pub(crate) struct Latency {
+    all: Window,
+    window: Window,
+    /// Accepted client ops not yet released: (sequence number, arrival), ascending.
+    waiting: VecDeque<(u64, Instant)>,
+}
+
+/// Longest time recorded, µs (a minute); longer times count as this.
+const HIGHEST_US: u64 = 60_000_000;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_US, 3).expect("constant bounds are valid")
+}
+
+fn record(h: &mut Histogram<u64>, d: Duration) {
+    let us = u64::try_from(d.as_micros()).unwrap_or(HIGHEST_US);
+    h.saturating_record(us.clamp(1, HIGHEST_US));
+}
+
+fn percentiles(h: &Histogram<u64>) -> Percentiles {
+    if h.is_empty() {
+        return Percentiles::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    Percentiles {
+        count: h.len(),
+        p50_ms: ms(h.value_at_quantile(0.5)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        max_ms: ms(h.max()),
+        mean_ms: h.mean() / 1000.0,
+    }
+}
+
+impl Window {
+    fn new() -> Self {
+        Self {
+            ops: histogram(),
+            apply: histogram(),
+            appends: histogram(),
+            appended: 0,
+            ticks: histogram(),
+        }
+    }
+
+    fn summary(&self) -> ServerLatency {
+        let appends = percentiles(&self.appends);
+        ServerLatency {
+            ops: percentiles(&self.ops),
+            apply: percentiles(&self.apply),
+            ops_per_append: if appends.count == 0 {
+                0.0
+            } else {
+                self.appended as f64 / appends.count as f64
+            },
+            appends,
+            ticks: percentiles(&self.ticks),
+        }
+    }
+}
+
+impl Latency {
+    pub fn new() -> Self {
+        Self {
+            all: Window::new(),
+            window: Window::new(),
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Records `d` in histogram `pick` of both windows.
+    fn record(&mut self, pick: fn(&mut Window) -> &mut Histogram<u64>, d: Duration) {
+        record(pick(&mut self.all), d);
+        record(pick(&mut self.window), d);
+    }
+
+    /// Client op `seq` (above every one noted before) arrived at `at`.
+    pub fn arrived(&mut self, seq: u64, at: Instant) {
+        debug_assert!(self.waiting.back().is_none_or(|&(s, _)| s < seq));
+        self.waiting.push_back((seq, at));
+    }
+
+    /// Every op up to `seq` was released at `now`.
+    pub fn released(&mut self, seq: u64, now: Instant) {
+        while let Some(&(s, at)) = self.waiting.front()
+            && s <= seq
+        {
+            self.record(|w| &mut w.ops, now.saturating_duration_since(at));
+            self.waiting.pop_front();
+        }
+    }
+
+    /// The ordering thread took `d` over one client op.
+    pub fn applied(&mut self, d: Duration) {
+        self.record(|w| &mut w.apply, d);
+    }
+
+    /// The writer committed `records` in one transaction that took `d`.
+    pub fn appended(&mut self, records: usize, d: Duration) {
+        self.record(|w| &mut w.appends, d);
+        self.all.appended += records as u64;
+        self.window.appended += records as u64;
+    }
+
+    /// One tick took `d`.
+    pub fn ticked(&mut self, d: Duration) {
+        self.record(|w| &mut w.ticks, d);
+    }
+
+    /// Since the start.
+    pub fn summary(&self) -> ServerLatency {
+        self.all.summary()
+    }
+
+    /// Since the last call (or the start); starts a new window. Ops in flight count in the
+    /// next one.
+    pub fn take(&mut self) -> ServerLatency {
+        std::mem::replace(&mut self.window, Window::new()).summary()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within HdrHistogram's three significant digits.
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= want * 1e-3
+    }
+
+    #[test]
+    fn an_ops_time_runs_from_its_arrival_to_its_release() {
+        let mut l = Latency::new();
+        let t0 = Instant::now();
+        // Ops 1..=100 arrive 1 ms apart; all are released together 100 ms after the first
+        // arrived: op k waited (101 - k) ms.
+        for k in 1..=100u64 {
+            l.arrived(k, t0 + Duration::from_millis(k - 1));
+        }
+        l.released(100, t0 + Duration::from_millis(100));
+        // One more arrives and is still waiting: not counted.
+        l.arrived(101, t0 + Duration::from_millis(100));
+        let s = l.summary();
+        assert_eq!(s.ops.count, 100);
+        assert!(close(s.ops.p50_ms, 50.0), "{s:?}");
+        assert!(close(s.ops.p99_ms, 99.0), "{s:?}");
+        assert!(close(s.ops.max_ms, 100.0), "{s:?}");
+        assert!(close(s.ops.mean_ms, 50.5), "{s:?}");
+        // Released later, up to an op that was never a client's (a lump the server made).
+        l.released(105, t0 + Duration::from_millis(103));
+        let s = l.summary();
+        assert_eq!(s.ops.count, 101);
+        assert!(close(s.ops.max_ms, 100.0));
+    }
+
+    #[test]
+    fn appends_report_the_mean_group() {
+        let mut l = Latency::new();
+        assert_eq!(l.summary(), ServerLatency::default());
+        l.appended(10, Duration::from_micros(300));
+        l.appended(30, Duration::from_micros(500));
+        l.applied(Duration::from_micros(12));
+        l.ticked(Duration::ZERO);
+        let s = l.summary();
+        assert_eq!(s.appends.count, 2);
+        assert_eq!(s.ops_per_append, 20.0);
+        assert!(
+            close(s.appends.max_ms, 0.5) && close(s.appends.p50_ms, 0.3),
+            "{s:?}"
+        );
+        assert!(close(s.apply.p50_ms, 0.012), "{s:?}");
+        // A tick under a microsecond counts as one.
+        assert_eq!(s.ticks.count, 1);
+        assert!(close(s.ticks.max_ms, 0.001), "{s:?}");
+        assert_eq!(l.take(), s);
+    }
+
+    #[test]
+    fn a_window_holds_what_came_after_the_last_take() {
+        let mut l = Latency::new();
+        let t0 = Instant::now();
+        l.arrived(1, t0);
+        l.released(1, t0 + Duration::from_millis(40));
+        l.arrived(2, t0 + Duration::from_millis(50));
+        let first = l.take();
+        assert_eq!(first.ops.count, 1);
+        assert!(close(first.ops.max_ms, 40.0));
+        // Op 2 was in flight at the take: it counts in the next window.
+        l.released(2, t0 + Duration::from_millis(52));
+        l.appended(5, Duration::from_millis(1));
+        let second = l.take();
+        assert_eq!((second.ops.count, second.appends.count), (1, 1));
+        assert!(close(second.ops.max_ms, 2.0), "{second:?}");
+        assert_eq!(second.ops_per_append, 5.0);
+        // The start's figures hold both.
+        let all = l.summary();
+        assert_eq!(all.ops.count, 2);
+        assert!(
+            close(all.ops.max_ms, 40.0) && close(all.ops.p50_ms, 2.0),
+            "{all:?}"
+        );
+        assert_eq!(l.take(), ServerLatency::default());
+    }
+}
