@@ -77,6 +77,9 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     assert!(l.ops.max_ms >= l.appends.p50_ms, "{l:?}");
     // Ticks every 50 ms over the 2 s run.
     assert!(l.ticks.count >= 10, "{l:?}");
+    // No window was taken before: the first holds the same ops; the next starts empty.
+    assert_eq!(server.take_latency().await.unwrap().ops, l.ops);
+    assert_eq!(server.take_latency().await.unwrap().ops.count, 0);
     let (_, hash) = server.hash(None).await.unwrap();
     server.shutdown().await.unwrap();
     let mut store = Store::open(&world).unwrap();

@@ -1,5 +1,5 @@
 //! Where the server's time goes, op by op: the server's part of each round trip, the
-//! ordering thread's work per op, the writer's group commits and the periodic tick, as
+//! ordering thread's work per op, the writer's group commits, the periodic tick and the bakes' snapshots, as
 //! histograms (HdrHistogram, microseconds) that [`ServerStatus`](super::ServerStatus) reports
 //! as percentiles.
 //!
@@ -48,6 +48,10 @@ pub struct ServerLatency {
     /// Each tick of the ordering thread (every 50 ms): lumps cut loose, a physics step of the
     /// block world, sequence and presence messages. Ops that arrive meanwhile wait.
     pub ticks: Percentiles,
+    /// Each bake's snapshot on the ordering thread (the field, the history and the block
+    /// world, for the writer to encode and write beside the next groups). Ops wait for it,
+    /// and before it for every op in flight to be released.
+    pub bakes: Percentiles,
 }
 
 /// The histograms of one window.
@@ -57,6 +61,7 @@ struct Window {
     appends: Histogram<u64>,
     appended: u64,
     ticks: Histogram<u64>,
+    bakes: Histogram<u64>,
 }
 
 /// The histograms, kept by the ordering thread: since the start, and since the last
@@ -102,6 +107,7 @@ impl Window {
             appends: histogram(),
             appended: 0,
             ticks: histogram(),
+            bakes: histogram(),
         }
     }
 
@@ -117,6 +123,7 @@ impl Window {
             },
             appends,
             ticks: percentiles(&self.ticks),
+            bakes: percentiles(&self.bakes),
         }
     }
 }
@@ -167,6 +174,11 @@ impl Latency {
     /// One tick took `d`.
     pub fn ticked(&mut self, d: Duration) {
         self.record(|w| &mut w.ticks, d);
+    }
+
+    /// A bake's snapshot took `d`.
+    pub fn snapshotted(&mut self, d: Duration) {
+        self.record(|w| &mut w.bakes, d);
     }
 
     /// Since the start.
@@ -223,7 +235,10 @@ mod tests {
         l.appended(30, Duration::from_micros(500));
         l.applied(Duration::from_micros(12));
         l.ticked(Duration::ZERO);
+        l.snapshotted(Duration::from_millis(9));
         let s = l.summary();
+        assert_eq!(s.bakes.count, 1);
+        assert!(close(s.bakes.p50_ms, 9.0), "{s:?}");
         assert_eq!(s.appends.count, 2);
         assert_eq!(s.ops_per_append, 20.0);
         assert!(

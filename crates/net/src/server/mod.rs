@@ -229,7 +229,8 @@ pub struct ServerStatus {
     /// did since the server started.
     pub ground: GroundWork,
     /// Where the server's time went since it started: the server's part of each client op's
-    /// round trip, the ordering thread's work per op, the writer's group commits, the ticks.
+    /// round trip, the ordering thread's work per op, the writer's group commits, the ticks,
+    /// the bakes' snapshots.
     pub latency: ServerLatency,
 }
 

@@ -624,7 +624,10 @@ impl Order {
     /// flight, so every op it covers is in the log). The writer encodes it beside the next
     /// groups, so the ops go on.
     fn bake(&mut self) {
-        self.writer.send(self.bake_write());
+        let start = Instant::now();
+        let w = self.bake_write();
+        self.latency.snapshotted(start.elapsed());
+        self.writer.send(w);
         self.baked = self.seq;
     }
 
