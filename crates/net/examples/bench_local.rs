@@ -140,13 +140,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
     };
     eprintln!(
-        "server, measured window: {}; {}; {}, {:.1} ops each; {}; {}",
+        "server, measured window: {}; {}; {}, {:.1} ops each; {}; {}; {}",
         p("arrival to release", l.ops),
         p("apply", l.apply),
         p("appends", l.appends),
         l.ops_per_append,
         p("ticks", l.ticks),
-        p("bake snapshots", l.bakes)
+        p("bake snapshots", l.bakes),
+        p("ground results", l.ground)
     );
     server.shutdown().await?;
     Ok(())

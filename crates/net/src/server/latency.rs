@@ -1,7 +1,8 @@
 //! Where the server's time goes, op by op: the server's part of each round trip, the
-//! ordering thread's work per op, the writer's group commits, the periodic tick and the bakes' snapshots, as
-//! histograms (HdrHistogram, microseconds) that [`ServerStatus`](super::ServerStatus) reports
-//! as percentiles.
+//! ordering thread's work per op, the writer's group commits, and the ordering thread's other
+//! work that ops wait behind (the periodic tick, the bakes' snapshots, the ground worker's
+//! results taken in), as histograms (HdrHistogram, microseconds) that
+//! [`ServerStatus`](super::ServerStatus) reports as percentiles.
 //!
 //! A client's round trip is the server's part plus the network and the client itself; on a
 //! machine that runs the clients too (the load benchmark on loopback), the difference is what
@@ -52,6 +53,10 @@ pub struct ServerLatency {
     /// world, for the writer to encode and write beside the next groups). Ops wait for it,
     /// and before it for every op in flight to be released.
     pub bakes: Percentiles,
+    /// Each result of the ground worker taken in on the ordering thread: the lumps a search
+    /// found (the server's ops that take them out of the field, the pieces that drop) or
+    /// the terrain colliders it built (swapped into the physics world). Ops wait for it.
+    pub ground: Percentiles,
 }
 
 /// The histograms of one window.
@@ -62,6 +67,7 @@ struct Window {
     appended: u64,
     ticks: Histogram<u64>,
     bakes: Histogram<u64>,
+    ground: Histogram<u64>,
 }
 
 /// The histograms, kept by the ordering thread: since the start, and since the last
@@ -108,6 +114,7 @@ impl Window {
             appended: 0,
             ticks: histogram(),
             bakes: histogram(),
+            ground: histogram(),
         }
     }
 
@@ -124,6 +131,7 @@ impl Window {
             appends,
             ticks: percentiles(&self.ticks),
             bakes: percentiles(&self.bakes),
+            ground: percentiles(&self.ground),
         }
     }
 }
@@ -181,6 +189,11 @@ impl Latency {
         self.record(|w| &mut w.bakes, d);
     }
 
+    /// Taking in a result of the ground worker took `d`.
+    pub fn grounded(&mut self, d: Duration) {
+        self.record(|w| &mut w.ground, d);
+    }
+
     /// Since the start.
     pub fn summary(&self) -> ServerLatency {
         self.all.summary()
@@ -236,8 +249,11 @@ mod tests {
         l.applied(Duration::from_micros(12));
         l.ticked(Duration::ZERO);
         l.snapshotted(Duration::from_millis(9));
+        l.grounded(Duration::from_micros(2500));
         let s = l.summary();
         assert_eq!(s.bakes.count, 1);
+        assert_eq!(s.ground.count, 1);
+        assert!(close(s.ground.max_ms, 2.5), "{s:?}");
         assert!(close(s.bakes.p50_ms, 9.0), "{s:?}");
         assert_eq!(s.appends.count, 2);
         assert_eq!(s.ops_per_append, 20.0);

@@ -230,7 +230,7 @@ pub struct ServerStatus {
     pub ground: GroundWork,
     /// Where the server's time went since it started: the server's part of each client op's
     /// round trip, the ordering thread's work per op, the writer's group commits, the ticks,
-    /// the bakes' snapshots.
+    /// the bakes' snapshots, the ground worker's results.
     pub latency: ServerLatency,
 }
 

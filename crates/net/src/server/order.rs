@@ -457,13 +457,17 @@ impl Order {
                     Some(done) => self.hash_done(done),
                     None => self.hasher_gone(),
                 },
-                done = self.ground.done.recv(), if self.ground.alive => match done {
-                    Some(ground::Done::Islands(found)) => self.islands_found(found),
-                    Some(ground::Done::Colliders { at, built, refresh }) => {
-                        self.colliders_built(at, built, refresh);
+                done = self.ground.done.recv(), if self.ground.alive => {
+                    let start = Instant::now();
+                    match done {
+                        Some(ground::Done::Islands(found)) => self.islands_found(found),
+                        Some(ground::Done::Colliders { at, built, refresh }) => {
+                            self.colliders_built(at, built, refresh);
+                        }
+                        None => self.ground_gone(),
                     }
-                    None => self.ground_gone(),
-                },
+                    self.latency.grounded(start.elapsed());
+                }
                 cmd = rx.recv() => {
                     let Some(cmd) = cmd else {
                         return self.close("the server is shutting down");

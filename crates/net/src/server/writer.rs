@@ -3,9 +3,9 @@
 //! commits what queued up while it synced the last group as the next group, in one
 //! transaction and one sync (group commit). Before, the ordering thread held the next group
 //! until it had taken the last one's acknowledgement: two thread wake-ups between syncs, in
-//! which the disk idled. Without them the ordering thread's arrival-to-release time at 64
-//! clients × 313 ops/s went from 0.87–1.11 ms to 0.54–1.07 ms at the median, lower in each
-//! of four alternated pairs (BENCHMARKS.md, multiplayer, 2026-12-03 (fourth)).
+//! which the disk idled. Without them an op's time from the ordering thread taking it to its
+//! release, at 64 clients × 313 ops/s, went from 0.87–1.11 ms to 0.54–1.07 ms at the median,
+//! lower in each of five alternated pairs (BENCHMARKS.md, multiplayer, 2026-12-03 (fourth)).
 //!
 //! A bake's encoding (quantising and compressing every brick changed since the last bake,
 //! about 2 ms a brick, and the history strokes new or changed since) runs on a second thread,
