@@ -237,15 +237,53 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
                 args.listen
             );
         }
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
-            r = terminated() => r.context("waiting for SIGTERM")?,
-            why = server.stopped() => anyhow::bail!("the server stopped: {why}"),
+        {
+            let ctrl_c = tokio::signal::ctrl_c();
+            let term = terminated();
+            let stopped = server.stopped();
+            tokio::pin!(ctrl_c, term, stopped);
+            let mut every = tokio::time::interval_at(
+                tokio::time::Instant::now() + LATENCY_EVERY,
+                LATENCY_EVERY,
+            );
+            loop {
+                tokio::select! {
+                    r = &mut ctrl_c => break r.context("waiting for Ctrl-C")?,
+                    r = &mut term => break r.context("waiting for SIGTERM")?,
+                    why = &mut stopped => anyhow::bail!("the server stopped: {why}"),
+                    _ = every.tick() => {
+                        if let Ok(l) = server.take_latency().await {
+                            log_latency(&l);
+                        }
+                    }
+                }
+            }
         }
         server.shutdown().await?;
         println!("loam: stopped");
         Ok(())
     })
+}
+
+/// How often `loam serve` logs where its time went ([`log_latency`]).
+const LATENCY_EVERY: Duration = Duration::from_secs(60);
+
+/// Logs (info) the server's part of its clients' round trips and the group commits over the
+/// last window, if any client op was released in it.
+fn log_latency(l: &loam_net::ServerLatency) {
+    if l.ops.count == 0 {
+        return;
+    }
+    tracing::info!(
+        ops = l.ops.count,
+        p50_ms = l.ops.p50_ms,
+        p99_ms = l.ops.p99_ms,
+        max_ms = l.ops.max_ms,
+        commits = l.appends.count,
+        commit_p99_ms = l.appends.p99_ms,
+        commit_max_ms = l.appends.max_ms,
+        "the last minute's ops, from arrival to release"
+    );
 }
 
 /// Turns transparent huge pages off for this process: each first touch of one is a page

@@ -586,7 +586,10 @@ async fn a_pillar_dug_loose_falls_as_a_lump_on_every_client() {
     );
     // Each search's lumps and each collider build taken in on the ordering thread, timed.
     let l = status.latency;
-    assert!(l.ground.count >= g.searches + 1, "{l:?}");
+    assert!(
+        l.ground.count > g.searches,
+        "a result per search and per collider job: {l:?}"
+    );
     assert_eq!(l.ops.count, 5, "the client's ops, not the server's: {l:?}");
     assert_eq!(file.pieces.len(), 1, "one lump");
     assert_eq!(file.pieces[0].blocks.len(), 36);
