@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 
 mod hashes;
 mod release;
+mod writing;
 
 pub(super) use hashes::hash_of;
 
@@ -36,7 +37,7 @@ use super::ground::{self, Ground};
 use super::latency::Latency;
 use super::presence::Presence;
 use super::resume::{Ring, RingEntry};
-use super::writer::{Ack, Write, Writer};
+use super::writer::{Ack, Writer};
 use super::{ServerConfig, ServerLatency, ServerStatus};
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
@@ -501,39 +502,6 @@ impl Order {
         }
     }
 
-    /// Takes one of the writer's reports; `Some` with the thread's result when it must stop.
-    fn take_ack(&mut self, ack: Option<Ack>) -> Option<Result<(), NetError>> {
-        match ack {
-            Some(Ack::Durable { seq, records, took }) => {
-                self.latency.appended(records, took);
-                self.durable = self.durable.max(seq);
-                self.release();
-                if self.resume_deferred() {
-                    return Some(self.close("the server is shutting down"));
-                }
-                None
-            }
-            Some(Ack::Failed(why)) => Some(self.fail(why)),
-            None => Some(self.fail("the writer stopped".into())),
-        }
-    }
-
-    /// The store failed: everyone is told, the thread stops.
-    fn fail(&mut self, why: String) -> Result<(), NetError> {
-        for (_, p) in std::mem::take(&mut self.peers) {
-            p.link.kill("the server's world store failed");
-        }
-        Err(match self.writer.finish(None) {
-            Err(e) => e,
-            Ok(()) => NetError::ServerStopped(why),
-        })
-    }
-
-    /// Whether nothing is applied but not yet released.
-    fn idle(&self) -> bool {
-        self.inflight.is_empty() && self.unsent.is_empty() && self.written <= self.durable
-    }
-
     /// Takes one command; `true` once a shutdown has run.
     fn dispatch(&mut self, cmd: Command) -> bool {
         if !self.deferred.is_empty() {
@@ -598,56 +566,6 @@ impl Order {
             self.pump();
         }
         false
-    }
-
-    /// Hands the applied ops to the writer (which commits whatever has queued up while it
-    /// synced the last group as the next one), or a bake when one is due and nothing is in
-    /// flight.
-    fn pump(&mut self) {
-        if let Some(last) = self.unsent.last() {
-            self.written = last.seq();
-            self.writer
-                .send(Write::Append(std::mem::take(&mut self.unsent)));
-        } else if self.idle() && self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
-            self.bake();
-        }
-    }
-
-    /// A snapshot of the field, history and blocks for the writer to bake.
-    fn bake_write(&self) -> Write {
-        Write::Bake {
-            field: Box::new(self.field.clone()),
-            history: Box::new(self.history.clone()),
-            seq: self.seq,
-            step: self.log_step(),
-            blocks: self.blocks.save().encode(),
-        }
-    }
-
-    /// Hands a snapshot of the field, history and blocks to the writer to bake (nothing in
-    /// flight, so every op it covers is in the log). The writer encodes it beside the next
-    /// groups, so the ops go on.
-    fn bake(&mut self) {
-        let start = Instant::now();
-        let w = self.bake_write();
-        self.latency.snapshotted(start.elapsed());
-        self.writer.send(w);
-        self.baked = self.seq;
-    }
-
-    /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
-    fn close(&mut self, reason: &str) -> Result<(), NetError> {
-        for (_, p) in std::mem::take(&mut self.peers) {
-            p.link.kill(reason);
-        }
-        // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
-        // below covers them).
-        if !self.unsent.is_empty() {
-            self.writer
-                .send(Write::Append(std::mem::take(&mut self.unsent)));
-        }
-        let last = (self.seq > self.baked).then(|| self.bake_write());
-        self.writer.finish(last)
     }
 
     pub(super) fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
