@@ -60,6 +60,7 @@ pub struct ServerLatency {
 }
 
 /// The histograms of one window.
+#[derive(Clone)]
 struct Window {
     ops: Histogram<u64>,
     apply: Histogram<u64>,
@@ -70,9 +71,10 @@ struct Window {
     ground: Histogram<u64>,
 }
 
-/// The histograms, kept by the ordering thread: since the start, and since the last
-/// [`Latency::take`].
+/// The histograms, kept by the ordering thread: the current window (since the last
+/// [`Latency::take`]), where each record goes, and the windows before it, added together.
 pub(crate) struct Latency {
+    /// The windows taken so far.
     all: Window,
     window: Window,
     /// Accepted client ops not yet released: (sequence number, arrival), ascending.
@@ -118,6 +120,21 @@ impl Window {
         }
     }
 
+    /// Adds `other`'s records to these (same bounds, so nothing is lost).
+    fn add(&mut self, other: &Window) {
+        for (h, o) in [
+            (&mut self.ops, &other.ops),
+            (&mut self.apply, &other.apply),
+            (&mut self.appends, &other.appends),
+            (&mut self.ticks, &other.ticks),
+            (&mut self.bakes, &other.bakes),
+            (&mut self.ground, &other.ground),
+        ] {
+            h.add(o).expect("histograms of the same bounds add");
+        }
+        self.appended += other.appended;
+    }
+
     fn summary(&self) -> ServerLatency {
         let appends = percentiles(&self.appends);
         ServerLatency {
@@ -145,12 +162,6 @@ impl Latency {
         }
     }
 
-    /// Records `d` in histogram `pick` of both windows.
-    fn record(&mut self, pick: fn(&mut Window) -> &mut Histogram<u64>, d: Duration) {
-        record(pick(&mut self.all), d);
-        record(pick(&mut self.window), d);
-    }
-
     /// Client op `seq` (above every one noted before) arrived at `at`.
     pub fn arrived(&mut self, seq: u64, at: Instant) {
         debug_assert!(self.waiting.back().is_none_or(|&(s, _)| s < seq));
@@ -162,47 +173,50 @@ impl Latency {
         while let Some(&(s, at)) = self.waiting.front()
             && s <= seq
         {
-            self.record(|w| &mut w.ops, now.saturating_duration_since(at));
+            record(&mut self.window.ops, now.saturating_duration_since(at));
             self.waiting.pop_front();
         }
     }
 
     /// The ordering thread took `d` over one client op.
     pub fn applied(&mut self, d: Duration) {
-        self.record(|w| &mut w.apply, d);
+        record(&mut self.window.apply, d);
     }
 
     /// The writer committed `records` in one transaction that took `d`.
     pub fn appended(&mut self, records: usize, d: Duration) {
-        self.record(|w| &mut w.appends, d);
-        self.all.appended += records as u64;
+        record(&mut self.window.appends, d);
         self.window.appended += records as u64;
     }
 
     /// One tick took `d`.
     pub fn ticked(&mut self, d: Duration) {
-        self.record(|w| &mut w.ticks, d);
+        record(&mut self.window.ticks, d);
     }
 
     /// A bake's snapshot took `d`.
     pub fn snapshotted(&mut self, d: Duration) {
-        self.record(|w| &mut w.bakes, d);
+        record(&mut self.window.bakes, d);
     }
 
     /// Taking in a result of the ground worker took `d`.
     pub fn grounded(&mut self, d: Duration) {
-        self.record(|w| &mut w.ground, d);
+        record(&mut self.window.ground, d);
     }
 
-    /// Since the start.
+    /// Since the start: the windows taken so far and the current one.
     pub fn summary(&self) -> ServerLatency {
-        self.all.summary()
+        let mut all = self.all.clone();
+        all.add(&self.window);
+        all.summary()
     }
 
     /// Since the last call (or the start); starts a new window. Ops in flight count in the
     /// next one.
     pub fn take(&mut self) -> ServerLatency {
-        std::mem::replace(&mut self.window, Window::new()).summary()
+        let window = std::mem::replace(&mut self.window, Window::new());
+        self.all.add(&window);
+        window.summary()
     }
 }
 
