@@ -11,8 +11,10 @@
 //! op's change is lost there); where no later op touched them, the result equals a replay
 //! without the stroke.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use imbl::Vector;
 
 use crate::brick::{Brick, MaterialId, brick_index};
 use crate::coords::{BRICK_SAMPLES, BrickKey, SamplePos};
@@ -27,22 +29,28 @@ pub use parts::{HistoryHeader, HistoryPartsError, SharedStroke};
 
 /// Serde for the shared strokes: each as the plain stroke (the format of an unshared list).
 mod shared_strokes {
-    use std::collections::VecDeque;
     use std::sync::Arc;
 
+    use imbl::Vector;
     use serde::{Deserialize, Deserializer, Serializer};
 
     use super::Stroke;
 
-    pub fn serialize<S: Serializer>(v: &VecDeque<Arc<Stroke>>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(v: &Vector<Arc<Stroke>>, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(v.iter().map(|a| &**a))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<VecDeque<Arc<Stroke>>, D::Error> {
-        Ok(VecDeque::<Stroke>::deserialize(d)?
-            .into_iter()
-            .map(Arc::new)
-            .collect())
+    /// The strokes, which must have strictly increasing ids (oldest first), as every history
+    /// writes them: lookups by id search them in halves.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vector<Arc<Stroke>>, D::Error> {
+        let strokes = Vec::<Stroke>::deserialize(d)?;
+        if let Some(w) = strokes.windows(2).find(|w| w[0].id >= w[1].id) {
+            return Err(serde::de::Error::custom(format_args!(
+                "history strokes out of order: {} before {}",
+                w[0].id, w[1].id
+            )));
+        }
+        Ok(strokes.into_iter().map(Arc::new).collect())
     }
 }
 
@@ -84,10 +92,11 @@ pub struct History {
     budget: usize,
     used: usize,
     /// Shared, so that a clone (a bake's snapshot, taken on the thread that applies ops) costs
-    /// a pointer per stroke rather than a copy of every delta; a stroke is copied only when
-    /// it changes while shared.
+    /// a few pointers, whatever the number of strokes: the list is a persistent vector (an RRB
+    /// tree, `imbl`), of which a clone shares every node, and the strokes are `Arc`s. A change
+    /// while shared copies one stroke and the nodes on its path (chunks of 64 pointers).
     #[serde(with = "shared_strokes")]
-    strokes: VecDeque<Arc<Stroke>>,
+    strokes: Vector<Arc<Stroke>>,
     /// The stroke new ops go to, until another begins or it is undone.
     open: Option<u64>,
     /// The highest stroke id seen: a new stroke needs a higher one.
@@ -116,7 +125,7 @@ impl History {
         Self {
             budget,
             used: 0,
-            strokes: VecDeque::new(),
+            strokes: Vector::new(),
             open: None,
             last_id: None,
         }
@@ -183,8 +192,9 @@ impl History {
             .min()
     }
 
+    /// The index of stroke `id`: ids are strictly increasing, oldest first.
     fn find(&self, id: u64) -> Option<usize> {
-        self.strokes.iter().position(|s| s.id == id)
+        self.strokes.binary_search_by_key(&id, |s| s.id).ok()
     }
 
     /// The index of stroke `id`, which must be kept and in `state` (done, to be undone;

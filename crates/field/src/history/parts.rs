@@ -227,4 +227,39 @@ mod tests {
             Err(HistoryPartsError::Ids)
         );
     }
+
+    #[test]
+    fn a_clone_shares_every_stroke_and_a_change_copies_one() {
+        let (mut f, mut h) = history();
+        let snapshot = h.clone();
+        let same = |a: &History, b: &History| -> Vec<bool> {
+            a.shared_strokes()
+                .zip(b.shared_strokes())
+                .map(|(x, y)| x.same(&y))
+                .collect()
+        };
+        assert_eq!(same(&h, &snapshot), [true, true, true]);
+        let before = snapshot.clone();
+        // Stroke 2 is undone (see `history`): a redo changes it.
+        h.apply(&mut f, 7, &EditOp::Redo { stroke: 2 }).unwrap();
+        assert_eq!(same(&h, &snapshot), [true, false, true]);
+        // The snapshot still has stroke 2 undone, as it was.
+        assert_eq!(snapshot, before);
+        assert_eq!(snapshot.can_undo(2), Some(false));
+        assert_eq!(h.can_undo(2), Some(true));
+    }
+
+    #[test]
+    fn a_history_with_strokes_out_of_order_is_refused_on_the_way_in() {
+        let (_, h) = history();
+        let bytes = rmp_serde::to_vec(&h).unwrap();
+        assert_eq!(rmp_serde::from_slice::<History>(&bytes).unwrap(), h);
+        let mut swapped = h.clone();
+        let (a, b) = (swapped.strokes[0].clone(), swapped.strokes[1].clone());
+        swapped.strokes.set(0, b);
+        swapped.strokes.set(1, a);
+        let bad = rmp_serde::to_vec(&swapped).unwrap();
+        let err = rmp_serde::from_slice::<History>(&bad).unwrap_err();
+        assert!(err.to_string().contains("out of order: 2 before 1"), "{err}");
+    }
 }
