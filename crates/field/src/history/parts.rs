@@ -260,6 +260,9 @@ mod tests {
         swapped.strokes.set(1, a);
         let bad = rmp_serde::to_vec(&swapped).unwrap();
         let err = rmp_serde::from_slice::<History>(&bad).unwrap_err();
-        assert!(err.to_string().contains("out of order: 2 before 1"), "{err}");
+        assert!(
+            err.to_string().contains("out of order: 2 before 1"),
+            "{err}"
+        );
     }
 }
