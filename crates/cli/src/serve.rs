@@ -268,8 +268,9 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
 /// How often `loam serve` logs where its time went ([`log_latency`]).
 const LATENCY_EVERY: Duration = Duration::from_secs(60);
 
-/// Logs (info) the server's part of its clients' round trips and the group commits over the
-/// last window, if any client op was released in it.
+/// Logs (info) the server's part of its clients' round trips, the part of it spent queued for
+/// the ordering thread, and the group commits over the last window, if any client op was
+/// released in it.
 fn log_latency(l: &loam_net::ServerLatency) {
     if l.ops.count == 0 {
         return;
@@ -279,6 +280,7 @@ fn log_latency(l: &loam_net::ServerLatency) {
         p50_ms = l.ops.p50_ms,
         p99_ms = l.ops.p99_ms,
         max_ms = l.ops.max_ms,
+        queued_p99_ms = l.queued.p99_ms,
         commits = l.appends.count,
         commit_p99_ms = l.appends.p99_ms,
         commit_max_ms = l.appends.max_ms,

@@ -140,11 +140,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
     };
     eprintln!(
-        "server, measured window: {}; {}; {}, {:.1} ops each; {}; {}; {}",
+        "server, measured window: {}; {}; {}; {}, {:.1} ops each; {}; {}; {}; {}",
         p("arrival to release", l.ops),
+        p("queued", l.queued),
         p("apply", l.apply),
         p("appends", l.appends),
         l.ops_per_append,
+        p("acks", l.acks),
         p("ticks", l.ticks),
         p("bake snapshots", l.bakes),
         p("ground results", l.ground)

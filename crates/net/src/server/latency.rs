@@ -38,6 +38,10 @@ pub struct ServerLatency {
     /// after it was synced to disk): the server's part of the author's round trip. Ops the
     /// server made itself (lumps) are not counted, nor refused ones.
     pub ops: Percentiles,
+    /// Each client op from its arrival to the moment the ordering thread takes it up: the
+    /// wait in the command queue, behind other commands and the thread's other work, or for
+    /// a CPU (refused ops included).
+    pub queued: Percentiles,
     /// The ordering thread's work to take one client op: validate, apply, number, and hand it
     /// on (refused ops included).
     pub apply: Percentiles,
@@ -46,6 +50,9 @@ pub struct ServerLatency {
     pub appends: Percentiles,
     /// Ops (records) per group commit, mean.
     pub ops_per_append: f64,
+    /// Each group commit from the writer's report (its sync done) to the ordering thread
+    /// taking it, which releases the group: a wake-up across threads.
+    pub acks: Percentiles,
     /// Each tick of the ordering thread (every 50 ms): lumps cut loose, a physics step of the
     /// block world, sequence and presence messages. Ops that arrive meanwhile wait.
     pub ticks: Percentiles,
@@ -63,9 +70,11 @@ pub struct ServerLatency {
 #[derive(Clone)]
 struct Window {
     ops: Histogram<u64>,
+    queued: Histogram<u64>,
     apply: Histogram<u64>,
     appends: Histogram<u64>,
     appended: u64,
+    acks: Histogram<u64>,
     ticks: Histogram<u64>,
     bakes: Histogram<u64>,
     ground: Histogram<u64>,
@@ -111,9 +120,11 @@ impl Window {
     fn new() -> Self {
         Self {
             ops: histogram(),
+            queued: histogram(),
             apply: histogram(),
             appends: histogram(),
             appended: 0,
+            acks: histogram(),
             ticks: histogram(),
             bakes: histogram(),
             ground: histogram(),
@@ -124,8 +135,10 @@ impl Window {
     fn add(&mut self, other: &Window) {
         for (h, o) in [
             (&mut self.ops, &other.ops),
+            (&mut self.queued, &other.queued),
             (&mut self.apply, &other.apply),
             (&mut self.appends, &other.appends),
+            (&mut self.acks, &other.acks),
             (&mut self.ticks, &other.ticks),
             (&mut self.bakes, &other.bakes),
             (&mut self.ground, &other.ground),
@@ -139,6 +152,7 @@ impl Window {
         let appends = percentiles(&self.appends);
         ServerLatency {
             ops: percentiles(&self.ops),
+            queued: percentiles(&self.queued),
             apply: percentiles(&self.apply),
             ops_per_append: if appends.count == 0 {
                 0.0
@@ -146,6 +160,7 @@ impl Window {
                 self.appended as f64 / appends.count as f64
             },
             appends,
+            acks: percentiles(&self.acks),
             ticks: percentiles(&self.ticks),
             bakes: percentiles(&self.bakes),
             ground: percentiles(&self.ground),
@@ -176,6 +191,17 @@ impl Latency {
             record(&mut self.window.ops, now.saturating_duration_since(at));
             self.waiting.pop_front();
         }
+    }
+
+    /// A client op waited `d` from its arrival until the ordering thread took it up.
+    pub fn queued(&mut self, d: Duration) {
+        record(&mut self.window.queued, d);
+    }
+
+    /// The writer's report of a group commit reached the ordering thread `d` after it was
+    /// sent.
+    pub fn acked(&mut self, d: Duration) {
+        record(&mut self.window.acks, d);
     }
 
     /// The ordering thread took `d` over one client op.
@@ -261,6 +287,8 @@ mod tests {
         l.appended(10, Duration::from_micros(300));
         l.appended(30, Duration::from_micros(500));
         l.applied(Duration::from_micros(12));
+        l.queued(Duration::from_micros(700));
+        l.acked(Duration::from_micros(40));
         l.ticked(Duration::ZERO);
         l.snapshotted(Duration::from_millis(9));
         l.grounded(Duration::from_micros(2500));
@@ -276,6 +304,9 @@ mod tests {
             "{s:?}"
         );
         assert!(close(s.apply.p50_ms, 0.012), "{s:?}");
+        assert!(close(s.queued.max_ms, 0.7), "{s:?}");
+        assert_eq!((s.queued.count, s.acks.count), (1, 1));
+        assert!(close(s.acks.p50_ms, 0.04), "{s:?}");
         // A tick under a microsecond counts as one.
         assert_eq!(s.ticks.count, 1);
         assert!(close(s.ticks.max_ms, 0.001), "{s:?}");

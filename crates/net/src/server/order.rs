@@ -544,6 +544,7 @@ impl Order {
     /// next sequence number) is timed until its release.
     fn timed(&mut self, at: Instant, take: impl FnOnce(&mut Self)) {
         let (start, before) = (Instant::now(), self.seq);
+        self.latency.queued(start.saturating_duration_since(at));
         take(self);
         self.latency.applied(start.elapsed());
         if self.seq > before {

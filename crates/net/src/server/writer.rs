@@ -53,11 +53,12 @@ pub(crate) enum Write {
 /// What the writer reports.
 pub(crate) enum Ack {
     /// Everything up to `seq` is durable, after a group commit of `records` that took
-    /// `took`.
+    /// `took` and ended `at`.
     Durable {
         seq: u64,
         records: usize,
         took: Duration,
+        at: std::time::Instant,
     },
     /// The store failed; the writer has stopped.
     Failed(String),
@@ -281,12 +282,13 @@ fn run(
                 let seq = entries.last().map_or(0, LogRecord::seq);
                 let start = std::time::Instant::now();
                 store.append_records(&entries).map_err(fail)?;
-                let took = start.elapsed();
+                let at = std::time::Instant::now();
                 // While shutting down nobody listens any more.
                 let _ = back.send(Ack::Durable {
                     seq,
                     records: entries.len(),
-                    took,
+                    took: at - start,
+                    at,
                 });
             }
             Some(Write::Bake {

@@ -12,8 +12,14 @@ impl Order {
     /// Takes one of the writer's reports; `Some` with the thread's result when it must stop.
     pub(super) fn take_ack(&mut self, ack: Option<Ack>) -> Option<Result<(), NetError>> {
         match ack {
-            Some(Ack::Durable { seq, records, took }) => {
+            Some(Ack::Durable {
+                seq,
+                records,
+                took,
+                at,
+            }) => {
                 self.latency.appended(records, took);
+                self.latency.acked(at.elapsed());
                 self.durable = self.durable.max(seq);
                 self.release();
                 if self.resume_deferred() {
