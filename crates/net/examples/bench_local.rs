@@ -2,7 +2,9 @@
 //! terrain with caves, 1 m voxels) in a temporary folder, and [`loam_net::bench_net`]'s
 //! clients against it, in one process on a two-worker tokio runtime (the CLI's `loam
 //! bench-net --url` runs the same clients against a `loam serve` process). Prints the
-//! benchmark's JSON line.
+//! benchmark's JSON line on stdout, and on stderr the server's part of the measured window
+//! (`ServerStatus::latency`) and each thread's time on a CPU and time waiting for one over it
+//! (Linux: `/proc/self/task/*/schedstat`).
 //!
 //! ```text
 //! cargo run --release -p loam-net --example bench_local -- [CLIENTS] [RATE] [SECONDS] [SPACING] [ISLANDS]
@@ -20,6 +22,7 @@
 //! until its standard input closes; `LOAM_BENCH_URL=ws://… bench_local …` runs only the
 //! clients against it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The allocator of `loam serve` (the CLI's).
@@ -111,9 +114,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Ok(at) = start_rx.await {
             tokio::time::sleep_until(at.into()).await;
             let _ = server.take_latency().await;
+            return thread_times();
         }
+        BTreeMap::new()
     };
-    let (report, ()) = tokio::join!(bench_net(bench), warm_up);
+    let (report, before) = tokio::join!(bench_net(bench), warm_up);
+    let after = thread_times();
     let report = report?;
     println!("{}", report.json());
     let status = server.status().await?;
@@ -151,6 +157,57 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         p("bake snapshots", l.bakes),
         p("ground results", l.ground)
     );
+    if !before.is_empty() {
+        eprintln!(
+            "threads, measured window (s on a CPU / s runnable, waiting for one): {}",
+            thread_report(&before, &after)
+        );
+    }
     server.shutdown().await?;
     Ok(())
+}
+
+/// Each thread's time on a CPU and time runnable but waiting for one (ns), by thread id,
+/// with its name: `/proc/self/task/*/schedstat` (Linux with schedstats; empty elsewhere).
+fn thread_times() -> BTreeMap<u64, (String, u64, u64)> {
+    let mut out = BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in dir.flatten() {
+        let Ok(tid) = task.file_name().to_string_lossy().parse::<u64>() else {
+            continue;
+        };
+        let read = |f: &str| std::fs::read_to_string(task.path().join(f)).ok();
+        let (Some(name), Some(stat)) = (read("comm"), read("schedstat")) else {
+            continue;
+        };
+        let mut n = stat
+            .split_whitespace()
+            .map(|v| v.parse::<u64>().unwrap_or(0));
+        let (run, wait) = (n.next().unwrap_or(0), n.next().unwrap_or(0));
+        out.insert(tid, (name.trim().to_string(), run, wait));
+    }
+    out
+}
+
+/// The threads' times between two [`thread_times`], summed by name, busiest first.
+fn thread_report(
+    before: &BTreeMap<u64, (String, u64, u64)>,
+    after: &BTreeMap<u64, (String, u64, u64)>,
+) -> String {
+    let mut by_name: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for (tid, (name, run, wait)) in after {
+        let (r0, w0) = before.get(tid).map_or((0, 0), |b| (b.1, b.2));
+        let e = by_name.entry(name).or_default();
+        e.0 += run.saturating_sub(r0);
+        e.1 += wait.saturating_sub(w0);
+    }
+    let mut rows: Vec<_> = by_name.into_iter().filter(|(_, (r, _))| *r > 0).collect();
+    rows.sort_by_key(|(_, (r, _))| std::cmp::Reverse(*r));
+    let s = |ns: u64| ns as f64 * 1e-9;
+    rows.iter()
+        .map(|(name, (r, w))| format!("{name} {:.2}/{:.2}", s(*r), s(*w)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
