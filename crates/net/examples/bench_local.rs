@@ -146,7 +146,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
     };
     eprintln!(
-        "server, measured window: {}; {}; {}; {}, {:.1} ops each; {}; {}; {}; {}",
+        "server, measured window: {}; {}; {}; {}, {:.1} ops each; {}; {}; {}; {}; {}",
         p("arrival to release", l.ops),
         p("queued", l.queued),
         p("apply", l.apply),
@@ -154,6 +154,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         l.ops_per_append,
         p("acks", l.acks),
         p("ticks", l.ticks),
+        p("physics steps", l.steps),
         p("bake snapshots", l.bakes),
         p("ground results", l.ground)
     );

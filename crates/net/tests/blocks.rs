@@ -591,6 +591,9 @@ async fn a_pillar_dug_loose_falls_as_a_lump_on_every_client() {
         "a result per search and per collider job: {l:?}"
     );
     assert_eq!(l.ops.count, 5, "the client's ops, not the server's: {l:?}");
+    // Every physics step of this new world ran one at a time between the commands, timed.
+    assert!(status.step > 0);
+    assert_eq!(l.steps.count, status.step, "{l:?}");
     assert_eq!(file.pieces.len(), 1, "one lump");
     assert_eq!(file.pieces[0].blocks.len(), 36);
     // It dropped into the 2 m hole under it: its lowest corner from y −4.5 to about −6.5.

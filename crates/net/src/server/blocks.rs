@@ -17,8 +17,6 @@
 //! was applied at (`step_base + physics.step_count()`), so a replay of the log steps exactly
 //! as often between the same ops.
 
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use loam_blocks::{
     BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
@@ -35,10 +33,6 @@ use crate::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta
 use crate::error::NetError;
 use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, ServerMessage};
 
-/// Most physics steps one tick runs; a server further behind drops the rest (slows down).
-const MAX_STEPS_PER_TICK: u64 = 30;
-/// The ordering thread's time one tick may spend on physics steps (of 50 ms).
-const BLOCK_BUDGET: Duration = Duration::from_millis(8);
 /// Most colliders one job of the ground worker builds (a few milliseconds each).
 const BUILDS_PER_JOB: usize = 8;
 /// Records (held blocks count one, pieces their blocks) per block catch-up message.
@@ -367,7 +361,7 @@ impl Order {
     }
 
     /// Whether a piece is falling or awake.
-    fn blocks_awake(&self) -> bool {
+    pub(super) fn blocks_awake(&self) -> bool {
         self.blocks.pieces().any(|p| {
             matches!(p.state, PieceState::Falling)
                 || self
@@ -442,46 +436,8 @@ impl Order {
         self.colliders.abandon_builds();
     }
 
-    /// Brings the physics world up to the clock (fixed steps, only while a piece is awake
-    /// and no collider a falling piece needs is missing) within [`BLOCK_BUDGET`] of the
-    /// ordering thread's time, and sends what happened. Behind the clock, the falls slow
-    /// down rather than the ops. Colliders are built on the ground worker meanwhile; a
-    /// changed chunk's old collider serves until its new one comes.
-    pub(super) fn step_blocks(&mut self) {
-        let now = Instant::now();
-        let deadline = now + BLOCK_BUDGET;
-        self.ensure_falling();
-        self.build_colliders();
-        if !self.colliders.ready() || !self.blocks_awake() {
-            self.stepped_at = now;
-            self.flush_block_events();
-            return;
-        }
-        let dt = f64::from(self.physics.settings().timestep);
-        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
-        let mut steps = 0;
-        while steps < due.min(MAX_STEPS_PER_TICK) {
-            // A piece that fell into a chunk without a collider waits for it.
-            if !self.colliders.ready() || (steps > 0 && Instant::now() >= deadline) {
-                break;
-            }
-            if self.blocks.step(&mut self.physics, dt as f32).is_err() {
-                break;
-            }
-            steps += 1;
-            self.ensure_falling();
-        }
-        self.build_colliders();
-        self.stepped_at = if steps < due {
-            now
-        } else {
-            self.stepped_at + Duration::from_secs_f64(steps as f64 * dt)
-        };
-        self.flush_block_events();
-    }
-
     /// Asks for the colliders around every falling piece.
-    fn ensure_falling(&mut self) {
+    pub(super) fn ensure_falling(&mut self) {
         for p in falling_positions(&self.blocks) {
             self.colliders.ensure(&self.field, p);
         }

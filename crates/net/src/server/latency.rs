@@ -53,9 +53,12 @@ pub struct ServerLatency {
     /// Each group commit from the writer's report (its sync done) to the ordering thread
     /// taking it, which releases the group: a wake-up across threads.
     pub acks: Percentiles,
-    /// Each tick of the ordering thread (every 50 ms): lumps cut loose, a physics step of the
-    /// block world, sequence and presence messages. Ops that arrive meanwhile wait.
+    /// Each tick of the ordering thread (every 50 ms): lumps cut loose, the physics steps
+    /// due worked out, sequence and presence messages. Ops that arrive meanwhile wait.
     pub ticks: Percentiles,
+    /// Each physics step of the block world, with its events (run one at a time between
+    /// the batches of commands, so an op waits for one step at most).
+    pub steps: Percentiles,
     /// Each bake's snapshot on the ordering thread (the field, the history and the block
     /// world, for the writer to encode and write beside the next groups). Ops wait for it,
     /// and before it for every op in flight to be released.
@@ -76,6 +79,7 @@ struct Window {
     appended: u64,
     acks: Histogram<u64>,
     ticks: Histogram<u64>,
+    steps: Histogram<u64>,
     bakes: Histogram<u64>,
     ground: Histogram<u64>,
 }
@@ -126,6 +130,7 @@ impl Window {
             appended: 0,
             acks: histogram(),
             ticks: histogram(),
+            steps: histogram(),
             bakes: histogram(),
             ground: histogram(),
         }
@@ -140,6 +145,7 @@ impl Window {
             (&mut self.appends, &other.appends),
             (&mut self.acks, &other.acks),
             (&mut self.ticks, &other.ticks),
+            (&mut self.steps, &other.steps),
             (&mut self.bakes, &other.bakes),
             (&mut self.ground, &other.ground),
         ] {
@@ -162,6 +168,7 @@ impl Window {
             appends,
             acks: percentiles(&self.acks),
             ticks: percentiles(&self.ticks),
+            steps: percentiles(&self.steps),
             bakes: percentiles(&self.bakes),
             ground: percentiles(&self.ground),
         }
@@ -218,6 +225,11 @@ impl Latency {
     /// One tick took `d`.
     pub fn ticked(&mut self, d: Duration) {
         record(&mut self.window.ticks, d);
+    }
+
+    /// A physics step took `d`.
+    pub fn stepped(&mut self, d: Duration) {
+        record(&mut self.window.steps, d);
     }
 
     /// A bake's snapshot took `d`.
@@ -290,10 +302,12 @@ mod tests {
         l.queued(Duration::from_micros(700));
         l.acked(Duration::from_micros(40));
         l.ticked(Duration::ZERO);
+        l.stepped(Duration::from_micros(900));
         l.snapshotted(Duration::from_millis(9));
         l.grounded(Duration::from_micros(2500));
         let s = l.summary();
         assert_eq!(s.bakes.count, 1);
+        assert!(close(s.steps.p99_ms, 0.9), "{s:?}");
         assert_eq!(s.ground.count, 1);
         assert!(close(s.ground.max_ms, 2.5), "{s:?}");
         assert!(close(s.bakes.p50_ms, 9.0), "{s:?}");

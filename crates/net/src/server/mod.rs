@@ -30,6 +30,7 @@ mod order;
 mod presence;
 mod regions;
 mod resume;
+mod steps;
 mod writer;
 
 use std::net::SocketAddr;

@@ -196,6 +196,8 @@ pub(crate) struct Order {
     pub(super) step_base: u64,
     /// When the physics world was last brought up to date with the clock.
     pub(super) stepped_at: Instant,
+    /// The physics steps the last tick owes, run one between each two batches of commands.
+    pub(super) stepping: Option<super::steps::Stepping>,
     pub(super) islands: Option<IslandSettings>,
     /// Digs' changed boxes waiting for the next lump search.
     pub(super) pending_cuts: Vec<loam_field::SampleBox>,
@@ -408,6 +410,7 @@ impl Order {
             latency: Latency::new(),
             step_base: blocks.step_base,
             stepped_at: Instant::now(),
+            stepping: None,
             islands: cfg.islands,
             pending_cuts: Vec::new(),
             piece_bricks,
@@ -491,7 +494,11 @@ impl Order {
                         next = rx.try_recv().ok();
                     }
                 }
+                // Nothing else to do: the next physics step (below).
+                () = std::future::ready(()), if self.stepping() => {}
             }
+            // One physics step between two batches of commands, while the tick owes some.
+            self.step_once();
             // Refusals ahead of anything in flight go out now.
             self.release();
             if self.resume_deferred() {

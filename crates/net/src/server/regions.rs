@@ -293,7 +293,7 @@ impl Order {
     pub(super) fn tick(&mut self) {
         let start = Instant::now();
         self.cut_loose();
-        self.step_blocks();
+        self.start_steps();
         let now = Instant::now();
         let mut dead = Vec::new();
         for (&id, p) in &mut self.peers {

@@ -1,0 +1,119 @@
+//! The block world's physics steps on the ordering thread, one at a time between the
+//! commands.
+//!
+//! ```text
+//!  tick (every 50 ms) ──▶ steps due by the clock ──▶ Stepping
+//!  serve loop: a batch of commands ──▶ one step (its events ordered after that batch)
+//!              ──▶ the next batch ──▶ one step … ──▶ done: the clock caught up (or dropped)
+//! ```
+//!
+//! A tick used to run all its steps at once (up to [`BLOCK_BUDGET`], 8 ms), and every op
+//! that arrived meanwhile waited for them. Now an op waits for at most one step. Each op is
+//! logged with the physics step it was applied after ([`Order::log_step`]), so where the ops
+//! fall between the steps is part of the order, and a replay of the log steps the same way.
+
+use std::time::{Duration, Instant};
+
+use super::order::Order;
+
+/// Most physics steps one tick runs; a server further behind drops the rest (slows down).
+const MAX_STEPS_PER_TICK: u64 = 30;
+/// The ordering thread's time one tick's physics steps may take (of 50 ms), summed over the
+/// steps (the commands taken between them do not count).
+const BLOCK_BUDGET: Duration = Duration::from_millis(8);
+
+/// The steps one tick owes, taken one at a time ([`Order::step_once`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stepping {
+    /// When the tick found them due.
+    at: Instant,
+    /// Steps due by the clock at `at`.
+    due: u64,
+    /// Steps run so far.
+    done: u64,
+    /// Time the steps run so far took.
+    spent: Duration,
+}
+
+impl Order {
+    /// At a tick: works out the physics steps the clock asks for (only while a piece is
+    /// awake and no collider a falling piece needs is missing), to be run one at a time
+    /// between the commands ([`Order::step_once`]). Steps the last tick still owed are
+    /// dropped: behind the clock, the falls slow down rather than the ops. Colliders are
+    /// built on the ground worker meanwhile; a changed chunk's old collider serves until its
+    /// new one comes.
+    pub(super) fn start_steps(&mut self) {
+        if self.stepping.is_some() {
+            self.end_steps();
+        }
+        let now = Instant::now();
+        self.ensure_falling();
+        self.build_colliders();
+        if !self.colliders.ready() || !self.blocks_awake() {
+            self.stepped_at = now;
+            self.flush_block_events();
+            return;
+        }
+        let dt = f64::from(self.physics.settings().timestep);
+        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
+        self.stepping = Some(Stepping {
+            at: now,
+            due,
+            done: 0,
+            spent: Duration::ZERO,
+        });
+        if due == 0 {
+            self.end_steps();
+        }
+    }
+
+    /// Whether a tick's physics steps are still to run.
+    pub(super) fn stepping(&self) -> bool {
+        self.stepping.is_some()
+    }
+
+    /// Runs the next physics step the tick owes and sends what happened (ordered after
+    /// everything taken before it); ends the tick's stepping when none is left, the budget
+    /// is spent or a falling piece waits for a collider.
+    pub(super) fn step_once(&mut self) {
+        let Some(mut s) = self.stepping else {
+            return;
+        };
+        // A piece that fell into a chunk without a collider waits for it.
+        let over = s.done > 0 && s.spent >= BLOCK_BUDGET;
+        if s.done >= s.due.min(MAX_STEPS_PER_TICK) || !self.colliders.ready() || over {
+            return self.end_steps();
+        }
+        let start = Instant::now();
+        let dt = self.physics.settings().timestep;
+        if self.blocks.step(&mut self.physics, dt).is_err() {
+            return self.end_steps();
+        }
+        s.done += 1;
+        self.ensure_falling();
+        self.flush_block_events();
+        let took = start.elapsed();
+        s.spent += took;
+        self.latency.stepped(took);
+        self.stepping = Some(s);
+        if s.done >= s.due.min(MAX_STEPS_PER_TICK) {
+            self.end_steps();
+        }
+    }
+
+    /// Ends the tick's stepping: the clock moves on by the steps run, or to the tick's time
+    /// if some were not (they are dropped).
+    fn end_steps(&mut self) {
+        let Some(s) = self.stepping.take() else {
+            return;
+        };
+        self.build_colliders();
+        let dt = f64::from(self.physics.settings().timestep);
+        self.stepped_at = if s.done < s.due {
+            s.at
+        } else {
+            self.stepped_at + Duration::from_secs_f64(s.done as f64 * dt)
+        };
+        self.flush_block_events();
+    }
+}
