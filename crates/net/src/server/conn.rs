@@ -10,6 +10,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
 use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
+use loam_field::LogEntry;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
@@ -396,7 +397,7 @@ async fn read_loop(
             Ok(ClientMessage::Op { op_id, entry }) => Command::Op {
                 client,
                 op_id,
-                entry,
+                entry: LogEntry::decode(&entry).map_err(|e| e.to_string()),
                 at: now,
             },
             Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp {

@@ -61,11 +61,12 @@ pub(crate) enum Command {
         link: PeerLink,
         reply: oneshot::Sender<u64>,
     },
-    /// A terrain op, read off the connection `at`.
+    /// A terrain op, read off the connection `at` and decoded there (on the connections'
+    /// workers, not the ordering thread): the log entry, or why it does not decode.
     Op {
         client: u64,
         op_id: u64,
-        entry: Vec<u8>,
+        entry: Result<LogEntry, String>,
         at: Instant,
     },
     /// A block op, read off the connection `at`.
@@ -523,7 +524,7 @@ impl Order {
                 op_id,
                 entry,
                 at,
-            } => self.timed(at, |o| o.take_op(client, op_id, &entry)),
+            } => self.timed(at, |o| o.take_op(client, op_id, entry)),
             Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
             Command::BlockOp {
                 client,
@@ -586,7 +587,7 @@ impl Order {
 
     /// Validates and applies one op (through the history: a refused op changes nothing) and
     /// adds it to the group.
-    fn take_op(&mut self, client: u64, op_id: u64, bytes: &[u8]) {
+    fn take_op(&mut self, client: u64, op_id: u64, entry: Result<LogEntry, String>) {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
@@ -594,9 +595,9 @@ impl Order {
             return self.refuse(client, op_id, why);
         }
         self.last_op.insert(client, op_id);
-        let entry = match LogEntry::decode(bytes) {
+        let entry = match entry {
             Ok(e) => e,
-            Err(e) => return self.refuse(client, op_id, e.to_string()),
+            Err(why) => return self.refuse(client, op_id, why),
         };
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
         let stroke = match (&entry.op, self.open) {
