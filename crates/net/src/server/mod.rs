@@ -11,7 +11,8 @@
 //! history (a refused op changes nothing), numbered, and the group is appended to the world
 //! store in one transaction; only when that returns are the ops broadcast, so an op a client
 //! saw acknowledged survives a crash. Any other command (a join, a viewer move, a hash)
-//! waits until the group before it is durable and broadcast.
+//! waits until the group before it is durable and broadcast. The block world's physics steps
+//! run on the same thread, one between each two batches of commands (`steps.rs`).
 //!
 //! Each client gets the ops whose changed bricks fall in its region (its viewer's box plus a
 //! margin, see [`crate::interest`]), its own ops always, and the bricks of regions it moves
@@ -230,8 +231,9 @@ pub struct ServerStatus {
     /// did since the server started.
     pub ground: GroundWork,
     /// Where the server's time went since it started: the server's part of each client op's
-    /// round trip, the ordering thread's work per op, the writer's group commits, the ticks,
-    /// the bakes' snapshots, the ground worker's results.
+    /// round trip and the part of it queued for the ordering thread, the ordering thread's
+    /// work per op, the writer's group commits and their reports, the ticks, the physics
+    /// steps, the bakes' snapshots, the ground worker's results.
     pub latency: ServerLatency,
 }
 
