@@ -69,6 +69,7 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     // Every op taken up was queued first; every group commit's report was taken.
     assert_eq!(l.queued.count, l.apply.count);
     assert_eq!(l.acks.count, l.appends.count);
+    // No op was refused, so each queued wait is part of an accepted op's time.
     assert!(l.queued.max_ms <= l.ops.max_ms, "{l:?}");
     let appended = l.ops_per_append * l.appends.count as f64;
     assert_eq!(

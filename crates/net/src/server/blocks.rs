@@ -8,7 +8,8 @@
 //!  terrain op ──▶ colliders marked stale ──▶ terrain_changed ──▶ Blocks {seq, delta}
 //!              └─ a dig: its box queued for the lump search (`lumps.rs`)
 //!  tick ──▶ stale colliders to the ground worker (`ground.rs`, `colliders.rs`)
-//!  tick ──▶ physics steps at the fixed timestep while a piece is awake ──▶ Blocks {seq, delta}
+//!  tick ──▶ physics steps at the fixed timestep while a piece is awake, one between each
+//!          two commands (`steps.rs`) ──▶ Blocks {seq, delta}
 //! ```
 //!
 //! Every record goes out behind the op it follows, once that op is durable, to the clients

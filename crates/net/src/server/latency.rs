@@ -1,7 +1,8 @@
-//! Where the server's time goes, op by op: the server's part of each round trip, the
-//! ordering thread's work per op, the writer's group commits, and the ordering thread's other
-//! work that ops wait behind (the periodic tick, the bakes' snapshots, the ground worker's
-//! results taken in), as histograms (HdrHistogram, microseconds) that
+//! Where the server's time goes, op by op: the server's part of each round trip and the part
+//! of it queued for the ordering thread, the ordering thread's work per op, the writer's
+//! group commits and the wake-up that brings each one's report back, and the ordering
+//! thread's other work that ops wait behind (the periodic tick, the physics steps, the bakes'
+//! snapshots, the ground worker's results taken in), as histograms (HdrHistogram, microseconds) that
 //! [`ServerStatus`](super::ServerStatus) reports as percentiles.
 //!
 //! A client's round trip is the server's part plus the network and the client itself; on a
@@ -34,13 +35,14 @@ pub struct Percentiles {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServerLatency {
     /// Each client op the server accepted (terrain or block), from its arrival (read off the
-    /// connection and decoded) to its release (acknowledged to its author and broadcast,
+    /// connection, before it is decoded) to its release (acknowledged to its author and broadcast,
     /// after it was synced to disk): the server's part of the author's round trip. Ops the
     /// server made itself (lumps) are not counted, nor refused ones.
     pub ops: Percentiles,
-    /// Each client op from its arrival to the moment the ordering thread takes it up: the
-    /// wait in the command queue, behind other commands and the thread's other work, or for
-    /// a CPU (refused ops included).
+    /// Each client op from its arrival to the moment the ordering thread takes it up: its
+    /// decoding on the connection, then the wait in the command queue, behind other commands
+    /// and the thread's other work, or for a CPU (refused ops included, and ops deferred
+    /// behind a bake's drain).
     pub queued: Percentiles,
     /// The ordering thread's work to take one client op: validate, apply, number, and hand it
     /// on (refused ops included).

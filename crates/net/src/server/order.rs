@@ -492,7 +492,13 @@ impl Order {
                             }
                         }
                         self.pump();
-                        next = rx.try_recv().ok();
+                        // While a tick's physics steps are owed, one command and then one
+                        // step, in turn: a queue that never empties must not hold them back.
+                        next = if self.stepping() {
+                            None
+                        } else {
+                            rx.try_recv().ok()
+                        };
                     }
                 }
                 // Nothing else to do: the next physics step (below).

@@ -8,9 +8,14 @@
 //! ```
 //!
 //! A tick used to run all its steps at once (up to [`BLOCK_BUDGET`], 8 ms), and every op
-//! that arrived meanwhile waited for them. Now an op waits for at most one step. Each op is
-//! logged with the physics step it was applied after ([`Order::log_step`]), so where the ops
-//! fall between the steps is part of the order, and a replay of the log steps the same way.
+//! that arrived meanwhile waited for them. Now an op waits for at most one step, and the
+//! steps are not held back by a long queue: while a tick's steps are owed, the ordering
+//! thread takes one command, then one step, in turn (`Order::serve`).
+//!
+//! A block op is logged with the physics step it was applied after ([`Order::log_step`]),
+//! so a replay steps as often between the same block ops. A terrain op carries no step: a
+//! replay applies it where the log has it among the block ops, not between the same two
+//! steps (as before, when ticks fell between terrain ops too).
 
 use std::time::{Duration, Instant};
 
@@ -79,8 +84,8 @@ impl Order {
         let Some(mut s) = self.stepping else {
             return;
         };
-        // A piece that fell into a chunk without a collider waits for it.
         let over = s.done > 0 && s.spent >= BLOCK_BUDGET;
+        // A piece that fell into a chunk without a collider waits for it (`ready`).
         if s.done >= s.due.min(MAX_STEPS_PER_TICK) || !self.colliders.ready() || over {
             return self.end_steps();
         }
