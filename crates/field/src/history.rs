@@ -27,30 +27,51 @@ mod parts;
 
 pub use parts::{HistoryHeader, HistoryPartsError, SharedStroke};
 
-/// Serde for the shared strokes: each as the plain stroke (the format of an unshared list).
+/// Serde for the shared strokes: each written as the plain stroke (the format of an unshared
+/// list); read back through [`Written`].
 mod shared_strokes {
     use std::sync::Arc;
 
     use imbl::Vector;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::Serializer;
 
     use super::Stroke;
 
     pub fn serialize<S: Serializer>(v: &Vector<Arc<Stroke>>, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(v.iter().map(|a| &**a))
     }
+}
 
-    /// The strokes, which must have strictly increasing ids (oldest first), as every history
-    /// writes them: lookups by id search them in halves.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vector<Arc<Stroke>>, D::Error> {
-        let strokes = Vec::<Stroke>::deserialize(d)?;
-        if let Some(w) = strokes.windows(2).find(|w| w[0].id >= w[1].id) {
-            return Err(serde::de::Error::custom(format_args!(
-                "history strokes out of order: {} before {}",
-                w[0].id, w[1].id
-            )));
-        }
-        Ok(strokes.into_iter().map(Arc::new).collect())
+/// A [`History`] as serialised (the same fields in the same order), checked on the way in by
+/// [`History::from_parts`]: strokes with strictly increasing ids (lookups by id search them
+/// in halves), the open and last stroke ids fitting them, the byte count summed again.
+#[derive(serde::Deserialize)]
+struct Written {
+    budget: usize,
+    used: usize,
+    strokes: Vec<Stroke>,
+    open: Option<u64>,
+    last_id: Option<u64>,
+}
+
+impl TryFrom<Written> for History {
+    type Error = HistoryPartsError;
+
+    fn try_from(w: Written) -> Result<Self, HistoryPartsError> {
+        let header = HistoryHeader {
+            budget: w.budget,
+            used: w.used,
+            first: w.strokes.first().map(|s| s.id),
+            strokes: w.strokes.len() as u64,
+            open: w.open,
+            last_id: w.last_id,
+        };
+        let strokes = w
+            .strokes
+            .into_iter()
+            .map(|s| SharedStroke(Arc::new(s)))
+            .collect();
+        History::from_parts(header, strokes)
     }
 }
 
@@ -88,6 +109,7 @@ impl Stroke {
 /// Serialisable (serde), so a store can keep it beside a bake and undo still works after a
 /// reload.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Written")]
 pub struct History {
     budget: usize,
     used: usize,
@@ -95,7 +117,7 @@ pub struct History {
     /// a few pointers, whatever the number of strokes: the list is a persistent vector (an RRB
     /// tree, `imbl`), of which a clone shares every node, and the strokes are `Arc`s. A change
     /// while shared copies one stroke and the nodes on its path (chunks of 64 pointers).
-    #[serde(with = "shared_strokes")]
+    #[serde(serialize_with = "shared_strokes::serialize")]
     strokes: Vector<Arc<Stroke>>,
     /// The stroke new ops go to, until another begins or it is undone.
     open: Option<u64>,

@@ -14,7 +14,7 @@ use super::{History, Stroke};
 /// Serialises as the stroke alone: its id, state, deltas and sample count, the format of a
 /// stroke inside a whole serialised history.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SharedStroke(Arc<Stroke>);
+pub struct SharedStroke(pub(super) Arc<Stroke>);
 
 impl serde::Serialize for SharedStroke {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -260,9 +260,21 @@ mod tests {
         swapped.strokes.set(1, a);
         let bad = rmp_serde::to_vec(&swapped).unwrap();
         let err = rmp_serde::from_slice::<History>(&bad).unwrap_err();
+        assert!(err.to_string().contains("stroke 1 after 2"), "{err}");
+        // A last stroke id below a kept stroke's (a new stroke could take an id between).
+        let mut low = h.clone();
+        low.last_id = Some(3);
+        let err = rmp_serde::from_slice::<History>(&rmp_serde::to_vec(&low).unwrap());
         assert!(
-            err.to_string().contains("out of order: 2 before 1"),
-            "{err}"
+            err.unwrap_err()
+                .to_string()
+                .contains("open or last stroke id"),
+            "refused"
         );
+        // The byte count is summed again from the strokes.
+        let mut used = h.clone();
+        used.used += 24;
+        let back: History = rmp_serde::from_slice(&rmp_serde::to_vec(&used).unwrap()).unwrap();
+        assert_eq!(back, h);
     }
 }
