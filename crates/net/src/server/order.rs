@@ -197,7 +197,7 @@ pub(crate) struct Order {
     pub(super) step_base: u64,
     /// When the physics world was last brought up to date with the clock.
     pub(super) stepped_at: Instant,
-    /// The physics steps the last tick owes, run one between each two batches of commands.
+    /// The physics steps the last tick owes, run one at a time between commands (`steps.rs`).
     pub(super) stepping: Option<super::steps::Stepping>,
     pub(super) islands: Option<IslandSettings>,
     /// Digs' changed boxes waiting for the next lump search.

@@ -3,8 +3,9 @@
 //!
 //! ```text
 //!  tick (every 50 ms) ──▶ steps due by the clock ──▶ Stepping
-//!  serve loop: a batch of commands ──▶ one step (its events ordered after that batch)
-//!              ──▶ the next batch ──▶ one step … ──▶ done: the clock caught up (or dropped)
+//!  serve loop, while steps are owed: one command ──▶ one step (its events ordered after
+//!              that command) ──▶ the next command ──▶ one step … ──▶ done: the clock caught
+//!              up (or the rest dropped); else: batches of every queued command
 //! ```
 //!
 //! A tick used to run all its steps at once (up to [`BLOCK_BUDGET`], 8 ms), and every op
