@@ -2,8 +2,8 @@
 //! of it queued for the ordering thread, the ordering thread's work per op, the writer's
 //! group commits and the wake-up that brings each one's report back, and the ordering
 //! thread's other work that ops wait behind (the periodic tick, the physics steps, the bakes'
-//! snapshots, the ground worker's results taken in), as histograms (HdrHistogram, microseconds) that
-//! [`ServerStatus`](super::ServerStatus) reports as percentiles.
+//! snapshots, the ground worker's results taken in), as histograms (HdrHistogram,
+//! microseconds) that [`ServerStatus`](super::ServerStatus) reports as percentiles.
 //!
 //! A client's round trip is the server's part plus the network and the client itself; on a
 //! machine that runs the clients too (the load benchmark on loopback), the difference is what
@@ -31,13 +31,14 @@ pub struct Percentiles {
     pub mean_ms: f64,
 }
 
-/// Where the server's time went since it started ([`ServerStatus::latency`](super::ServerStatus::latency)).
+/// Where the server's time went since it started
+/// ([`ServerStatus::latency`](super::ServerStatus::latency)).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServerLatency {
     /// Each client op the server accepted (terrain or block), from its arrival (read off the
-    /// connection, before it is decoded) to its release (acknowledged to its author and broadcast,
-    /// after it was synced to disk): the server's part of the author's round trip. Ops the
-    /// server made itself (lumps) are not counted, nor refused ones.
+    /// connection, before it is decoded) to its release (acknowledged to its author and
+    /// broadcast, after it was synced to disk): the server's part of the author's round trip.
+    /// Ops the server made itself (lumps) are not counted, nor refused ones.
     pub ops: Percentiles,
     /// Each client op from its arrival to the moment the ordering thread takes it up: its
     /// decoding on the connection, then the wait in the command queue, behind other commands
@@ -59,7 +60,7 @@ pub struct ServerLatency {
     /// due worked out, sequence and presence messages. Ops that arrive meanwhile wait.
     pub ticks: Percentiles,
     /// Each physics step of the block world, with its events (run one at a time between
-    /// the batches of commands, so an op waits for one step at most).
+    /// commands, so an op waits for one step at most).
     pub steps: Percentiles,
     /// Each bake's snapshot on the ordering thread (the field, the history and the block
     /// world, for the writer to encode and write beside the next groups). Ops wait for it,

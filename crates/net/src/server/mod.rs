@@ -12,7 +12,7 @@
 //! store in one transaction; only when that returns are the ops broadcast, so an op a client
 //! saw acknowledged survives a crash. Any other command (a join, a viewer move, a hash)
 //! waits until the group before it is durable and broadcast. The block world's physics steps
-//! run on the same thread, one between each two batches of commands (`steps.rs`).
+//! run on the same thread, one at a time between commands (`steps.rs`).
 //!
 //! Each client gets the ops whose changed bricks fall in its region (its viewer's box plus a
 //! margin, see [`crate::interest`]), its own ops always, and the bricks of regions it moves

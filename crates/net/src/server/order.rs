@@ -504,7 +504,7 @@ impl Order {
                 // Nothing else to do: the next physics step (below).
                 () = std::future::ready(()), if self.stepping() => {}
             }
-            // One physics step between two batches of commands, while the tick owes some.
+            // One physics step after each command (or batch), while the tick owes some.
             self.step_once();
             // Refusals ahead of anything in flight go out now.
             self.release();
