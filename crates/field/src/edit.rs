@@ -256,7 +256,13 @@ impl Field {
         *Arc::make_mut(&mut self.bricks) = bricks;
         // The written bricks become the most recently written hot ones; the least recently
         // written beyond the capacity are packed.
-        self.hot.retain(|k| touched.binary_search(k).is_err());
+        // Searched from the newest end: a brick written again was mostly written lately (a
+        // scan of the whole list per op was 7 % of a server's ops with 512 hot bricks).
+        for key in &touched {
+            if let Some(i) = self.hot.iter().rposition(|k| k == key) {
+                self.hot.remove(i);
+            }
+        }
         self.hot.extend(touched);
         self.pack_beyond(self.hot_capacity);
         created
