@@ -240,6 +240,19 @@ pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::Terr
     field_collider_cached(field, key, &mut loam_field::GeneratorBrickCache::new(0))
 }
 
+/// The samples [`field_collider`] reads for chunk `key`: the chunk's 33³ with a halo of
+/// [`loam_mesh::CHUNK_HALO`] on every side. A build on a snapshot that holds this box
+/// ([`Field::snapshot_of`]) gives the same collider as on the whole field.
+pub fn field_collider_box(key: [i32; 3]) -> loam_field::SampleBox {
+    use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
+    let m = loam_field::ChunkKey::new(key[0], key[1], key[2]).min_sample();
+    let (h, far) = (CHUNK_HALO as i32, (CHUNK_CELLS + CHUNK_HALO) as i32);
+    loam_field::SampleBox {
+        min: loam_field::SamplePos::new(m.x - h, m.y - h, m.z - h),
+        max: loam_field::SamplePos::new(m.x + far, m.y + far, m.z + far),
+    }
+}
+
 /// [`field_collider`], reading the field through `cache` ([`Field::fill_cached`]: the same
 /// samples, so the same collider; the generator's bricks kept for the next build there).
 /// For a thread that rebuilds the same chunks again and again (a server's ground worker).
@@ -252,11 +265,7 @@ pub fn field_collider_cached(
     let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
     let mut values = vec![0.0f32; n * n * n];
     let mut materials = vec![0u8; n * n * n];
-    let (m, h) = (
-        loam_field::ChunkKey::new(key[0], key[1], key[2]).min_sample(),
-        CHUNK_HALO as i32,
-    );
-    let min = loam_field::SamplePos::new(m.x - h, m.y - h, m.z - h);
+    let min = field_collider_box(key).min;
     field.fill_cached(min, [n; 3], &mut values, &mut materials, cache);
     let vs = field.settings().voxel_size as f32;
     let mut mesh = MeshBuffer::default();
@@ -310,6 +319,30 @@ mod tests {
         assert!(
             field_collider(&field, [0, y, 0]).is_some(),
             "the surface's chunk"
+        );
+        // Digs at the chunk's corner (its halo reads the bricks beyond) and far away: a
+        // snapshot of only the samples the build reads builds the same collider.
+        let mut field = field;
+        let top = field.generator().surface_height(0.0, 0.0);
+        for c in [[0.0, top, 0.0], [33.0, top, 33.0], [400.0, top, 400.0]] {
+            let dig = loam_field::EditOp::Sphere {
+                mode: loam_field::CsgMode::Subtract,
+                center: c,
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            };
+            field.apply(&dig).unwrap();
+        }
+        let read = field_collider_box([0, y, 0]);
+        assert_eq!(read.volume(), 35 * 35 * 35);
+        let part = field.snapshot_of(&[read]);
+        assert!(part.brick_count() < field.brick_count());
+        let shape =
+            |s: Option<loam_physics::TerrainShape>| s.map(|s| (s.origin(), s.triangle_count()));
+        assert_eq!(
+            shape(field_collider(&part, [0, y, 0])),
+            shape(field_collider(&field, [0, y, 0]))
         );
         let (hits, misses) = cache.hits_and_misses();
         assert!(misses > 0 && hits > misses, "{hits} hits, {misses} misses");

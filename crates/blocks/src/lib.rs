@@ -87,10 +87,12 @@ pub use codec::{BLOCK_OP_VERSION, BlockReplay};
 pub use error::{BlockError, VoxError};
 pub use footing::{Footing, SEAT_LEVELS, footing, level_near, levelling_op, seat};
 pub use ground::{
-    BlockSettings, FieldGround, Ground, NoGround, field_collider, field_collider_cached,
+    BlockSettings, FieldGround, Ground, NoGround, field_collider, field_collider_box,
+    field_collider_cached,
 };
 pub use islands::{
     Island, IslandSearch, IslandSettings, MAX_LUMP_BLOCKS, find_islands, find_islands_cached,
+    island_search_box,
 };
 pub use material::{Material, MaterialId, MaterialTable};
 pub use ops::{BlockOp, LumpBlock};

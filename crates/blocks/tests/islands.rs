@@ -3,7 +3,7 @@
 
 use loam_blocks::{
     BlockOp, BlockSpec, FieldGround, Island, IslandSettings, MaterialTable, PieceState,
-    find_islands, find_islands_cached,
+    find_islands, find_islands_cached, island_search_box,
 };
 use loam_field::{CsgMode, EditOp, Field, GeneratorBrickCache, SampleBox, SamplePos};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
@@ -335,6 +335,14 @@ fn islands_are_deterministic_and_ordered() {
         find_islands(&snapshot, c, &IslandSettings::default()).unwrap(),
         a
     );
+    // On a snapshot of only the bricks the search reads (a server's ground worker), with
+    // an edit far away that it leaves out: the same again.
+    let (mut field, c) = two_pillars();
+    field.apply(&dig([300, -6, 300], [302, -5, 302])).unwrap();
+    let settings = IslandSettings::default();
+    let part = field.snapshot_of(&[island_search_box(c, &settings).unwrap()]);
+    assert!(part.brick_count() < field.brick_count());
+    assert_eq!(find_islands(&part, c, &settings).unwrap(), a);
     // And through a cache of the generator's bricks, cold and then warm.
     let mut cache = GeneratorBrickCache::new(16);
     for _ in 0..2 {

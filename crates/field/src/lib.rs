@@ -51,6 +51,7 @@ mod op;
 mod quant;
 mod raycast;
 pub mod sculpt;
+mod snapshot;
 mod strided;
 mod write;
 

@@ -141,7 +141,7 @@ pub fn find_islands_cached(
     cache: &mut GeneratorBrickCache,
 ) -> Result<IslandSearch, BlockError> {
     settings.validate()?;
-    let Some(region) = search_region(changed, settings) else {
+    let Some(region) = island_search_box(changed, settings) else {
         return Ok(IslandSearch::default());
     };
     let dims = [
@@ -267,9 +267,11 @@ pub fn find_islands_cached(
     })
 }
 
-/// `changed` grown by the largest margin up to `settings.margin` whose box fits in
-/// `max_samples` (and in the `i32` sample range).
-fn search_region(changed: SampleBox, settings: &IslandSettings) -> Option<SampleBox> {
+/// The samples [`find_islands`] reads for the change `changed`: `changed` grown by the
+/// largest margin up to `settings.margin` whose box fits in `max_samples` (and in the `i32`
+/// sample range); `None` when none does (nothing is searched). A search on a snapshot that
+/// holds this box ([`Field::snapshot_of`]) finds what it finds on the whole field.
+pub fn island_search_box(changed: SampleBox, settings: &IslandSettings) -> Option<SampleBox> {
     (1..=settings.margin as i32).rev().find_map(|m| {
         let lo = changed.min.to_array().map(|v| v.checked_sub(m));
         let hi = changed.max.to_array().map(|v| v.checked_add(m));

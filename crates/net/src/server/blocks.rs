@@ -21,7 +21,7 @@
 use bytes::Bytes;
 use loam_blocks::{
     BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
-    MaterialTable, PieceState, WorldBox,
+    MaterialTable, PieceState, WorldBox, field_collider_box,
 };
 use loam_field::{CsgMode, EditOp, Field, SampleBox};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
@@ -390,8 +390,10 @@ impl Order {
             return;
         }
         let refresh = !urgent;
+        // Only the bricks the builds read (see `cut_loose`).
+        let reads: Vec<_> = keys.iter().map(|&k| field_collider_box(k)).collect();
         let job = Job::Colliders {
-            field: self.field.clone(),
+            field: self.field.snapshot_of(&reads),
             at,
             keys,
             refresh,

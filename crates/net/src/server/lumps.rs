@@ -16,7 +16,7 @@
 //! (the rest falls), a build that joined it to the ground (nothing falls) or added to it
 //! (the whole falls).
 
-use loam_blocks::{FieldGround, Island};
+use loam_blocks::{FieldGround, Island, island_search_box};
 use loam_field::SampleBox;
 
 use super::blocks::{lump_spec, terrain_changed};
@@ -56,9 +56,16 @@ impl Order {
         if self.ground.searching > 0 || self.pending_cuts.is_empty() {
             return;
         }
+        let boxes = std::mem::take(&mut self.pending_cuts);
+        // Only the bricks the searches read: while the job lives, an op's first write to a
+        // brick the snapshot shares copies it.
+        let reads: Vec<SampleBox> = boxes
+            .iter()
+            .filter_map(|b| island_search_box(*b, &settings))
+            .collect();
         let job = Job::Islands {
-            field: self.field.clone(),
-            boxes: std::mem::take(&mut self.pending_cuts),
+            field: self.field.snapshot_of(&reads),
+            boxes,
             settings,
         };
         if let Err(job) = self.ground.send(job) {
