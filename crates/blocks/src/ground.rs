@@ -320,30 +320,38 @@ mod tests {
             field_collider(&field, [0, y, 0]).is_some(),
             "the surface's chunk"
         );
-        // Digs at the chunk's corner (its halo reads the bricks beyond) and far away: a
-        // snapshot of only the samples the build reads builds the same collider.
+        // Digs into the surface at a chunk's corner (the chunk's halo reads the bricks beyond
+        // it) and far away: a snapshot of only the samples a build reads builds the same
+        // collider as the whole field.
         let mut field = field;
-        let top = field.generator().surface_height(0.0, 0.0);
-        for c in [[0.0, top, 0.0], [33.0, top, 33.0], [400.0, top, 400.0]] {
+        let mut keys = Vec::new();
+        for (x, z) in [(0.5, 0.5), (32.5, 32.5), (400.5, 400.5)] {
+            let top = field.generator().surface_height(x, z);
             let dig = loam_field::EditOp::Sphere {
                 mode: loam_field::CsgMode::Subtract,
-                center: c,
+                center: [x, top, z],
                 radius: 3.0,
                 material: 0,
                 blend: 0.0,
             };
-            field.apply(&dig).unwrap();
+            assert!(field.apply(&dig).unwrap().changed.is_some());
+            keys.push([0, (top / 32.0).floor() as i32, 0]);
         }
-        let read = field_collider_box([0, y, 0]);
-        assert_eq!(read.volume(), 35 * 35 * 35);
-        let part = field.snapshot_of(&[read]);
+        keys.truncate(2);
+        let reads: Vec<_> = keys.iter().map(|&k| field_collider_box(k)).collect();
+        assert!(reads.iter().all(|b| b.volume() == 35 * 35 * 35));
+        let part = field.snapshot_of(&reads);
+        // Bricks on both sides of the chunk's corner, and not the far ones.
+        assert!(part.bricks().any(|(k, _)| k.x == 1 && k.z == 1));
+        assert!(part.bricks().any(|(k, _)| k.x == -1 && k.z == -1));
         assert!(part.brick_count() < field.brick_count());
         let shape =
             |s: Option<loam_physics::TerrainShape>| s.map(|s| (s.origin(), s.triangle_count()));
-        assert_eq!(
-            shape(field_collider(&part, [0, y, 0])),
-            shape(field_collider(&field, [0, y, 0]))
-        );
+        for k in keys {
+            let whole = shape(field_collider(&field, k));
+            assert!(whole.is_some(), "{k:?}");
+            assert_eq!(shape(field_collider(&part, k)), whole, "{k:?}");
+        }
         let (hits, misses) = cache.hits_and_misses();
         assert!(misses > 0 && hits > misses, "{hits} hits, {misses} misses");
     }

@@ -256,8 +256,9 @@ impl Field {
         *Arc::make_mut(&mut self.bricks) = bricks;
         // The written bricks become the most recently written hot ones; the least recently
         // written beyond the capacity are packed.
-        // Searched from the newest end: a brick written again was mostly written lately (a
-        // scan of the whole list per op was 7 % of a server's ops with 512 hot bricks).
+        // Searched from the newest end: a brick written again was mostly written lately. (A
+        // scan of the whole list per op was 7 % of `History::apply` with 300 bricks hot,
+        // 64 clients' ops in turn; 2.4 % with 81.)
         for key in &touched {
             if let Some(i) = self.hot.iter().rposition(|k| k == key) {
                 self.hot.remove(i);

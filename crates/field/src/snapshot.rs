@@ -20,6 +20,10 @@ impl Field {
     /// the same read of this field gives now, bit for bit. Outside the boxes it reads the
     /// generator wherever it left a brick out, so **read it only inside the boxes**.
     ///
+    /// What looks at the bricks themselves sees only those it holds ([`Field::bricks`],
+    /// [`Field::brick_count`], [`Field::edited_layers`], [`Field::column_bounds`], the
+    /// field hash). A box with `min > max` on an axis holds no sample and adds no brick.
+    ///
     /// Writes to this field after it was taken copy only the bricks it holds, and the map of
     /// bricks is not shared at all. The snapshot has a revision of its own: no
     /// [`crate::PlannedEdit`] made on either one is valid on the other. Its own writes (none
@@ -27,6 +31,9 @@ impl Field {
     pub fn snapshot_of(&self, boxes: &[SampleBox]) -> Field {
         let mut bricks = BTreeMap::new();
         for b in boxes {
+            if (0..3).any(|a| b.min.to_array()[a] > b.max.to_array()[a]) {
+                continue;
+            }
             let ((lo, _), (hi, _)) = (b.min.brick(), b.max.brick());
             // Only the keys the map holds in each z, y row of the box's bricks.
             for z in lo.z..=hi.z {
@@ -138,5 +145,15 @@ mod tests {
         assert_eq!(read(&both, at_far), read(&f, at_far));
         assert_eq!(both.brick_count(), f.brick_count());
         assert_ne!(both.revision, f.revision);
+        // An empty box (min above max on x) adds nothing, and does not panic.
+        let empty = SampleBox {
+            min: SamplePos::new(10, near.min.y, near.min.z),
+            max: SamplePos::new(-10, near.max.y, near.max.z),
+        };
+        assert_eq!(f.snapshot_of(&[empty]).brick_count(), 0);
+        assert_eq!(
+            f.snapshot_of(&[empty, near]).brick_count(),
+            part.brick_count()
+        );
     }
 }

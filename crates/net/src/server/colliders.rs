@@ -9,7 +9,7 @@
 //! ([`Colliders::install`]):
 //!
 //! ```text
-//!  mark (stamp s) ──▶ missing / dirty ──▶ next_builds: keys + stamp t, field cloned at t
+//!  mark (stamp s) ──▶ missing / dirty ──▶ next_builds: keys + stamp t, snapshot at t
 //!                     (missing ones alone if any; else dirty ones: a refresh)
 //!  built at t ──▶ install: missing since s > t (a lump left after the snapshot) → dropped,
 //!                          asked again;  a collider from a snapshot after t in already →

@@ -11,8 +11,9 @@
 //! On the ordering thread they held every op behind them: at 64 clients × 313 ops/s with
 //! lumps on, a profile of that thread showed 44 % of its time in `find_islands` and 23 % in
 //! collider builds, and the round trip's p50 was 35 ms. Now the ordering thread hands them
-//! with a clone of the field (shared bricks: a later edit copies what it changes) to this
-//! thread and goes on with the ops; what comes back is checked against the field as it is by
+//! with a snapshot of the bricks they read ([`Field::snapshot_of`]: shared bricks, which a
+//! later edit copies when it changes them, so only those) to this thread and goes on with
+//! the ops; what comes back is checked against the field as it is by
 //! then (`lumps.rs`, `colliders.rs`) before anything is ordered from it. At most one search,
 //! one build of missing colliders and one refresh are under way at a time.
 //!

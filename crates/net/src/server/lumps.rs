@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!  dig (changed box) ──▶ queue_cut (merged with queued digs near it)
-//!  tick, no search under way ──▶ boxes + field clone ──▶ ground worker: find_islands
+//!  tick, no search under way ──▶ boxes + snapshot of their search boxes ──▶ ground worker:
+//!            find_islands
 //!  found ──▶ each island searched again on the field as it is now, its box taken as the
 //!            change (`Island::recheck`: a box of the island's size grown by the margin)
 //!            ──▶ still loose: removal ops (terrain, author 0) + Lump (block op, author 0),
