@@ -227,9 +227,7 @@ impl Field {
         let created = new_keys.len() as u32;
         let mut bricks = std::mem::take(Arc::make_mut(&mut self.bricks));
         for (key, brick) in new_keys.iter().copied().zip(made) {
-            let cols = Arc::make_mut(&mut self.columns);
-            let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
-            *e = (e.0.min(key.y), e.1.max(key.y));
+            crate::field::widen_column(Arc::make_mut(&mut self.columns), key);
             bricks.insert(key, Arc::new(brick));
         }
         // Each written brick becomes a new hot (decoded) brick: its samples are moved out of

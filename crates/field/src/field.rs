@@ -364,8 +364,7 @@ impl Field {
         for (key, brick) in bricks {
             hot.retain(|k| *k != key);
             assert_eq!(brick.quant(), quant, "a brick of another band");
-            let e = cols.entry((key.x, key.z)).or_insert((key.y, key.y));
-            *e = (e.0.min(key.y), e.1.max(key.y));
+            widen_column(cols, key);
             let brick = if brick.is_hot() {
                 brick.packed()
             } else {
@@ -494,6 +493,13 @@ impl<'a> SampleReader<'a> {
         self.brick(key)
             .map_or(GENERATOR_MATERIAL, |r| r.material(local))
     }
+}
+
+/// Widens the layer range of `key`'s brick column in `columns` (lowest and highest brick
+/// layer holding a brick, per column `(x, z)`) to take in `key`.
+pub(crate) fn widen_column(columns: &mut BTreeMap<(i32, i32), (i32, i32)>, key: BrickKey) {
+    let e = columns.entry((key.x, key.z)).or_insert((key.y, key.y));
+    *e = (e.0.min(key.y), e.1.max(key.y));
 }
 
 /// Calls `f(key, sub_box)` for every brick overlapping `region`, in ascending `(z, y, x)`

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::coords::{BrickKey, SampleBox};
-use crate::field::{Field, next_revision};
+use crate::coords::SampleBox;
+use crate::field::{Field, for_bricks_in, next_revision, widen_column};
 
 impl Field {
     /// A snapshot holding only the bricks that overlap one of `boxes` (inclusive sample
@@ -30,25 +30,17 @@ impl Field {
     /// are expected) keep every brick it holds decoded.
     pub fn snapshot_of(&self, boxes: &[SampleBox]) -> Field {
         let mut bricks = BTreeMap::new();
-        for b in boxes {
+        let mut columns = BTreeMap::new();
+        for &b in boxes {
             if (0..3).any(|a| b.min.to_array()[a] > b.max.to_array()[a]) {
                 continue;
             }
-            let ((lo, _), (hi, _)) = (b.min.brick(), b.max.brick());
-            // Only the keys the map holds in each z, y row of the box's bricks.
-            for z in lo.z..=hi.z {
-                for y in lo.y..=hi.y {
-                    let row = BrickKey::new(lo.x, y, z)..=BrickKey::new(hi.x, y, z);
-                    for (k, brick) in self.bricks.range(row) {
-                        bricks.insert(*k, brick.clone());
-                    }
+            for_bricks_in(b, |key, _| {
+                if let Some(brick) = self.bricks.get(&key) {
+                    bricks.insert(key, brick.clone());
+                    widen_column(&mut columns, key);
                 }
-            }
-        }
-        let mut columns: BTreeMap<(i32, i32), (i32, i32)> = BTreeMap::new();
-        for k in bricks.keys() {
-            let e = columns.entry((k.x, k.z)).or_insert((k.y, k.y));
-            *e = (e.0.min(k.y), e.1.max(k.y));
+            });
         }
         Field {
             settings: self.settings,
