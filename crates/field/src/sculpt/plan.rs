@@ -14,6 +14,8 @@ use crate::sculpt::falloff::Falloff;
 use crate::sculpt::redistance::redistance;
 use crate::sculpt::shapes;
 
+mod ball;
+
 /// The samples of the world box `lo..=hi` (metres), checked against the field's limits.
 fn sample_box(
     field: &Field,
@@ -384,6 +386,12 @@ impl<'a> Shape<'a> {
 /// the shape's bounding box grown by `band + blend`. A union writes the op's material where
 /// the shape is nearer than the old surface.
 pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
+    shape_with(field, op, true)
+}
+
+/// [`shape`], with the hard ball's own loop ([`hard_ball`]) used where it applies when
+/// `fast` (tests compare the two).
+fn shape_with(field: &Field, op: &EditOp, fast: bool) -> Result<Plan, EditError> {
     let s = Shape::new(op);
     let (vs, band) = (field.settings.voxel_size, field.settings.band());
     let m = band + s.blend;
@@ -397,6 +405,26 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     let grid = Quant::new(band);
     plan.writes.reserve((b.volume() as usize).min(1 << 16));
     let rows = s.rows(b, m, vs);
+    if let EditOp::Sphere {
+        center,
+        radius,
+        blend: 0.0,
+        ..
+    } = *op
+        && fast
+        && matches!(s.mode, CsgMode::Union | CsgMode::Subtract)
+    {
+        ball::hard_ball(
+            &mut plan,
+            &read,
+            b,
+            grid,
+            (vs, m),
+            (center, radius),
+            (s.mode, s.material),
+        );
+        return Ok(plan);
+    }
     each_in_rows(b, rows, |pos| {
         let p = world(pos, vs);
         let d = s.sdf(p);
