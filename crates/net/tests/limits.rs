@@ -667,3 +667,42 @@ async fn connections_without_a_request_are_closed_after_the_hello_timeout() {
     still_serves(&server.url()).await;
     server.shutdown().await.unwrap();
 }
+
+/// Digs and builds at both ends of the sample range are valid edits: the server takes them
+/// (its lump search and collider bookkeeping add margins to their boxes without
+/// overflowing) and goes on serving. Found by an adversarial trial, where one such ball
+/// stopped a debug build's ordering thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_at_the_ends_of_the_sample_range_leave_the_server_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut ws = joined(&server.url(), None).await;
+    let ball = |mode, center| EditOp::Sphere {
+        mode,
+        center,
+        radius: 0.5,
+        material: 0,
+        blend: 0.0,
+    };
+    let (lo, hi) = (f64::from(i32::MIN) + 2.0, f64::from(i32::MAX) - 2.0);
+    let ops = [
+        ball(CsgMode::Subtract, [hi, 0.0, 0.0]),
+        ball(CsgMode::Subtract, [hi - 1.0, 0.0, 0.0]),
+        ball(CsgMode::Union, [lo, lo, lo]),
+        ball(CsgMode::Subtract, [0.0, hi, lo]),
+        ball(CsgMode::Subtract, [lo + 1.0, 0.0, hi]),
+    ];
+    for (i, op) in ops.into_iter().enumerate() {
+        let op_id = i as u64 + 1;
+        send_raw(&mut ws, op_msg(op_id, op)).await;
+        recv_until(&mut ws, |m| match m {
+            ServerMessage::Op(r) if r.op_id == op_id => Some(()),
+            ServerMessage::OpRefused { op_id: id, reason } if id == op_id => {
+                panic!("op {id} refused: {reason}")
+            }
+            _ => None,
+        })
+        .await;
+    }
+    still_serves(&server.url()).await;
+}

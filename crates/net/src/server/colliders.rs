@@ -233,13 +233,14 @@ impl Colliders {
 
     /// The loaded chunks whose samples (halo included) meet the samples `lo..=hi`.
     fn meeting(&self, lo: [i32; 3], hi: [i32; 3]) -> Vec<[i32; 3]> {
-        let cells = CHUNK_CELLS as i32;
-        let halo = CHUNK_HALO as i32;
-        let from = lo.map(|v| (v - cells - halo - 1).div_euclid(cells) + 1);
-        let to = hi.map(|v| (v + halo).div_euclid(cells));
+        // In i64: a change at the end of the i32 sample range is a valid edit.
+        let cells = i64::from(CHUNK_CELLS as i32);
+        let halo = i64::from(CHUNK_HALO as i32);
+        let from = lo.map(|v| (i64::from(v) - cells - halo - 1).div_euclid(cells) + 1);
+        let to = hi.map(|v| (i64::from(v) + halo).div_euclid(cells));
         self.loaded
             .iter()
-            .filter(|k| (0..3).all(|i| from[i] <= k[i] && k[i] <= to[i]))
+            .filter(|k| (0..3).all(|i| from[i] <= i64::from(k[i]) && i64::from(k[i]) <= to[i]))
             .copied()
             .collect()
     }

@@ -36,9 +36,11 @@ impl Order {
         let near = |a: &SampleBox| {
             let (lo, hi) = (a.min.to_array(), a.max.to_array());
             let (blo, bhi) = (b.min.to_array(), b.max.to_array());
+            // In i64: boxes at the ends of the i32 sample range are valid.
             (0..3).all(|i| {
-                let (l, h) = (lo[i].min(blo[i]), hi[i].max(bhi[i]));
-                blo[i] <= hi[i] + MERGE_GAP && lo[i] <= bhi[i] + MERGE_GAP && h - l <= MERGE_SPAN
+                let [l, h, bl, bh] = [lo[i], hi[i], blo[i], bhi[i]].map(i64::from);
+                let (gap, span) = (i64::from(MERGE_GAP), i64::from(MERGE_SPAN));
+                bl <= h + gap && l <= bh + gap && h.max(bh) - l.min(bl) <= span
             })
         };
         if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
