@@ -4,32 +4,15 @@
 
 use std::time::Duration;
 
-use loam_field::{CsgMode, EditOp, LogEntry};
+use loam_field::{CsgMode, EditOp};
 use loam_net::protocol::{ClientMessage, RefusalCode, ServerMessage};
 use loam_net::{Client, ClientConfig, NetError, PROTOCOL_VERSION};
 use serde::Serialize;
 
 use crate::util::{
-    Raw, factory, hello, new_world, raw, recv_raw, recv_until, send_raw, start, viewer,
+    Raw, dig, disconnect_reason, factory, hello, new_world, op_msg, raw, recv_raw, recv_until,
+    send_raw, start, still_serves, viewer,
 };
-
-fn dig(x: f64) -> EditOp {
-    EditOp::Sphere {
-        mode: CsgMode::Subtract,
-        center: [x, 0.0, 0.0],
-        radius: 2.0,
-        material: 0,
-        blend: 0.0,
-    }
-}
-
-fn op_msg(op_id: u64, op: EditOp) -> Vec<u8> {
-    ClientMessage::Op {
-        op_id,
-        entry: LogEntry::new(0, op_id, op).encode(),
-    }
-    .encode()
-}
 
 /// Says hello and reads up to the end of the snapshot.
 async fn joined(url: &str, token: Option<&str>) -> Raw {
@@ -42,32 +25,6 @@ async fn joined(url: &str, token: Option<&str>) -> Raw {
     })
     .await;
     ws
-}
-
-/// The reason of the `Disconnect` that ends the connection.
-async fn disconnect_reason(ws: &mut Raw) -> String {
-    loop {
-        match recv_raw(ws).await {
-            Some(ServerMessage::Disconnect { reason }) => return reason,
-            Some(_) => {}
-            None => return String::new(),
-        }
-    }
-}
-
-async fn still_serves(url: &str) {
-    let mut c = Client::connect(ClientConfig::new(
-        url,
-        viewer(0.0, 0.0, 0.0, 8.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
-    c.send_op(1, dig(3.0)).await.unwrap();
-    while c.pending_ops() > 0 {
-        c.next_event().await.unwrap();
-    }
-    assert!(c.sync(false).await.unwrap().matches());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

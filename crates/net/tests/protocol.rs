@@ -108,6 +108,7 @@ fn client_messages() -> Vec<ClientMessage> {
             viewer: viewer(1.0, 2.0, -3.5, 64.0),
             resume: Some(Resume {
                 client_id: 77,
+                key: [u64::MAX, 3],
                 last_seq: 1234,
                 region,
             }),
@@ -165,6 +166,7 @@ fn server_messages() -> Vec<ServerMessage> {
         ServerMessage::Welcome(Welcome {
             protocol: PROTOCOL_VERSION,
             client_id: 1 << 50,
+            resume_key: [0x0123_4567_89ab_cdef, u64::MAX],
             world: meta(),
             seq: 99,
             resumed: true,

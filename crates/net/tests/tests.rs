@@ -12,5 +12,6 @@ mod limits;
 mod predict;
 mod presence;
 mod protocol;
+mod resume_key;
 mod undo;
 mod util;

@@ -4,11 +4,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::{SinkExt, StreamExt};
-use loam_field::{CaveSettings, FieldSettings, Generator, NoiseLayer, NoiseTerrainSettings};
+use loam_field::{
+    CaveSettings, CsgMode, EditOp, FieldSettings, Generator, LogEntry, NoiseLayer,
+    NoiseTerrainSettings,
+};
 use loam_net::protocol::{ClientMessage, Hello, ServerMessage};
 use loam_net::{
-    DEFAULT_MAX_MESSAGE_BYTES, GeneratorFactory, PROTOCOL_VERSION, ServerConfig, ServerHandle,
-    Viewer, serve,
+    Client, ClientConfig, DEFAULT_MAX_MESSAGE_BYTES, GeneratorFactory, PROTOCOL_VERSION,
+    ServerConfig, ServerHandle, Viewer, serve,
 };
 use loam_store::Store;
 use serde::{Deserialize, Serialize};
@@ -180,4 +183,51 @@ pub async fn recv_until<T>(ws: &mut Raw, mut f: impl FnMut(ServerMessage) -> Opt
             return t;
         }
     }
+}
+
+/// A ball of radius 2 m dug at `(x, 0, 0)`.
+pub fn dig(x: f64) -> EditOp {
+    EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [x, 0.0, 0.0],
+        radius: 2.0,
+        material: 0,
+        blend: 0.0,
+    }
+}
+
+/// An op message for op `op_id` (its own stroke).
+pub fn op_msg(op_id: u64, op: EditOp) -> Vec<u8> {
+    ClientMessage::Op {
+        op_id,
+        entry: LogEntry::new(0, op_id, op).encode(),
+    }
+    .encode()
+}
+
+/// The reason of the `Disconnect` that ends the connection.
+pub async fn disconnect_reason(ws: &mut Raw) -> String {
+    loop {
+        match recv_raw(ws).await {
+            Some(ServerMessage::Disconnect { reason }) => return reason,
+            Some(_) => {}
+            None => return String::new(),
+        }
+    }
+}
+
+/// A client joins, digs, and its field matches the server's.
+pub async fn still_serves(url: &str) {
+    let mut c = Client::connect(ClientConfig::new(
+        url,
+        viewer(0.0, 0.0, 0.0, 8.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    c.send_op(1, dig(3.0)).await.unwrap();
+    while c.pending_ops() > 0 {
+        c.next_event().await.unwrap();
+    }
+    assert!(c.sync(false).await.unwrap().matches());
 }

@@ -492,6 +492,7 @@ impl Client {
         self.lose_connection();
         let resume = self.state.region.map(|region| Resume {
             client_id: self.state.id,
+            key: self.state.resume_key,
             last_seq: self.state.last_seq,
             region,
         });

@@ -197,6 +197,8 @@ struct Catching {
 
 pub(crate) struct State {
     pub id: u64,
+    /// The key a reconnect shows to keep [`State::id`] ([`crate::protocol::Welcome::resume_key`]).
+    pub resume_key: [u64; 2],
     pub meta: WorldMeta,
     generator: Arc<Generator>,
     confirmed: Field,
@@ -241,6 +243,7 @@ impl State {
         confirmed.set_hot_capacity(64);
         Ok(Self {
             id: welcome.client_id,
+            resume_key: welcome.resume_key,
             meta: welcome.world.clone(),
             generator,
             confirmed,

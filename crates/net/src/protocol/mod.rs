@@ -4,7 +4,7 @@
 //! ```text
 //! client                                   server
 //!   Hello {protocol, name, token, viewer, resume?} ──▶
-//!                                          ◀── Welcome {client id, world, seq, resumed, last op id}
+//!                                          ◀── Welcome {client id, resume key, world, seq, resumed, last op id}
 //!                                          ◀── [resume: Op … for the ops missed in the kept region]
 //!                                          ◀── CatchUp {region, keep?, bricks nearest first, done} …
 //!   Op {op id, entry} ──▶                   (ordered, appended durably, applied)
@@ -62,8 +62,9 @@ use serde::{Deserialize, Serialize};
 /// version 5 sends a generator too large for one message in parts before the welcome
 /// ([`ServerMessage::WorldPart`]); version 6 marks where a hash is taken
 /// ([`ServerMessage::HashAt`]) and sends the hash when it is done, computed beside the
-/// ordering of ops rather than in its way.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// ordering of ops rather than in its way; version 7 gives each client a resume key
+/// ([`Welcome::resume_key`]) that a resume must show to keep its id.
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Largest generator JSON a client takes in parts ([`ServerMessage::WorldPart`]), bytes
 /// (2 GiB: a heightmap world carries its DEM, at most 2²⁸ samples of 4 bytes, in base64).
@@ -111,6 +112,10 @@ pub struct BrickBox {
 pub struct Resume {
     /// The id the server gave this client before (its ops keep their author).
     pub client_id: u64,
+    /// The [`Welcome::resume_key`] that came with that id. With another key (a forged
+    /// one, or one from before the server restarted) the client joins under a new id, still
+    /// resuming the data from `last_seq`, and the server does not know its last op id.
+    pub key: [u64; 2],
     /// The last sequence number the client is up to date with.
     pub last_seq: u64,
     /// The region the client holds exactly as of `last_seq`.
@@ -191,6 +196,10 @@ pub struct Welcome {
     pub protocol: u32,
     /// The client's id (the author of its ops).
     pub client_id: u64,
+    /// The key a reconnect shows to keep `client_id` ([`Resume::key`]): 128 bits only this
+    /// client was sent, valid while this server process runs. Ids are public (presence
+    /// lists them), so without it anyone could resume as another player.
+    pub resume_key: [u64; 2],
     /// The world.
     pub world: WorldMeta,
     /// The current sequence number (the last op in the log).

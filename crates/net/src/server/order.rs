@@ -219,6 +219,9 @@ pub(crate) struct Order {
     pub(super) open: Option<(u64, u64, u64)>,
     pub(super) last_op: BTreeMap<u64, u64>,
     pub(super) next_client: u64,
+    /// The key of this process's resume keys ([`super::regions::resume_key`]): random, never
+    /// sent or stored.
+    pub(super) resume_secret: [u8; 32],
     pub(super) cache: BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
     pub(super) accepted: u64,
     pub(super) made: u64,
@@ -432,6 +435,11 @@ impl Order {
             open: None,
             last_op: BTreeMap::new(),
             next_client: micros.max(1),
+            resume_secret: {
+                let mut k = [0u8; 32];
+                getrandom::fill(&mut k).map_err(|e| NetError::Io(std::io::Error::other(e)))?;
+                k
+            },
             cache: BTreeMap::new(),
             accepted: 0,
             made: 0,

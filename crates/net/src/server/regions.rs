@@ -94,12 +94,13 @@ impl Order {
     ) {
         let vs = self.field.settings().voxel_size;
         let region = region_for(&hello.viewer, self.margin, vs);
+        // A resume keeps its id only with the key this process gave that id: ids are public
+        // (presence lists them), and one taken over would kick its player and spoil its op
+        // ids. Any other resume (a forged id, a key from before a restart) joins under a new
+        // id, still resuming the data from its last sequence number.
         let id = match &hello.resume {
-            Some(r) => {
-                self.next_client = self.next_client.max(r.client_id.saturating_add(1));
-                r.client_id
-            }
-            None => {
+            Some(r) if same_key(r.key, resume_key(&self.resume_secret, r.client_id)) => r.client_id,
+            _ => {
                 self.next_client += 1;
                 self.next_client - 1
             }
@@ -127,6 +128,7 @@ impl Order {
         let welcome = Welcome {
             protocol: PROTOCOL_VERSION,
             client_id: id,
+            resume_key: resume_key(&self.resume_secret, id),
             world,
             seq: self.seq,
             resumed: plan.is_some(),
@@ -323,4 +325,19 @@ impl Order {
         }
         self.bury(dead);
     }
+}
+
+/// The resume key of client `id`: the first 128 bits of BLAKE3 keyed with this process's
+/// `secret` over the id's little-endian bytes (a keyed hash as a MAC, so a key for one id
+/// tells nothing of another's).
+pub(super) fn resume_key(secret: &[u8; 32], id: u64) -> [u64; 2] {
+    let h = blake3::keyed_hash(secret, &id.to_le_bytes());
+    let b = h.as_bytes();
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    [word(0), word(8)]
+}
+
+/// Compares two keys in time that does not depend on where they differ.
+fn same_key(a: [u64; 2], b: [u64; 2]) -> bool {
+    ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0
 }

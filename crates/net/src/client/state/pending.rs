@@ -112,6 +112,7 @@ impl State {
     /// block ops) are sent.
     pub fn rewelcome(&mut self, welcome: &Welcome) -> Vec<Vec<u8>> {
         self.id = welcome.client_id;
+        self.resume_key = welcome.resume_key;
         self.caught_up = false;
         self.catching = None;
         // The last connection's hashes are not answered on this one.

@@ -20,6 +20,7 @@ pub(super) fn state(g: &Arc<Generator>) -> State {
     let welcome = Welcome {
         protocol: PROTOCOL_VERSION,
         client_id: 7,
+        resume_key: [1, 2],
         world: WorldMeta {
             generator_json: String::new(),
             field: FieldSettings::default(),

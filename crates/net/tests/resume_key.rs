@@ -1,0 +1,95 @@
+//! Who a client is: a resume keeps its id only with the key the server sent that id.
+
+use loam_net::PROTOCOL_VERSION;
+use loam_net::protocol::{BrickBox, ClientMessage, Hello, Resume, ServerMessage};
+
+use crate::util::{
+    Raw, dig, disconnect_reason, hello, new_world, op_msg, raw, recv_until, send_raw, start,
+    still_serves, viewer,
+};
+
+/// A hello that resumes as `client_id` with `key`, holding one brick at the origin as of op
+/// `last_seq`.
+fn resume_hello(client_id: u64, key: [u64; 2], last_seq: u64) -> Vec<u8> {
+    ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: "resumer".into(),
+        token: None,
+        viewer: viewer(0.0, 0.0, 0.0, 8.0),
+        resume: Some(Resume {
+            client_id,
+            key,
+            last_seq,
+            region: BrickBox {
+                min: [0; 3],
+                max: [0; 3],
+            },
+        }),
+    })
+    .encode()
+}
+
+/// The welcome's client id, resume key and last op id.
+async fn welcome(ws: &mut Raw) -> (u64, [u64; 2], Option<u64>) {
+    recv_until(ws, |m| match m {
+        ServerMessage::Welcome(w) => Some((w.client_id, w.resume_key, w.last_op_id)),
+        ServerMessage::Refused(r) => panic!("refused: {r}"),
+        _ => None,
+    })
+    .await
+}
+
+/// Ids are public (presence lists them): a resume keeps its id only with the key the server
+/// sent that id. A resume as another player with a wrong key, or as an id never given out
+/// (the largest one stopped a debug server, its next id overflowing), joins under a new id
+/// and learns no last op id; the player keeps its connection and its ops. The player's own
+/// resume, with its key, keeps its id and its last op id. Found by an adversarial trial.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_keeps_its_id_only_with_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut player = raw(&server.url()).await;
+    send_raw(&mut player, hello(None)).await;
+    let (id, key, last) = welcome(&mut player).await;
+    assert_eq!(last, None);
+    send_raw(&mut player, op_msg(5, dig(0.0))).await;
+    let seq = recv_until(&mut player, |m| match m {
+        ServerMessage::Op(r) if r.op_id == 5 => Some(r.seq),
+        _ => None,
+    })
+    .await;
+
+    for (claimed, forged) in [
+        (id, [key[0] ^ 1, key[1]]),
+        (id, [0, 0]),
+        (u64::MAX, key),
+        (0, key),
+    ] {
+        let mut thief = raw(&server.url()).await;
+        send_raw(&mut thief, resume_hello(claimed, forged, seq)).await;
+        let (got, got_key, got_last) = welcome(&mut thief).await;
+        assert!(
+            got != id && got != claimed && got != 0,
+            "{claimed} got id {got}"
+        );
+        assert_ne!(got_key, key);
+        assert_eq!(got_last, None, "a new id has no last op id");
+    }
+    // The player was not replaced: its next op comes back to it.
+    send_raw(&mut player, op_msg(6, dig(1.0))).await;
+    recv_until(&mut player, |m| match m {
+        ServerMessage::Op(r) if r.op_id == 6 => Some(()),
+        ServerMessage::Disconnect { reason } => panic!("the player was dropped: {reason}"),
+        _ => None,
+    })
+    .await;
+
+    let mut again = raw(&server.url()).await;
+    send_raw(&mut again, resume_hello(id, key, seq)).await;
+    assert_eq!(welcome(&mut again).await, (id, key, Some(6)));
+    assert_eq!(
+        disconnect_reason(&mut player).await,
+        "replaced by a newer connection of the same client"
+    );
+    still_serves(&server.url()).await;
+}
