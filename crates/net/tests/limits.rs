@@ -10,22 +10,9 @@ use loam_net::{Client, ClientConfig, NetError, PROTOCOL_VERSION};
 use serde::Serialize;
 
 use crate::util::{
-    Raw, dig, disconnect_reason, factory, hello, new_world, op_msg, raw, recv_raw, recv_until,
+    dig, disconnect_reason, factory, hello, joined, new_world, op_msg, raw, recv_raw, recv_until,
     send_raw, start, still_serves, viewer,
 };
-
-/// Says hello and reads up to the end of the snapshot.
-async fn joined(url: &str, token: Option<&str>) -> Raw {
-    let mut ws = raw(url).await;
-    send_raw(&mut ws, hello(token)).await;
-    recv_until(&mut ws, |m| match m {
-        ServerMessage::CatchUp(c) if c.done => Some(()),
-        ServerMessage::Refused(r) => panic!("refused: {r}"),
-        _ => None,
-    })
-    .await;
-    ws
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn older_and_newer_protocols_get_a_clear_refusal() {

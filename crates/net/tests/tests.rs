@@ -9,6 +9,7 @@ mod converge;
 mod crash;
 mod editor_world;
 mod limits;
+mod outbox;
 mod predict;
 mod presence;
 mod protocol;

@@ -231,3 +231,16 @@ pub async fn still_serves(url: &str) {
     }
     assert!(c.sync(false).await.unwrap().matches());
 }
+
+/// Says hello and reads up to the end of the snapshot.
+pub async fn joined(url: &str, token: Option<&str>) -> Raw {
+    let mut ws = raw(url).await;
+    send_raw(&mut ws, hello(token)).await;
+    recv_until(&mut ws, |m| match m {
+        ServerMessage::CatchUp(c) if c.done => Some(()),
+        ServerMessage::Refused(r) => panic!("refused: {r}"),
+        _ => None,
+    })
+    .await;
+    ws
+}

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
@@ -32,6 +32,8 @@ const MAX_RESUME_BRICKS: u64 = 1 << 24;
 #[derive(Clone)]
 pub(crate) struct PeerLink {
     pub tx: mpsc::Sender<Bytes>,
+    /// Bytes in `tx` not yet taken by the connection's writer.
+    pub queued: Arc<AtomicUsize>,
     kill: Arc<watch::Sender<Option<String>>>,
 }
 
@@ -277,6 +279,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     let (kill_tx, kill_rx) = watch::channel(None);
     let link = PeerLink {
         tx,
+        queued: Arc::new(AtomicUsize::new(0)),
         kill: Arc::new(kill_tx),
     };
     let name = hello.name.clone();
@@ -296,7 +299,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         let r = refusal(RefusalCode::ServerFull, "the server is stopping");
         return refuse(&mut sink, r, peer).await;
     };
-    let mut writer = tokio::spawn(write_loop(sink, rx, kill_rx.clone()));
+    let mut writer = tokio::spawn(write_loop(sink, rx, link.queued.clone(), kill_rx.clone()));
     read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
     let _ = shared.commands.send(Command::Leave { conn, client }).await;
     // The client's data in the reason (a decode error's text) is escaped by `?`.
@@ -446,20 +449,25 @@ async fn read_loop(
 async fn write_loop(
     mut sink: Sink,
     mut rx: mpsc::Receiver<Bytes>,
+    queued: Arc<AtomicUsize>,
     mut kill: watch::Receiver<Option<String>>,
 ) {
+    let taken = |frame: Bytes| {
+        queued.fetch_sub(frame.len(), Ordering::Relaxed);
+        Message::Binary(frame)
+    };
     loop {
         tokio::select! {
             biased;
             _ = killed(&mut kill) => break,
             frame = rx.recv() => {
                 let Some(frame) = frame else { break };
-                if sink.feed(Message::Binary(frame)).await.is_err() {
+                if sink.feed(taken(frame)).await.is_err() {
                     return;
                 }
                 for _ in 0..WRITE_BATCH {
                     let Ok(frame) = rx.try_recv() else { break };
-                    if sink.feed(Message::Binary(frame)).await.is_err() {
+                    if sink.feed(taken(frame)).await.is_err() {
                         return;
                     }
                 }

@@ -85,6 +85,11 @@ pub struct Limits {
     pub max_view_radius_m: f64,
     /// Messages waiting for a client before it is disconnected as too slow. Default 16384.
     pub outbox_messages: usize,
+    /// Bytes waiting for a client before it is disconnected as too slow, at least
+    /// `max_message_bytes`. Default 64 MiB. Counted as well as messages: a client that
+    /// asks for catch-ups (viewer moves, a few bytes each, answered by up to a megabyte of
+    /// bricks) and does not read them would otherwise hold the server's memory.
+    pub outbox_bytes: usize,
     /// How long a new connection may take to send its request head (HTTP, the upgrade to a
     /// WebSocket), and then how long it may take to say hello. Default 10 s.
     pub hello_timeout: Duration,
@@ -99,6 +104,7 @@ impl Default for Limits {
             op_burst: 1000.0,
             max_view_radius_m: 512.0,
             outbox_messages: 16384,
+            outbox_bytes: 64 << 20,
             hello_timeout: Duration::from_secs(10),
         }
     }
@@ -189,6 +195,9 @@ impl ServerConfig {
         }
         if l.outbox_messages < 16 {
             return bad("outbox_messages", "at least 16");
+        }
+        if l.outbox_bytes < l.max_message_bytes {
+            return bad("outbox_bytes", "at least max_message_bytes");
         }
         if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
             return bad("interest_margin_m", "in [0, 10000]");

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -208,7 +209,7 @@ pub(crate) struct Order {
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
     pub(super) max_message: usize,
-    pub(super) outbox: usize,
+    pub(super) outbox: Outbox,
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
@@ -241,19 +242,33 @@ fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
 
 /// Sends `frame` to `peer`; a full outbox (a client too slow) or a closed one is noted in
 /// `dead`.
-pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: usize, dead: &mut Vec<(u64, String)>) {
+/// How much may wait for one client ([`crate::Limits::outbox_messages`] and
+/// [`crate::Limits::outbox_bytes`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Outbox {
+    pub messages: usize,
+    pub bytes: usize,
+}
+
+pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut Vec<(u64, String)>) {
     // Nothing after a lost frame: the stream may end early, never have a hole (a resume
     // starts after the last message the client took).
     if dead.iter().any(|(d, _)| *d == id) {
         return;
     }
-    match peer.link.tx.try_send(frame) {
-        Ok(()) => {}
-        Err(TrySendError::Full(_)) => {
-            dead.push((id, format!("too slow: {cap} messages waiting")));
+    let n = frame.len();
+    let waiting = peer.link.queued.fetch_add(n, AtomicOrdering::Relaxed) + n;
+    let why = if waiting > cap.bytes {
+        format!("too slow: {waiting} bytes waiting (at most {})", cap.bytes)
+    } else {
+        match peer.link.tx.try_send(frame) {
+            Ok(()) => return,
+            Err(TrySendError::Full(_)) => format!("too slow: {} messages waiting", cap.messages),
+            Err(TrySendError::Closed(_)) => "connection gone".into(),
         }
-        Err(TrySendError::Closed(_)) => dead.push((id, "connection gone".into())),
-    }
+    };
+    peer.link.queued.fetch_sub(n, AtomicOrdering::Relaxed);
+    dead.push((id, why));
 }
 
 pub(super) fn encoded(
@@ -426,7 +441,10 @@ impl Order {
             },
             margin: cfg.interest_margin_m,
             max_message: cfg.limits.max_message_bytes,
-            outbox: cfg.limits.outbox_messages,
+            outbox: Outbox {
+                messages: cfg.limits.outbox_messages,
+                bytes: cfg.limits.outbox_bytes,
+            },
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),

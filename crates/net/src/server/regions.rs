@@ -111,8 +111,13 @@ impl Order {
         }
         self.hashes.forget(id);
         let plan = hello.resume.as_ref().and_then(|r| {
-            self.ring
-                .plan(r.last_seq, self.seq, &r.region, id, self.outbox / 2)
+            self.ring.plan(
+                r.last_seq,
+                self.seq,
+                &r.region,
+                id,
+                self.outbox.messages / 2,
+            )
         });
         let mut world = self.meta.clone();
         let mut frames: Vec<Bytes> = Vec::new();

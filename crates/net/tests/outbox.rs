@@ -1,0 +1,69 @@
+//! What may wait for a client: a client that does not read is dropped by bytes as well as
+//! by messages.
+
+use std::time::Duration;
+
+use futures_util::SinkExt;
+use loam_field::{CsgMode, EditOp};
+use loam_net::protocol::{ClientMessage, ServerMessage};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::util::{
+    disconnect_reason, joined, new_world, op_msg, recv_until, send_raw, start, still_serves, viewer,
+};
+
+/// A client that moves its viewer (a few bytes a message, each answered by a catch-up of
+/// its new region) and never reads is dropped once the bytes waiting for it pass
+/// `outbox_bytes`, long before `outbox_messages`: its catch-ups do not pile up in the
+/// server's memory. Found by an adversarial trial (3 GB in 20 s before the byte limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_asks_for_catch_ups_and_does_not_read_is_dropped_by_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.outbox_bytes = c.limits.max_message_bytes;
+    })
+    .await;
+    let mut ws = joined(&server.url(), None).await;
+    // Edited bricks around two places 320 m apart: a region's catch-up sends them.
+    let mut op_id = 0;
+    for base in [0.0, 320.0] {
+        for i in 0..36 {
+            op_id += 1;
+            let ball = EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [
+                    base + f64::from(i % 6) * 12.0 - 30.0,
+                    0.0,
+                    f64::from(i / 6) * 12.0 - 30.0,
+                ],
+                radius: 4.0,
+                material: 0,
+                blend: 0.0,
+            };
+            send_raw(&mut ws, op_msg(op_id, ball)).await;
+        }
+    }
+    let last = op_id;
+    recv_until(&mut ws, |m| match m {
+        ServerMessage::Op(r) if r.op_id == last => Some(()),
+        _ => None,
+    })
+    .await;
+    let mut moves = 0;
+    while server.status().await.unwrap().clients > 0 {
+        assert!(moves < 2000, "the client was never dropped");
+        // Back and forth with a 48 m view: each region is new to the client.
+        let x = 320.0 * f64::from(moves % 2);
+        let m = ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0));
+        if ws.send(Message::Binary(m.encode().into())).await.is_err() {
+            break;
+        }
+        moves += 1;
+        if moves % 16 == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(reason.contains("bytes waiting"), "{reason}");
+    still_serves(&server.url()).await;
+}
