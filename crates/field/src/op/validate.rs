@@ -63,7 +63,17 @@ fn nonzero(name: &'static str, v: &[f64]) -> Result<(), EditError> {
         finite(name, c)?;
     }
     let n2: f64 = v.iter().map(|c| c * c).sum();
-    if n2 > 1e-24 && n2.is_finite() {
+    if !n2.is_finite() {
+        // Components so large that the squared length overflows: not degenerate, too long.
+        let big = v.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+        return range(
+            name,
+            big,
+            false,
+            "components of magnitude below about 1e153",
+        );
+    }
+    if n2 > 1e-24 {
         Ok(())
     } else {
         Err(EditError::Degenerate { name })
@@ -294,5 +304,41 @@ impl EditOp {
             ),
             EditOp::Undo { .. } | EditOp::Redo { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{CsgMode, EditError, EditOp};
+
+    fn cuboid(rotation: [f64; 4]) -> EditOp {
+        EditOp::Cuboid {
+            mode: CsgMode::Union,
+            center: [0.0; 3],
+            half_extents: [1.0; 3],
+            rotation,
+            material: 0,
+            blend: 0.0,
+        }
+    }
+
+    /// A rotation of zero length is degenerate; one whose squared length overflows is too
+    /// long, and the refusal says so (it said "zero length" before; found by an
+    /// adversarial trial). One just below the overflow is taken.
+    #[test]
+    fn a_rotation_too_long_is_not_called_degenerate() {
+        assert_eq!(
+            cuboid([0.0; 4]).validate(64.0),
+            Err(EditError::Degenerate { name: "rotation" })
+        );
+        assert_eq!(
+            cuboid([1e308, 0.0, 0.0, 1.0]).validate(64.0),
+            Err(EditError::OutOfRangeValue {
+                name: "rotation",
+                value: 1e308,
+                range: "components of magnitude below about 1e153",
+            })
+        );
+        assert_eq!(cuboid([1e150, 0.0, 0.0, 1e150]).validate(64.0), Ok(()));
     }
 }
