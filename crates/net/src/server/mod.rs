@@ -86,9 +86,12 @@ pub struct Limits {
     /// Messages waiting for a client before it is disconnected as too slow. Default 16384.
     pub outbox_messages: usize,
     /// Bytes waiting for a client before it is disconnected as too slow, at least
-    /// `max_message_bytes`. Default 64 MiB. Counted as well as messages: a client that
+    /// `max_message_bytes`. Default 256 MiB. Counted as well as messages: a client that
     /// asks for catch-ups (viewer moves, a few bytes each, answered by up to a megabyte of
-    /// bricks) and does not read them would otherwise hold the server's memory.
+    /// bricks) and does not read them would otherwise hold the server's memory. A join or a
+    /// move whose catch-up alone is larger drops the client too: the default holds some
+    /// 30 000 edited bricks of about 8 KiB, many times the bricks a terrain's surface
+    /// crosses in the largest view (512 m: about 33 × 33 columns of bricks).
     pub outbox_bytes: usize,
     /// How long a new connection may take to send its request head (HTTP, the upgrade to a
     /// WebSocket), and then how long it may take to say hello. Default 10 s.
@@ -104,7 +107,7 @@ impl Default for Limits {
             op_burst: 1000.0,
             max_view_radius_m: 512.0,
             outbox_messages: 16384,
-            outbox_bytes: 64 << 20,
+            outbox_bytes: 256 << 20,
             hello_timeout: Duration::from_secs(10),
         }
     }
