@@ -459,7 +459,12 @@ async fn a_generator_larger_than_a_message_arrives_in_parts() {
         loam_store::Store::create(&path, &json, &loam_field::FieldSettings::default(), None)
             .unwrap(),
     );
-    let server = start(&path, |_| {}).await;
+    // The join's frames (the generator's parts, 3 MiB) may wait beyond the outbox's byte
+    // cap (here the least allowed, one message): they are sent at once, before the writer.
+    let server = start(&path, |c| {
+        c.limits.outbox_bytes = c.limits.max_message_bytes
+    })
+    .await;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let inner = factory();
     let record = seen.clone();

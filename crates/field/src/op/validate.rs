@@ -70,7 +70,7 @@ fn nonzero(name: &'static str, v: &[f64]) -> Result<(), EditError> {
             name,
             big,
             false,
-            "components of magnitude below about 1e153",
+            "components whose squares sum below f64::MAX",
         );
     }
     if n2 > 1e-24 {
@@ -324,7 +324,7 @@ mod tests {
 
     /// A rotation of zero length is degenerate; one whose squared length overflows is too
     /// long, and the refusal says so (it said "zero length" before; found by an
-    /// adversarial trial). One just below the overflow is taken.
+    /// adversarial trial). Large ones whose squared length is finite are taken.
     #[test]
     fn a_rotation_too_long_is_not_called_degenerate() {
         assert_eq!(
@@ -336,9 +336,9 @@ mod tests {
             Err(EditError::OutOfRangeValue {
                 name: "rotation",
                 value: 1e308,
-                range: "components of magnitude below about 1e153",
+                range: "components whose squares sum below f64::MAX",
             })
         );
-        assert_eq!(cuboid([1e150, 0.0, 0.0, 1e150]).validate(64.0), Ok(()));
+        assert_eq!(cuboid([1e153, 0.0, 0.0, 1e153]).validate(64.0), Ok(()));
     }
 }

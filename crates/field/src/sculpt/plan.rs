@@ -389,7 +389,7 @@ pub(crate) fn shape(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     shape_with(field, op, true)
 }
 
-/// [`shape`], with the hard ball's own loop ([`hard_ball`]) used where it applies when
+/// [`shape`], with the hard ball's own loop ([`ball::hard_ball`]) used where it applies when
 /// `fast` (tests compare the two).
 fn shape_with(field: &Field, op: &EditOp, fast: bool) -> Result<Plan, EditError> {
     let s = Shape::new(op);
@@ -401,10 +401,8 @@ fn shape_with(field: &Field, op: &EditOp, fast: bool) -> Result<Plan, EditError>
         return Ok(plan);
     };
     let read = Read::new(field, b, r.halo, r.center)?;
-    let k = s.blend;
     let grid = Quant::new(band);
     plan.writes.reserve((b.volume() as usize).min(1 << 16));
-    let rows = s.rows(b, m, vs);
     if let EditOp::Sphere {
         center,
         radius,
@@ -425,6 +423,8 @@ fn shape_with(field: &Field, op: &EditOp, fast: bool) -> Result<Plan, EditError>
         );
         return Ok(plan);
     }
+    let k = s.blend;
+    let rows = s.rows(b, m, vs);
     each_in_rows(b, rows, |pos| {
         let p = world(pos, vs);
         let d = s.sdf(p);

@@ -88,10 +88,11 @@ pub struct Limits {
     /// Bytes waiting for a client before it is disconnected as too slow, at least
     /// `max_message_bytes`. Default 256 MiB. Counted as well as messages: a client that
     /// asks for catch-ups (viewer moves, a few bytes each, answered by up to a megabyte of
-    /// bricks) and does not read them would otherwise hold the server's memory. A join or a
-    /// move whose catch-up alone is larger drops the client too: the default holds some
-    /// 30 000 edited bricks of about 8 KiB, many times the bricks a terrain's surface
-    /// crosses in the largest view (512 m: about 33 × 33 columns of bricks).
+    /// bricks) and does not read them would otherwise hold the server's memory. A join's
+    /// frames (generator parts, snapshot) may wait on top of it; a viewer move whose
+    /// catch-up alone is larger drops the client: the default holds some 30 000 edited
+    /// bricks of about 8 KiB, many times the bricks a terrain's surface crosses in the
+    /// largest view (512 m: about 33 × 33 columns of bricks).
     pub outbox_bytes: usize,
     /// How long a new connection may take to send its request head (HTTP, the upgrade to a
     /// WebSocket), and then how long it may take to say hello. Default 10 s.

@@ -128,6 +128,10 @@ pub(super) struct Peer {
     /// The last sequence number the client was sent (an op or a `Seq`).
     pub(super) informed: u64,
     pub(super) informed_at: Instant,
+    /// Bytes of the join's frames (generator parts, welcome, catch-ups), allowed to wait on
+    /// top of [`crate::Limits::outbox_bytes`]: they are pushed at once, before the writer
+    /// runs, and a heightmap's generator alone may be far larger than the cap.
+    pub(super) join_bytes: usize,
 }
 
 /// A brick as the field held it at some moment (bricks are immutable and shared).
@@ -240,8 +244,6 @@ fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
     })
 }
 
-/// Sends `frame` to `peer`; a full outbox (a client too slow) or a closed one is noted in
-/// `dead`.
 /// How much may wait for one client ([`crate::Limits::outbox_messages`] and
 /// [`crate::Limits::outbox_bytes`]).
 #[derive(Debug, Clone, Copy)]
@@ -250,6 +252,8 @@ pub(super) struct Outbox {
     pub bytes: usize,
 }
 
+/// Sends `frame` to `peer`; a full outbox (a client too slow: `cap`'s messages, or its
+/// bytes beyond the peer's [`Peer::join_bytes`]) or a closed one is noted in `dead`.
 pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut Vec<(u64, String)>) {
     // Nothing after a lost frame: the stream may end early, never have a hole (a resume
     // starts after the last message the client took).
@@ -258,8 +262,9 @@ pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut V
     }
     let n = frame.len();
     let waiting = peer.link.queued.fetch_add(n, AtomicOrdering::Relaxed) + n;
-    let why = if waiting > cap.bytes {
-        format!("too slow: {waiting} bytes waiting (at most {})", cap.bytes)
+    let most = cap.bytes.saturating_add(peer.join_bytes);
+    let why = if waiting > most {
+        format!("too slow: {waiting} bytes waiting (at most {most})")
     } else {
         match peer.link.tx.try_send(frame) {
             Ok(()) => return,

@@ -157,6 +157,7 @@ impl Order {
             region,
             informed: self.seq,
             informed_at: Instant::now(),
+            join_bytes: frames.iter().map(Bytes::len).sum(),
         };
         let mut dead = Vec::new();
         for f in frames {

@@ -35,9 +35,11 @@ pub(super) fn hard_ball(
     let mut v = [0.0f32; CHUNK];
     // Each row's chord of the ball of radius `radius + m`, as `Shape::rows` finds it but two
     // samples wider each way instead of one: truncation toward zero and a product by the
-    // inverse stand in for floor, ceil and the division, each off by less than a sample.
-    // Outside the chord every sample is farther than `m` from the ball and keeps its value
-    // (the general loop skips it; here it is not visited).
+    // inverse stand in for floor, ceil and the division, each off by less than a sample. So
+    // it holds every sample within `m` of the ball (it may start a sample later than
+    // `Shape::rows` where a rounding crosses an integer, on a sample farther than `m`).
+    // Outside it every sample is farther than `m` and keeps its value (the general loop
+    // skips it; here it is not visited).
     let r = (radius + m) * (1.0 + 1e-9) + 1e-9;
     let (r2, inv_vs) = (r * r, 1.0 / vs);
     let (bx0, bx1) = (f64::from(b.min.x), f64::from(b.max.x));
