@@ -67,3 +67,34 @@ async fn a_client_that_asks_for_catch_ups_and_does_not_read_is_dropped_by_bytes(
     assert!(reason.contains("bytes waiting"), "{reason}");
     still_serves(&server.url()).await;
 }
+
+/// A join whose first frames do not fit the outbox's message cap (here the least allowed,
+/// 16, against a generator in 24 parts) is refused with that reason, not as a server
+/// stopping (found by an adversarial trial, where an id overflow gave the same message).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_larger_than_the_outbox_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec: serde_json::Value = serde_json::from_str(&crate::util::gen_json()).unwrap();
+    spec["padding"] = "loam".repeat(6 << 18).into();
+    let path = dir.path().join("big.loam");
+    let json = spec.to_string();
+    drop(
+        loam_store::Store::create(&path, &json, &loam_field::FieldSettings::default(), None)
+            .unwrap(),
+    );
+    let server = start(&path, |c| c.limits.outbox_messages = 16).await;
+    let cfg = loam_net::ClientConfig::new(
+        server.url(),
+        viewer(0.0, 0.0, 0.0, 8.0),
+        crate::util::factory(),
+    );
+    match loam_net::Client::connect(cfg).await {
+        Err(loam_net::NetError::Refused(r)) => {
+            assert!(r.reason.contains("16 messages waiting"), "{}", r.reason);
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("joined"),
+    }
+    // Every join of this world is refused the same way; the server itself runs on.
+    assert_eq!(server.status().await.unwrap().clients, 0);
+}

@@ -296,8 +296,11 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         return refuse(&mut sink, r, peer).await;
     }
     let Ok(client) = client.await else {
-        let r = refusal(RefusalCode::ServerFull, "the server is stopping");
-        return refuse(&mut sink, r, peer).await;
+        // The ordering thread gave the join up (it says why: its first frames did not fit
+        // the outbox), or stopped.
+        let why = kill_rx.borrow().clone();
+        let why = why.unwrap_or_else(|| "the server is stopping".into());
+        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
     };
     let mut writer = tokio::spawn(write_loop(sink, rx, link.queued.clone(), kill_rx.clone()));
     read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
