@@ -14,6 +14,9 @@
 //! and one for the slope. The result is always convex; its corners ([`ChiselShape::hull`])
 //! are what colliders and meshes are built from.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::block::Face;
@@ -298,7 +301,29 @@ impl ChiselShape {
 
     /// The corners of the shape for a block of `edge` metres, block-local (the block's
     /// lowest corner at the origin), in a fixed order. The sharp cube gives its 8 corners.
+    ///
+    /// The unit shape's corners are computed once per shape in the process and kept (a
+    /// shape is a few bits; the corners' search tries every triple of its up to 43 planes,
+    /// and a client rebuilds a piece's parts for every block delta that names the piece).
     pub fn hull(&self, edge: f64) -> Vec<[f64; 3]> {
+        static HULLS: std::sync::Mutex<BTreeMap<ChiselShape, Arc<[[f64; 3]]>>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let unit = {
+            // A panic elsewhere while the lock was held leaves whole entries only.
+            let mut hulls = HULLS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            hulls
+                .entry(*self)
+                .or_insert_with(|| self.unit_hull().into())
+                .clone()
+        };
+        unit.iter().map(|p| p.map(|c| c * edge)).collect()
+    }
+
+    /// [`ChiselShape::hull`] of a block of 1 m, computed: every point where three of the
+    /// shape's planes meet that is inside all of them, once, sorted.
+    fn unit_hull(&self) -> Vec<[f64; 3]> {
         let planes = self.planes();
         let mut points: Vec<[f64; 3]> = Vec::new();
         let k = planes.len();
@@ -319,7 +344,7 @@ impl ChiselShape {
             }
         }
         points.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-        points.iter().map(|p| p.map(|c| c * edge)).collect()
+        points
     }
 
     /// Whether a block-local point (unit cube coordinates, `[0, 1]³`) is inside the shape.
@@ -356,6 +381,42 @@ fn intersect(a: Plane, b: Plane, c: Plane) -> Option<[f64; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept corners are the computed ones, bit for bit, at any edge, on the first call
+    /// and after: every rounding of the 12 edges one at a time and in pairs, with and
+    /// without a slope.
+    #[test]
+    fn kept_hulls_equal_computed_ones() {
+        let slope = Some(Slope {
+            face: Face::ALL[2],
+            toward: Face::ALL[0],
+            depth: 2,
+        });
+        let mut shapes = vec![ChiselShape::SHARP];
+        for a in 0..12 {
+            for b in a..12 {
+                for slope in [None, slope] {
+                    shapes.push(ChiselShape {
+                        rounded: (1 << a) | (1 << b),
+                        slope,
+                    });
+                }
+            }
+        }
+        let bits = |h: Vec<[f64; 3]>| h.iter().map(|p| p.map(f64::to_bits)).collect::<Vec<_>>();
+        for round in 0..2 {
+            for s in &shapes {
+                for edge in [1.0, 0.25, 0.7] {
+                    let computed = s.unit_hull().iter().map(|p| p.map(|c| c * edge)).collect();
+                    assert_eq!(
+                        bits(s.hull(edge)),
+                        bits(computed),
+                        "{s:?} at {edge}, round {round}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn sharp_cube_has_eight_corners() {
