@@ -450,15 +450,8 @@ async fn a_generator_larger_than_a_message_arrives_in_parts() {
     let dir = tempfile::tempdir().unwrap();
     // 3 MiB of padding beside the spec's fields, over the 1 MiB message limit; not ASCII
     // only, so a part boundary can fall inside a character.
-    let mut spec: serde_json::Value = serde_json::from_str(&crate::util::gen_json()).unwrap();
-    spec["padding"] = "é-loam-".repeat(3 << 17).into();
-    let json = spec.to_string();
+    let (path, json) = crate::util::padded_world(dir.path(), "é-loam-".repeat(3 << 17));
     assert!(json.len() > 3 << 20);
-    let path = dir.path().join("big.loam");
-    drop(
-        loam_store::Store::create(&path, &json, &loam_field::FieldSettings::default(), None)
-            .unwrap(),
-    );
     // The join's frames (the generator's parts, 3 MiB) may wait beyond the outbox's byte
     // cap (here the least allowed, one message): they are sent at once, before the writer.
     let server = start(&path, |c| {

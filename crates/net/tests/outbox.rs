@@ -74,14 +74,7 @@ async fn a_client_that_asks_for_catch_ups_and_does_not_read_is_dropped_by_bytes(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_larger_than_the_outbox_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec: serde_json::Value = serde_json::from_str(&crate::util::gen_json()).unwrap();
-    spec["padding"] = "loam".repeat(6 << 18).into();
-    let path = dir.path().join("big.loam");
-    let json = spec.to_string();
-    drop(
-        loam_store::Store::create(&path, &json, &loam_field::FieldSettings::default(), None)
-            .unwrap(),
-    );
+    let (path, _) = crate::util::padded_world(dir.path(), "loam".repeat(6 << 18));
     let server = start(&path, |c| c.limits.outbox_messages = 16).await;
     let cfg = loam_net::ClientConfig::new(
         server.url(),

@@ -244,3 +244,14 @@ pub async fn joined(url: &str, token: Option<&str>) -> Raw {
     .await;
     ws
 }
+
+/// A new world whose generator JSON carries `padding` beside the spec's fields (a large
+/// generator, as a heightmap world's): its path and the JSON.
+pub fn padded_world(dir: &Path, padding: String) -> (PathBuf, String) {
+    let mut spec: serde_json::Value = serde_json::from_str(&gen_json()).unwrap();
+    spec["padding"] = padding.into();
+    let json = spec.to_string();
+    let path = dir.join("big.loam");
+    drop(Store::create(&path, &json, &FieldSettings::default(), None).unwrap());
+    (path, json)
+}
