@@ -193,6 +193,38 @@ impl Field {
         self.bricks.iter().map(|(k, b)| (*k, b))
     }
 
+    /// Every brick with `min ≤ key ≤ max` on every axis, in ascending `(z, y, x)` order
+    /// (none if `min` exceeds `max` on an axis).
+    ///
+    /// Cost: for each brick layer `z` of the box, the bricks from `(min.x, min.y, z)` to
+    /// `(max.x, max.y, z)` in `(z, y, x)` order are visited (whole rows of the box's `y`
+    /// range); a box with more layers than the field has bricks is visited as one range.
+    /// [`Field::bricks`] filtered by the box visits every brick.
+    pub fn bricks_in(
+        &self,
+        min: BrickKey,
+        max: BrickKey,
+    ) -> impl Iterator<Item = (BrickKey, &Arc<Brick>)> {
+        let empty = min.x > max.x || min.y > max.y || min.z > max.z;
+        let layers = i64::from(max.z) - i64::from(min.z) + 1;
+        let per_layer = !empty && layers <= self.bricks.len() as i64;
+        let slab = (!empty && !per_layer).then(|| self.bricks.range(min..=max));
+        let by_layer = per_layer.then(|| {
+            (min.z..=max.z).flat_map(move |z| {
+                let (a, b) = (
+                    BrickKey::new(min.x, min.y, z),
+                    BrickKey::new(max.x, max.y, z),
+                );
+                self.bricks.range(a..=b)
+            })
+        });
+        slab.into_iter()
+            .flatten()
+            .chain(by_layer.into_iter().flatten())
+            .filter(move |(k, _)| (min.x..=max.x).contains(&k.x) && (min.y..=max.y).contains(&k.y))
+            .map(|(k, b)| (*k, b))
+    }
+
     /// Number of bricks.
     pub fn brick_count(&self) -> usize {
         self.bricks.len()

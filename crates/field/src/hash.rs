@@ -42,20 +42,16 @@ impl Field {
 
     /// The field hash over the bricks with `min ≤ key ≤ max` on every axis.
     ///
-    /// Cost: the bricks in the `(z, y, x)` range from `min` to `max` are visited, and the
-    /// samples of those that differ from the generator hashed. Whether a brick differs is
+    /// Cost: the bricks [`Field::bricks_in`] visits are visited, and the samples of those
+    /// that differ from the generator hashed. Whether a brick differs is
     /// remembered by the field (shared with its clones) and checked again cheaply after an
     /// edit; only a brick new to the field, or one an edit may have made equal to the
     /// generator, can cost generating it again (about 2 ms on noise terrain).
     pub fn hash_region(&self, min: BrickKey, max: BrickKey) -> FieldHash {
         let mut h = blake3::Hasher::new();
         let mut bytes = Vec::new();
-        if min > max {
-            return FieldHash(*h.finalize().as_bytes());
-        }
-        for (key, brick) in self.bricks.range(min..=max) {
-            let inside = (min.x..=max.x).contains(&key.x) && (min.y..=max.y).contains(&key.y);
-            if !inside || !self.differs_from_generator(*key, brick) {
+        for (key, brick) in self.bricks_in(min, max) {
+            if !self.differs_from_generator(key, brick) {
                 continue;
             }
             for c in [key.x, key.y, key.z] {

@@ -219,3 +219,73 @@ fn a_shared_hot_brick_is_copied_on_write() {
     let s = SamplePos::new(8, 9, 5);
     assert_ne!(f.sample(s), snap.sample(s));
 }
+
+/// `bricks_in` gives exactly the bricks of the box, in `(z, y, x)` order, whether it walks
+/// the box layer by layer (few layers) or as one range (more layers than bricks), and none
+/// for a box inverted on any axis.
+#[test]
+fn bricks_in_a_box_are_the_bricks_filtered_by_the_box() {
+    let f = sculpted();
+    let all: Vec<BrickKey> = f.bricks().map(|(k, _)| k).collect();
+    assert!(all.len() >= 16, "{}", all.len());
+    let (lo, hi) = all
+        .iter()
+        .fold(([i32::MAX; 3], [i32::MIN; 3]), |(lo, hi), k| {
+            let c = [k.x, k.y, k.z];
+            (
+                std::array::from_fn(|i| lo[i].min(c[i])),
+                std::array::from_fn(|i| hi[i].max(c[i])),
+            )
+        });
+    let mut rng = TestRng(5);
+    let mut nonempty = 0;
+    for i in 0..400 {
+        let pick = |rng: &mut TestRng, a: usize| {
+            rng.range(f64::from(lo[a]) - 2.0, f64::from(hi[a]) + 2.0)
+                .floor() as i32
+        };
+        let a: [i32; 3] = std::array::from_fn(|ax| pick(&mut rng, ax));
+        let b: [i32; 3] = std::array::from_fn(|ax| pick(&mut rng, ax));
+        // Mostly ordered boxes; every tenth keeps its random (often inverted) corners.
+        let (min, max) = if i % 10 == 0 {
+            (a, b)
+        } else {
+            (
+                std::array::from_fn(|ax| a[ax].min(b[ax])),
+                std::array::from_fn(|ax| a[ax].max(b[ax])),
+            )
+        };
+        // Every fifth spans all of z: more layers than the field has bricks.
+        let (min, max) = if i % 5 == 1 {
+            ([min[0], min[1], i32::MIN], [max[0], max[1], i32::MAX])
+        } else {
+            (min, max)
+        };
+        let inside = |k: &BrickKey| {
+            [k.x, k.y, k.z]
+                .iter()
+                .enumerate()
+                .all(|(ax, &c)| (min[ax]..=max[ax]).contains(&c))
+        };
+        let want: Vec<BrickKey> = all.iter().copied().filter(inside).collect();
+        let got: Vec<BrickKey> = f
+            .bricks_in(
+                BrickKey::new(min[0], min[1], min[2]),
+                BrickKey::new(max[0], max[1], max[2]),
+            )
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(got, want, "box {min:?} ..= {max:?}");
+        nonempty += usize::from(!want.is_empty());
+    }
+    assert!(nonempty > 100, "{nonempty} boxes held bricks");
+    // The whole key range.
+    let every: Vec<BrickKey> = f
+        .bricks_in(
+            BrickKey::new(i32::MIN, i32::MIN, i32::MIN),
+            BrickKey::new(i32::MAX, i32::MAX, i32::MAX),
+        )
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(every, all);
+}
