@@ -242,15 +242,23 @@ pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::Terr
 
 /// The samples [`field_collider`] reads for chunk `key`: the chunk's 33³ with a halo of
 /// [`loam_mesh::CHUNK_HALO`] on every side. A build on a snapshot that holds this box
-/// ([`Field::snapshot_of`]) gives the same collider as on the whole field.
-pub fn field_collider_box(key: [i32; 3]) -> loam_field::SampleBox {
+/// ([`Field::snapshot_of`]) gives the same collider as on the whole field. `None` where the
+/// box leaves the sample range (`i32` on each axis): such a chunk, at the very end of the
+/// world, has no collider.
+pub fn field_collider_box(key: [i32; 3]) -> Option<loam_field::SampleBox> {
     use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
-    let m = loam_field::ChunkKey::new(key[0], key[1], key[2]).min_sample();
-    let (h, far) = (CHUNK_HALO as i32, (CHUNK_CELLS + CHUNK_HALO) as i32);
-    loam_field::SampleBox {
-        min: loam_field::SamplePos::new(m.x - h, m.y - h, m.z - h),
-        max: loam_field::SamplePos::new(m.x + far, m.y + far, m.z + far),
-    }
+    // In i64: a chunk key may be anything a position far out gives.
+    let (cells, h) = (i64::from(CHUNK_CELLS), i64::from(CHUNK_HALO));
+    let fit = |v: i64| i32::try_from(v).ok();
+    let corner = |offset: i64| -> Option<[i32; 3]> {
+        let c = key.map(|k| fit(i64::from(k) * cells + offset));
+        Some([c[0]?, c[1]?, c[2]?])
+    };
+    let (lo, hi) = (corner(-h)?, corner(cells + h)?);
+    Some(loam_field::SampleBox {
+        min: loam_field::SamplePos::new(lo[0], lo[1], lo[2]),
+        max: loam_field::SamplePos::new(hi[0], hi[1], hi[2]),
+    })
 }
 
 /// [`field_collider`], reading the field through `cache` ([`Field::fill_cached`]: the same
@@ -265,7 +273,7 @@ pub fn field_collider_cached(
     let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
     let mut values = vec![0.0f32; n * n * n];
     let mut materials = vec![0u8; n * n * n];
-    let min = field_collider_box(key).min;
+    let min = field_collider_box(key)?.min;
     field.fill_cached(min, [n; 3], &mut values, &mut materials, cache);
     let vs = field.settings().voxel_size as f32;
     let mut mesh = MeshBuffer::default();
@@ -281,6 +289,36 @@ pub fn field_collider_cached(
 mod tests {
     use super::*;
     use crate::block::BlockSize;
+
+    /// A chunk's collider box is exact inside the sample range and `None` where any of its
+    /// samples (halo included) would leave it; a collider there is `None`, never a panic
+    /// (`min_sample` and `m.x + far` overflowed at the end of the range).
+    #[test]
+    fn collider_boxes_stop_at_the_end_of_the_sample_range() {
+        let b = field_collider_box([1, -2, 0]).unwrap();
+        assert_eq!((b.min.x, b.min.y, b.min.z), (31, -65, -1));
+        assert_eq!((b.max.x, b.max.y, b.max.z), (65, -31, 33));
+        let top = (1 << 26) - 2;
+        let b = field_collider_box([top, 0, 0]).unwrap();
+        assert_eq!(b.max.x, i32::MAX - 30);
+        assert_eq!(field_collider_box([top + 1, 0, 0]), None);
+        let b = field_collider_box([0, 1 - (1 << 26), 0]).unwrap();
+        assert_eq!(b.min.y, i32::MIN + 31);
+        assert_eq!(field_collider_box([0, -(1 << 26), 0]), None);
+        for far in [[i32::MAX, 0, 0], [0, i32::MIN, 0], [0, 0, 1 << 26]] {
+            assert_eq!(field_collider_box(far), None, "{far:?}");
+            let g = loam_field::Generator::noise(
+                &loam_field::NoiseTerrainSettings::default(),
+                &loam_field::CaveSettings::default(),
+            );
+            let field = Field::new(
+                loam_field::FieldSettings::default(),
+                std::sync::Arc::new(g.unwrap()),
+            )
+            .unwrap();
+            assert!(field_collider(&field, far).is_none());
+        }
+    }
 
     #[test]
     fn probes_and_burial_on_flat_ground() {
@@ -338,7 +376,7 @@ mod tests {
             keys.push([0, (top / 32.0).floor() as i32, 0]);
         }
         keys.truncate(2);
-        let reads: Vec<_> = keys.iter().map(|&k| field_collider_box(k)).collect();
+        let reads: Vec<_> = keys.iter().filter_map(|&k| field_collider_box(k)).collect();
         assert!(reads.iter().all(|b| b.volume() == 35 * 35 * 35));
         let part = field.snapshot_of(&reads);
         // Bricks on both sides of the chunk's corner, and not the far ones.

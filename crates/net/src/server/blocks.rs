@@ -391,7 +391,7 @@ impl Order {
         }
         let refresh = !urgent;
         // Only the bricks the builds read (see `cut_loose`).
-        let reads: Vec<_> = keys.iter().map(|&k| field_collider_box(k)).collect();
+        let reads: Vec<_> = keys.iter().filter_map(|&k| field_collider_box(k)).collect();
         let job = Job::Colliders {
             field: self.field.snapshot_of(&reads),
             at,
