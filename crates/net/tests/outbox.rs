@@ -21,6 +21,9 @@ async fn a_client_that_asks_for_catch_ups_and_does_not_read_is_dropped_by_bytes(
     let dir = tempfile::tempdir().unwrap();
     let server = start(&new_world(dir.path()), |c| {
         c.limits.outbox_bytes = c.limits.max_message_bytes;
+        // Every move answered at once (the default budget would hold them back).
+        c.limits.catch_up_bytes_per_second = f64::INFINITY;
+        c.limits.catch_up_burst_bytes = f64::INFINITY;
     })
     .await;
     let mut ws = joined(&server.url(), None).await;

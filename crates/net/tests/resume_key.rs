@@ -93,3 +93,57 @@ async fn a_resume_keeps_its_id_only_with_its_key() {
     );
     still_serves(&server.url()).await;
 }
+
+/// A player whose link died without a close still holds its slot until TCP notices. When
+/// that fills the server, the player's own resume (with its key) is let in and replaces
+/// the old connection; a resume with a wrong key is refused as any new client (found by an
+/// adversarial trial: `--max-clients` full refused the player's own reconnect).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_lets_a_player_resume_its_own_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| c.limits.max_clients = 1).await;
+    let mut old = raw(&server.url()).await;
+    send_raw(&mut old, hello(None)).await;
+    let (id, key, _) = welcome(&mut old).await;
+
+    let mut thief = raw(&server.url()).await;
+    send_raw(&mut thief, resume_hello(id, [key[0], key[1] ^ 1], 0)).await;
+    let refused = recv_until(&mut thief, |m| match m {
+        ServerMessage::Refused(r) => Some(r),
+        ServerMessage::Welcome(_) => panic!("a wrong key was let in past the limit"),
+        _ => None,
+    })
+    .await;
+    assert!(refused.reason.contains("maximum of clients"), "{refused}");
+
+    let mut new = raw(&server.url()).await;
+    send_raw(&mut new, resume_hello(id, key, 0)).await;
+    let (got, _, _) = welcome(&mut new).await;
+    assert_eq!(got, id);
+    let reason = disconnect_reason(&mut old).await;
+    assert!(reason.contains("replaced"), "{reason}");
+    // The new connection is the player's: its op comes back to it.
+    send_raw(&mut new, op_msg(1, dig(2.0))).await;
+    recv_until(&mut new, |m| match m {
+        ServerMessage::Op(r) if r.op_id == 1 => Some(()),
+        _ => None,
+    })
+    .await;
+    // Both slots are given back: once the player leaves, a new client gets in.
+    drop((old, new, thief));
+    for attempt in 0.. {
+        let mut next = raw(&server.url()).await;
+        send_raw(&mut next, hello(None)).await;
+        let joined = recv_until(&mut next, |m| match m {
+            ServerMessage::Welcome(_) => Some(true),
+            ServerMessage::Refused(_) => Some(false),
+            _ => None,
+        })
+        .await;
+        if joined {
+            break;
+        }
+        assert!(attempt < 100, "the slots were never given back");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

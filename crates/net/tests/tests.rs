@@ -5,6 +5,7 @@
 mod backup;
 mod bench;
 mod blocks;
+mod catch_up;
 mod converge;
 mod crash;
 mod editor_world;

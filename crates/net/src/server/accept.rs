@@ -33,6 +33,7 @@ pub(super) async fn serve(listener: TcpListener, router: Router, head_timeout: D
         };
         // Small messages go out at once (no Nagle delay).
         let _ = tcp.set_nodelay(true);
+        keep_alive(&tcp);
         // Each connection knows its peer's address (for the log).
         let service = TowerToHyperService::new(
             router
@@ -49,5 +50,55 @@ pub(super) async fn serve(listener: TcpListener, router: Router, head_timeout: D
                 tracing::debug!(%peer, "an HTTP connection ended: {e}");
             }
         });
+    }
+}
+
+/// Silence after which TCP probes an idle connection, the time between probes, and the
+/// probes unanswered before it is closed; and how long data sent may stay unacknowledged
+/// (`TCP_USER_TIMEOUT`, Linux). A client whose link died without a close (a cable pulled,
+/// a laptop asleep) is otherwise held for the kernel's defaults: two hours idle, some 15
+/// minutes with data in flight. It holds a slot of [`super::Limits::max_clients`] and its
+/// outbox meanwhile.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(20);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_PROBES: u32 = 4;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const UNACKED_TIMEOUT: Duration = Duration::from_secs(45);
+
+/// Sets TCP keepalive and the unacknowledged-data timeout on an accepted connection (a
+/// failure is logged: the connection works without them).
+fn keep_alive(tcp: &tokio::net::TcpStream) {
+    let sock = socket2::SockRef::from(tcp);
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL)
+        .with_retries(KEEPALIVE_PROBES);
+    if let Err(e) = sock.set_tcp_keepalive(&ka) {
+        tracing::debug!("TCP keepalive not set: {e}");
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Err(e) = sock.set_tcp_user_timeout(Some(UNACKED_TIMEOUT)) {
+        tracing::debug!("TCP_USER_TIMEOUT not set: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn accepted_connections_are_probed_when_silent() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (tcp, _) = listener.accept().await.unwrap();
+        keep_alive(&tcp);
+        let sock = socket2::SockRef::from(&tcp);
+        assert!(sock.keepalive().unwrap());
+        assert_eq!(sock.tcp_keepalive_time().unwrap(), KEEPALIVE_IDLE);
+        assert_eq!(sock.tcp_keepalive_interval().unwrap(), KEEPALIVE_INTERVAL);
+        assert_eq!(sock.tcp_keepalive_retries().unwrap(), KEEPALIVE_PROBES);
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        assert_eq!(sock.tcp_user_timeout().unwrap(), Some(UNACKED_TIMEOUT));
     }
 }

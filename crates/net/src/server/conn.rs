@@ -14,7 +14,9 @@ use loam_field::LogEntry;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
+use super::bucket::Bucket;
 use super::order::Command;
+use super::regions::resume_key;
 use crate::protocol::{
     ClientMessage, Hello, PROTOCOL_VERSION, Refusal, RefusalCode, ServerMessage, Viewer,
     probe_hello_version,
@@ -267,7 +269,13 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     };
     let before = shared.active.fetch_add(1, Ordering::SeqCst);
     let _slot = Slot(shared.clone());
-    if before >= shared.limits.max_clients {
+    // A client resuming with its key replaces its own connection, which may still hold a
+    // slot (a link that died without a close is noticed only by TCP's keepalive), so it is
+    // let in when the server is full: the connection it replaces is closed as it joins.
+    let own_resume = hello.resume.as_ref().is_some_and(|r| {
+        super::regions::same_key(r.key, resume_key(&shared.resume_secret, r.client_id))
+    });
+    if before >= shared.limits.max_clients && !own_resume {
         let why = format!(
             "the server has its maximum of clients ({})",
             shared.limits.max_clients
@@ -339,28 +347,6 @@ async fn linger(stream: &mut (impl StreamExt<Item = Result<Message, axum::Error>
     .await;
 }
 
-/// A token bucket: `rate` per second on average, `burst` at once.
-struct Bucket {
-    rate: f64,
-    burst: f64,
-    tokens: f64,
-    last: Instant,
-}
-
-impl Bucket {
-    fn take(&mut self, now: Instant) -> bool {
-        let dt = now.saturating_duration_since(self.last).as_secs_f64();
-        self.tokens = (self.tokens + dt * self.rate).min(self.burst);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 async fn read_loop(
     stream: &mut Stream,
     shared: &Shared,
@@ -370,12 +356,7 @@ async fn read_loop(
     mut kill: watch::Receiver<Option<String>>,
 ) {
     let limits = &shared.limits;
-    let mut bucket = Bucket {
-        rate: limits.ops_per_second,
-        burst: limits.op_burst,
-        tokens: limits.op_burst,
-        last: Instant::now(),
-    };
+    let mut bucket = Bucket::full(limits.ops_per_second, limits.op_burst, Instant::now());
     loop {
         let msg = tokio::select! {
             _ = killed(&mut kill) => return,

@@ -22,6 +22,7 @@
 mod accept;
 mod backups;
 mod blocks;
+mod bucket;
 mod colliders;
 mod conn;
 mod ground;
@@ -94,6 +95,18 @@ pub struct Limits {
     /// bricks of about 8 KiB, many times the bricks a terrain's surface crosses in the
     /// largest view (512 m: about 33 × 33 columns of bricks).
     pub outbox_bytes: usize,
+    /// Bytes of catch-ups (the bricks of regions a viewer moves into) a client is sent per
+    /// second on average; `f64::INFINITY` for no limit. Default 16 MiB/s. A move over the
+    /// budget is not refused: it waits, the client's latest move replacing any earlier one
+    /// still waiting, and is served once the budget allows (within a tick, 50 ms, of it).
+    /// Without it, a client jumping its viewer back and forth (a few bytes a move) drew a
+    /// megabyte of catch-up each, 230 MB/s, and slowed everyone's ops. Each catch-up counts
+    /// at least 64 KiB (finding a region's bricks costs the server whether or not it finds
+    /// any).
+    pub catch_up_bytes_per_second: f64,
+    /// Catch-up bytes a client may be sent at once above the average rate: a client that
+    /// has not moved for a while may jump this far at once. Default 64 MiB.
+    pub catch_up_burst_bytes: f64,
     /// How long a new connection may take to send its request head (HTTP, the upgrade to a
     /// WebSocket), and then how long it may take to say hello. Default 10 s.
     pub hello_timeout: Duration,
@@ -109,6 +122,8 @@ impl Default for Limits {
             max_view_radius_m: 512.0,
             outbox_messages: 16384,
             outbox_bytes: 256 << 20,
+            catch_up_bytes_per_second: 16.0 * 1024.0 * 1024.0,
+            catch_up_burst_bytes: 64.0 * 1024.0 * 1024.0,
             hello_timeout: Duration::from_secs(10),
         }
     }
@@ -203,6 +218,12 @@ impl ServerConfig {
         if l.outbox_bytes < l.max_message_bytes {
             return bad("outbox_bytes", "at least max_message_bytes");
         }
+        if l.catch_up_bytes_per_second.is_nan() || l.catch_up_bytes_per_second <= 0.0 {
+            return bad("catch_up_bytes_per_second", "a positive number or infinity");
+        }
+        if l.catch_up_burst_bytes.is_nan() || l.catch_up_burst_bytes <= 0.0 {
+            return bad("catch_up_burst_bytes", "a positive number or infinity");
+        }
         if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
             return bad("interest_margin_m", "in [0, 10000]");
         }
@@ -257,6 +278,9 @@ pub(crate) struct Shared {
     pub token: Option<String>,
     pub active: AtomicUsize,
     pub next_conn: AtomicU64,
+    /// The ordering thread's [`order::Order::resume_secret`]: a client resuming with its
+    /// key is let in past [`Limits::max_clients`] (it replaces its own connection).
+    pub resume_secret: [u8; 32],
 }
 
 /// A running server. Dropping it leaves the server running until the runtime ends; call
@@ -283,6 +307,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let order = tokio::task::spawn_blocking(move || Order::open(&cfg))
         .await
         .map_err(|e| NetError::ServerStopped(e.to_string()))??;
+    let resume_secret = order.resume_secret;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = mpsc::channel(4096);
@@ -304,6 +329,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         token: config.token.clone(),
         active: AtomicUsize::new(0),
         next_conn: AtomicU64::new(1),
+        resume_secret,
     });
     let router = Router::new()
         .route(WS_PATH, get(upgrade))

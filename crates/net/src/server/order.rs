@@ -132,6 +132,10 @@ pub(super) struct Peer {
     /// top of [`crate::Limits::outbox_bytes`]: they are pushed at once, before the writer
     /// runs, and a heightmap's generator alone may be far larger than the cap.
     pub(super) join_bytes: usize,
+    /// Its catch-up bytes ([`crate::Limits::catch_up_bytes_per_second`]).
+    pub(super) catch_ups: super::bucket::Bucket,
+    /// Its latest viewer move that waits for `catch_ups` to allow it.
+    pub(super) waiting_viewer: Option<Viewer>,
 }
 
 /// A brick as the field held it at some moment (bricks are immutable and shared).
@@ -214,6 +218,8 @@ pub(crate) struct Order {
     pub(super) margin: f64,
     pub(super) max_message: usize,
     pub(super) outbox: Outbox,
+    /// Each client's catch-up budget: bytes a second and burst.
+    catch_up_limit: (f64, f64),
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
@@ -450,6 +456,10 @@ impl Order {
                 messages: cfg.limits.outbox_messages,
                 bytes: cfg.limits.outbox_bytes,
             },
+            catch_up_limit: (
+                cfg.limits.catch_up_bytes_per_second,
+                cfg.limits.catch_up_burst_bytes,
+            ),
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),
@@ -547,8 +557,14 @@ impl Order {
         }
     }
 
+    /// A new client's catch-up budget, full.
+    pub(super) fn catch_up_budget(&self) -> super::bucket::Bucket {
+        let (rate, burst) = self.catch_up_limit;
+        super::bucket::Bucket::full(rate, burst, Instant::now())
+    }
+
     /// Takes one command; `true` once a shutdown has run.
-    fn dispatch(&mut self, cmd: Command) -> bool {
+    pub(super) fn dispatch(&mut self, cmd: Command) -> bool {
         if !self.deferred.is_empty() {
             self.deferred.push_back(cmd);
             return false;
@@ -575,6 +591,12 @@ impl Order {
             | Command::Meta { .. }
             | Command::Presence { .. }
             | Command::TakeLatency { .. } => self.handle(cmd),
+            // Most viewer moves keep the region: they never wait for the ops in flight.
+            Command::Viewer {
+                conn,
+                client,
+                viewer,
+            } if self.viewer_at_once(conn, client, &viewer) => {}
             cmd if !self.idle() => self.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());

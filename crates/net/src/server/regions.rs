@@ -21,6 +21,11 @@ use crate::protocol::{
     WireBrick,
 };
 
+/// The least a catch-up is charged to its client's budget, bytes
+/// ([`crate::Limits::catch_up_bytes_per_second`]): finding a region's bricks costs the
+/// server whether or not it finds any. At the default budget, 256 region changes a second.
+const MIN_CATCH_UP_CHARGE: usize = 64 << 10;
+
 impl Order {
     /// The catch-up of `region` for a viewer: every brick of the server's in `region` but
     /// outside `keep`, and those of `stale` in `region` (the generator's where the server
@@ -40,12 +45,16 @@ impl Order {
                 .map(|(&c, p)| (f64::from(c) - p) * (f64::from(c) - p))
                 .sum::<f64>()
         };
+        let (lo, hi) = (region.min, region.max);
         let mut list: Vec<(f64, BrickKey, Arc<Brick>)> = self
             .field
-            .bricks()
+            .bricks_in(
+                BrickKey::new(lo[0], lo[1], lo[2]),
+                BrickKey::new(hi[0], hi[1], hi[2]),
+            )
             .filter(|(k, _)| {
                 let k = [k.x, k.y, k.z];
-                region.contains(k) && (keep.is_none_or(|b| !b.contains(k)) || stale.contains(&k))
+                keep.is_none_or(|b| !b.contains(k)) || stale.contains(&k)
             })
             .map(|(k, b)| (distance([k.x, k.y, k.z]), k, b.clone()))
             .collect();
@@ -158,6 +167,8 @@ impl Order {
             informed: self.seq,
             informed_at: Instant::now(),
             join_bytes: frames.iter().map(Bytes::len).sum(),
+            catch_ups: self.catch_up_budget(),
+            waiting_viewer: None,
         };
         let mut dead = Vec::new();
         for f in frames {
@@ -179,29 +190,68 @@ impl Order {
         let _ = reply.send(id);
     }
 
+    /// The region `viewer` moves `client` (on connection `conn`) into, or `None` where it
+    /// asks for no catch-up: the client or connection is gone, or the move keeps its region
+    /// (hysteresis: a region stays while it holds the view and is not far too large).
+    fn new_region(&self, conn: u64, client: u64, viewer: &Viewer) -> Option<BrickBox> {
+        let old = self.peers.get(&client).filter(|p| p.conn == conn)?.region;
+        let vs = self.field.settings().voxel_size;
+        let core = region_for(viewer, 0.0, vs);
+        let loose = region_for(viewer, 2.0 * self.margin, vs);
+        if old.contains_box(&core) && loose.contains_box(&old) {
+            return None;
+        }
+        Some(region_for(viewer, self.margin, vs))
+    }
+
+    /// Takes a viewer move at once, unordered with the ops in flight, where it asks for no
+    /// catch-up now: one that keeps the client's region (a move that came back cancels
+    /// one still waiting), and one over the client's catch-up budget (it waits as the
+    /// client's latest move, for [`Order::tick`]). `false`: it asks for a catch-up now,
+    /// which waits until nothing is in flight ([`Order::viewer`]).
+    pub(super) fn viewer_at_once(&mut self, conn: u64, client: u64, viewer: &Viewer) -> bool {
+        let moves = self.new_region(conn, client, viewer).is_some();
+        let Some(peer) = self.peers.get_mut(&client).filter(|p| p.conn == conn) else {
+            return true;
+        };
+        self.presence.moved(client, viewer.position);
+        if !moves {
+            peer.waiting_viewer = None;
+            return true;
+        }
+        if !peer.catch_ups.has_some(Instant::now()) {
+            peer.waiting_viewer = Some(*viewer);
+            return true;
+        }
+        false
+    }
+
+    /// Moves `client`'s region to `viewer`'s and sends the catch-up of the bricks new to it
+    /// (charged to the client's catch-up budget), or keeps the move waiting if the budget
+    /// is spent. Runs with nothing in flight: the catch-up holds only durable ops.
     pub(super) fn viewer(&mut self, conn: u64, client: u64, viewer: Viewer) {
-        let Some(old) = self
-            .peers
-            .get(&client)
-            .filter(|p| p.conn == conn)
-            .map(|p| p.region)
-        else {
+        let Some(region) = self.new_region(conn, client, &viewer) else {
+            if let Some(p) = self.peers.get_mut(&client).filter(|p| p.conn == conn) {
+                p.waiting_viewer = None;
+            }
             return;
         };
-        let vs = self.field.settings().voxel_size;
-        let core = region_for(&viewer, 0.0, vs);
-        let loose = region_for(&viewer, 2.0 * self.margin, vs);
-        // Hysteresis: the region stays while it holds the view and is not far too large.
-        if old.contains_box(&core) && loose.contains_box(&old) {
+        let Some(peer) = self.peers.get_mut(&client) else {
+            return;
+        };
+        if !peer.catch_ups.has_some(Instant::now()) {
+            peer.waiting_viewer = Some(viewer);
             return;
         }
-        let region = region_for(&viewer, self.margin, vs);
-        let keep = old.intersection(&region);
+        peer.waiting_viewer = None;
+        let keep = peer.region.intersection(&region);
         let mut frames = self.block_catch_up(region, keep);
         frames.extend(self.catch_up(&viewer, region, keep, &BTreeSet::new()));
         let Some(peer) = self.peers.get_mut(&client) else {
             return;
         };
+        let bytes: usize = frames.iter().map(Bytes::len).sum();
+        peer.catch_ups.charge(bytes.max(MIN_CATCH_UP_CHARGE) as f64);
         peer.region = region;
         let mut dead = Vec::new();
         for f in frames {
@@ -314,6 +364,25 @@ impl Order {
         }
         self.bury(dead);
         self.send_presence(now);
+        // Viewer moves that waited for their clients' catch-up budgets, once they allow.
+        let due: Vec<Command> = self
+            .peers
+            .iter_mut()
+            .filter_map(|(&client, p)| {
+                if p.waiting_viewer.is_none() || !p.catch_ups.has_some(now) {
+                    return None;
+                }
+                let viewer = p.waiting_viewer.take()?;
+                Some(Command::Viewer {
+                    conn: p.conn,
+                    client,
+                    viewer,
+                })
+            })
+            .collect();
+        for cmd in due {
+            self.dispatch(cmd);
+        }
         self.latency.ticked(start.elapsed());
     }
 
@@ -344,6 +413,6 @@ pub(super) fn resume_key(secret: &[u8; 32], id: u64) -> [u64; 2] {
 }
 
 /// Compares two keys in time that does not depend on where they differ.
-fn same_key(a: [u64; 2], b: [u64; 2]) -> bool {
+pub(super) fn same_key(a: [u64; 2], b: [u64; 2]) -> bool {
     ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0
 }

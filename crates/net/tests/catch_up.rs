@@ -1,0 +1,123 @@
+//! Catch-ups on a budget: a client jumping its viewer back and forth is sent its regions'
+//! bricks at [`loam_net::Limits::catch_up_bytes_per_second`], and its latest move is
+//! served once the budget allows.
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use loam_field::{CsgMode, EditOp};
+use loam_net::DEFAULT_MAX_MESSAGE_BYTES;
+use loam_net::protocol::{ClientMessage, ServerMessage};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::util::{joined, new_world, op_msg, recv_until, send_raw, start, still_serves, viewer};
+
+const RATE: f64 = 512.0 * 1024.0;
+const BURST: f64 = 512.0 * 1024.0;
+
+/// Found by an adversarial trial: 1 131 viewer jumps (30 bytes each) drew 1.16 GB of
+/// catch-ups in 5 s. With the budget, the bytes sent stay within the burst, the rate over
+/// the time taken and one catch-up of debt; the moves over it wait and collapse into the
+/// latest, which is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn viewer_jumps_are_answered_within_the_catch_up_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.catch_up_bytes_per_second = RATE;
+        c.limits.catch_up_burst_bytes = BURST;
+    })
+    .await;
+    let mut ws = joined(&server.url(), None).await;
+    // Edited bricks around two places 320 m apart: a region's catch-up sends them.
+    let mut op_id = 0;
+    for base in [0.0, 320.0] {
+        for i in 0..36 {
+            op_id += 1;
+            let ball = EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [
+                    base + f64::from(i % 6) * 12.0 - 30.0,
+                    0.0,
+                    f64::from(i / 6) * 12.0 - 30.0,
+                ],
+                radius: 4.0,
+                material: 0,
+                blend: 0.0,
+            };
+            send_raw(&mut ws, op_msg(op_id, ball)).await;
+        }
+    }
+    let last = op_id;
+    recv_until(&mut ws, |m| match m {
+        ServerMessage::Op(r) if r.op_id == last => Some(()),
+        _ => None,
+    })
+    .await;
+    // 100 moves back and forth with a 48 m view (each region new to the client), the last
+    // to x = 320.
+    let moves = 100;
+    let start_at = Instant::now();
+    for i in 0..moves {
+        let x = if i % 2 == 1 { 320.0 } else { 0.0 };
+        let m = ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0));
+        ws.send(Message::Binary(m.encode().into())).await.unwrap();
+    }
+    let (mut bytes, mut largest, mut served, mut region) = (0usize, 0usize, 0, None);
+    let read_for = Duration::from_secs(2);
+    while let Ok(Some(Ok(msg))) =
+        tokio::time::timeout_at((start_at + read_for).into(), ws.next()).await
+    {
+        let Message::Binary(b) = msg else {
+            continue;
+        };
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            bytes += b.len();
+            largest = largest.max(b.len());
+            if c.done {
+                served += 1;
+                region = Some(c.region);
+            }
+        }
+    }
+    let took = start_at.elapsed().as_secs_f64();
+    let most = BURST + RATE * took + 2.0 * largest as f64;
+    assert!(
+        (bytes as f64) <= most,
+        "{bytes} bytes of catch-up in {took:.2} s (at most {most:.0}), {served} of {moves} moves served"
+    );
+    // Each catch-up here is some 100 KB: without the budget all 100 are served (10 MB).
+    assert!(served >= 2 && served < moves / 4, "{served} of {moves}");
+    // The latest move (to x = 320, bricks 7..=12 with the 16 m margin and a brick more each side) was served.
+    let region = region.expect("a catch-up");
+    assert_eq!((region.min[0], region.max[0]), (7, 12), "{region:?}");
+    still_serves(&server.url()).await;
+}
+
+/// A catch-up budget must be a positive number of bytes (or infinity, no limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catch_up_budget_must_be_positive() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = new_world(dir.path());
+    for bad in [0.0, -1.0, f64::NAN, f64::NEG_INFINITY] {
+        for which in ["catch_up_bytes_per_second", "catch_up_burst_bytes"] {
+            let mut c = crate::util::config(&world);
+            match which {
+                "catch_up_bytes_per_second" => c.limits.catch_up_bytes_per_second = bad,
+                _ => c.limits.catch_up_burst_bytes = bad,
+            }
+            match loam_net::serve(c).await {
+                Err(loam_net::NetError::Config { name, .. }) => assert_eq!(name, which),
+                Err(e) => panic!("{which} = {bad}: another error: {e}"),
+                Ok(_) => panic!("served with {which} = {bad}"),
+            }
+        }
+    }
+    let server = start(&world, |c| {
+        c.limits.catch_up_bytes_per_second = f64::INFINITY;
+        c.limits.catch_up_burst_bytes = f64::INFINITY;
+    })
+    .await;
+    still_serves(&server.url()).await;
+}
