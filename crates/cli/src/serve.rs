@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Most clients at once, at least 1.
     #[arg(long, default_value_t = 256, value_parser = parse_max_clients)]
     pub max_clients: usize,
+    /// Catch-up each client may be sent, MiB a second on average (the bricks of regions its
+    /// viewer moves into; 4 times as much at once), from 0.0625 to 65 536: a client
+    /// moving faster waits for its latest region rather than slowing everyone.
+    #[arg(long, default_value_t = 16.0, value_parser = parse_catch_up)]
+    pub catch_up_mib_per_s: f64,
     /// Back the world up into this folder while it is served (made if missing): a whole
     /// copy when the server starts and every `--backup-every` minutes after, named after
     /// the world, a tag of its path and the UTC time
@@ -93,6 +98,14 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         })?
         .next()
         .ok_or_else(|| "the name resolves to no address".into())
+}
+
+fn parse_catch_up(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |m: f64| (0.0625..=65_536.0).contains(&m),
+        "0.0625 to 65536 MiB/s",
+    )
 }
 
 /// A client limit of at least 1 (0 would refuse everyone).
@@ -221,6 +234,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.listen = args.listen;
     config.token = args.token.clone();
     config.limits.max_clients = args.max_clients;
+    config.limits.catch_up_bytes_per_second = args.catch_up_mib_per_s * 1024.0 * 1024.0;
+    config.limits.catch_up_burst_bytes = 4.0 * config.limits.catch_up_bytes_per_second;
     config.backups = args.backup_dir.as_ref().map(|dir| BackupPlan {
         dir: dir.clone(),
         every: Duration::from_millis(backup_every_ms(args.backup_every) as u64),
@@ -338,11 +353,17 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
 /// converge, dropped connections, ops never confirmed.
 fn degraded(report: &loam_net::BenchReport) -> Option<String> {
     let mut why = Vec::new();
-    if !report.converged {
+    if !report.diverged.is_empty() || (!report.converged && report.unchecked == 0) {
         why.push(format!(
             "{} of {} clients did not converge",
             report.diverged.len().max(1),
             report.clients
+        ));
+    }
+    if report.unchecked > 0 {
+        why.push(format!(
+            "{} of {} clients could not compare their hashes with the server's",
+            report.unchecked, report.clients
         ));
     }
     if report.dropped > 0 {
@@ -395,6 +416,7 @@ mod tests {
             dropped: 0,
             lost_ops: 0,
             converged: true,
+            unchecked: 0,
             diverged: Vec::new(),
             clients: 64,
             sent: 220_000,
@@ -414,11 +436,21 @@ mod tests {
                 terrain: true,
                 blocks: false,
             }],
-            ..clean
+            ..clean.clone()
         };
         assert_eq!(
             super::degraded(&bad).as_deref(),
             Some("1 of 64 clients did not converge, 3 dropped connections, 12 ops never confirmed")
+        );
+        // The server gone at the end: nothing diverged, nothing could be compared.
+        let stopped = loam_net::BenchReport {
+            converged: false,
+            unchecked: 64,
+            ..clean.clone()
+        };
+        assert_eq!(
+            super::degraded(&stopped).as_deref(),
+            Some("64 of 64 clients could not compare their hashes with the server's")
         );
     }
 }

@@ -98,6 +98,10 @@ pub struct BenchReport {
     /// Whether every client's field equalled the server's over its region at the end (a
     /// client that could not reconnect to compare did not).
     pub converged: bool,
+    /// Clients whose hashes could not be compared at the end (down and unable to
+    /// reconnect, e.g. the server stopped, or the comparison itself failed); they count as
+    /// not converged.
+    pub unchecked: usize,
     /// The clients whose hashes were compared and differed, and which of their hashes
     /// differed from the server's; empty when every compared one matched.
     pub diverged: Vec<Diverged>,
@@ -148,6 +152,8 @@ struct One {
     /// Ops never confirmed.
     lost: u64,
     converged: bool,
+    /// Whether its hashes were compared.
+    checked: bool,
     diverged: Option<Diverged>,
     last_ack: Instant,
 }
@@ -246,6 +252,7 @@ async fn one(
         dropped: 0,
         lost: 0,
         converged: false,
+        checked: false,
         diverged: None,
         last_ack: start,
     };
@@ -336,6 +343,7 @@ async fn one(
             return Ok(out);
         }
     };
+    out.checked = true;
     out.converged = report.matches();
     if !out.converged {
         out.diverged = Some(Diverged {
@@ -426,7 +434,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     }
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
-    let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
+    let (mut sent, mut dropped, mut lost, mut converged, mut unchecked) = (0, 0, 0, true, 0);
     let mut diverged = Vec::new();
     let mut last = measured;
     for (i, t) in tasks.into_iter().enumerate() {
@@ -444,6 +452,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         dropped += one.dropped;
         lost += one.lost;
         converged &= one.converged;
+        unchecked += usize::from(!one.checked);
         diverged.extend(one.diverged);
         last = last.max(one.last_ack);
         latencies.extend(one.latencies);
@@ -459,6 +468,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         dropped,
         lost_ops: lost,
         converged,
+        unchecked,
         diverged,
         clients: cfg.clients,
         sent,

@@ -83,11 +83,12 @@ pub enum NetError {
     #[error("the server stopped: {0}")]
     ServerStopped(String),
     /// One of the load benchmark's clients could not join ([`crate::bench_net`]).
-    #[error("client {client}: {error}")]
+    #[error("client {client}")]
     BenchClient {
         /// The client's index.
         client: usize,
-        /// Why.
+        /// Why (the error's source, so that a chain printed whole says what did not decode).
+        #[source]
         error: Box<NetError>,
     },
     /// A setting is out of range.

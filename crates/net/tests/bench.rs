@@ -137,7 +137,15 @@ async fn a_rate_below_one_op_per_window_ends_with_the_window() {
     server.shutdown().await.unwrap();
 
     let cfg = BenchConfig::new("ws://127.0.0.1:1/ws", 1, 10.0, 1.0, factory());
-    let e = bench_net(cfg).await.unwrap_err().to_string();
+    let e = bench_net(cfg).await.unwrap_err();
+    // The whole chain, as `loam bench-net` prints it.
+    let mut chain = vec![e.to_string()];
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        chain.push(c.to_string());
+        cause = c.source();
+    }
+    let e = chain.join(": ");
     assert!(e.starts_with("client 0: WebSocket: "), "{e}");
     assert_eq!(e.matches("WebSocket").count(), 1, "{e}");
 }
