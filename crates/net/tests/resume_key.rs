@@ -102,9 +102,40 @@ async fn a_resume_keeps_its_id_only_with_its_key() {
 async fn a_full_server_lets_a_player_resume_its_own_connection() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(&new_world(dir.path()), |c| c.limits.max_clients = 1).await;
-    let mut old = raw(&server.url()).await;
-    send_raw(&mut old, hello(None)).await;
-    let (id, key, _) = welcome(&mut old).await;
+    // A client that joined and left: its key is valid, but it holds no slot.
+    let mut gone = raw(&server.url()).await;
+    send_raw(&mut gone, hello(None)).await;
+    let (gone_id, gone_key, _) = welcome(&mut gone).await;
+    drop(gone);
+    let mut old = None;
+    for _ in 0..100 {
+        let mut ws = raw(&server.url()).await;
+        send_raw(&mut ws, hello(None)).await;
+        let joined = recv_until(&mut ws, |m| match m {
+            ServerMessage::Welcome(w) => Some(Some((w.client_id, w.resume_key))),
+            ServerMessage::Refused(_) => Some(None),
+            _ => None,
+        })
+        .await;
+        if let Some(w) = joined {
+            old = Some((ws, w));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (mut old, (id, key)) = old.expect("the slot of the client that left is given back");
+
+    // Harvested keys do not add slots (found by an adversarial trial: six keys of clients
+    // that had left let nine clients in under a limit of three).
+    let mut harvested = raw(&server.url()).await;
+    send_raw(&mut harvested, resume_hello(gone_id, gone_key, 0)).await;
+    let refused = recv_until(&mut harvested, |m| match m {
+        ServerMessage::Refused(r) => Some(r),
+        ServerMessage::Welcome(_) => panic!("a key with no connection was let in past the limit"),
+        _ => None,
+    })
+    .await;
+    assert!(refused.reason.contains("maximum of clients"), "{refused}");
 
     let mut thief = raw(&server.url()).await;
     send_raw(&mut thief, resume_hello(id, [key[0], key[1] ^ 1], 0)).await;
@@ -130,7 +161,7 @@ async fn a_full_server_lets_a_player_resume_its_own_connection() {
     })
     .await;
     // Both slots are given back: once the player leaves, a new client gets in.
-    drop((old, new, thief));
+    drop((old, new, thief, harvested));
     for attempt in 0.. {
         let mut next = raw(&server.url()).await;
         send_raw(&mut next, hello(None)).await;

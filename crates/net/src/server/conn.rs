@@ -271,17 +271,20 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     let _slot = Slot(shared.clone());
     // A client resuming with its key replaces its own connection, which may still hold a
     // slot (a link that died without a close is noticed only by TCP's keepalive), so it is
-    // let in when the server is full: the connection it replaces is closed as it joins.
+    // let in when the server is full, to replace that connection (the ordering thread
+    // refuses it if the client has none: a key alone holds no slot).
     let own_resume = hello.resume.as_ref().is_some_and(|r| {
         super::regions::same_key(r.key, resume_key(&shared.resume_secret, r.client_id))
     });
-    if before >= shared.limits.max_clients && !own_resume {
-        let why = format!(
-            "the server has its maximum of clients ({})",
-            shared.limits.max_clients
-        );
+    let full = before >= shared.limits.max_clients;
+    let why = format!(
+        "the server has its maximum of clients ({})",
+        shared.limits.max_clients
+    );
+    if full && !own_resume {
         return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
     }
+    let over_limit = full.then_some(why);
     let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::channel(shared.limits.outbox_messages);
     let (kill_tx, kill_rx) = watch::channel(None);
@@ -297,6 +300,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         peer,
         hello,
         link: link.clone(),
+        over_limit,
         reply,
     };
     if shared.commands.send(join).await.is_err() {
@@ -305,7 +309,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     }
     let Ok(client) = client.await else {
         // The ordering thread gave the join up (it says why: its first frames did not fit
-        // the outbox), or stopped.
+        // the outbox, or it resumed past the limit with nothing to replace), or stopped.
         let why = kill_rx.borrow().clone();
         let why = why.unwrap_or_else(|| "the server is stopping".into());
         return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;

@@ -60,6 +60,9 @@ pub(crate) enum Command {
         peer: std::net::SocketAddr,
         hello: Hello,
         link: PeerLink,
+        /// Set when the server is full and the hello resumes with its key: the join is let
+        /// in only to replace that client's connection, else refused with this reason.
+        over_limit: Option<String>,
         reply: oneshot::Sender<u64>,
     },
     /// A terrain op, read off the connection `at` and decoded there (on the connections'

@@ -99,6 +99,7 @@ impl Order {
         addr: std::net::SocketAddr,
         hello: Hello,
         link: PeerLink,
+        over_limit: Option<String>,
         reply: oneshot::Sender<u64>,
     ) {
         let vs = self.field.settings().voxel_size;
@@ -114,6 +115,13 @@ impl Order {
                 self.next_client - 1
             }
         };
+        // Past the client limit only to replace a connection of the same client (one whose
+        // link died without a close): a key of a client that left holds no slot to take.
+        if let Some(why) = over_limit
+            && !self.peers.contains_key(&id)
+        {
+            return link.kill(why);
+        }
         if let Some(old) = self.peers.remove(&id) {
             old.link
                 .kill("replaced by a newer connection of the same client");
@@ -267,8 +275,9 @@ impl Order {
                 peer,
                 hello,
                 link,
+                over_limit,
                 reply,
-            } => self.join(conn, peer, hello, link, reply),
+            } => self.join(conn, peer, hello, link, over_limit, reply),
             Command::Viewer {
                 conn,
                 client,
