@@ -6,7 +6,7 @@ use std::time::Instant;
 /// A token bucket: `rate` tokens a second on average, at most `burst` saved up. An
 /// infinite `rate` never runs out.
 #[derive(Debug, Clone)]
-pub(super) struct Bucket {
+pub(crate) struct Bucket {
     rate: f64,
     burst: f64,
     tokens: f64,
@@ -49,6 +49,12 @@ impl Bucket {
     pub fn has_some(&mut self, now: Instant) -> bool {
         self.refill(now);
         self.tokens > 0.0
+    }
+
+    /// Tokens left, as of the last refill.
+    #[cfg(test)]
+    pub fn tokens(&self) -> f64 {
+        self.tokens
     }
 
     /// Takes `n` tokens, going into debt if there are fewer: [`Bucket::has_some`] is false

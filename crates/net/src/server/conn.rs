@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
 use super::bucket::Bucket;
+use super::frames::Frame;
 use super::order::Command;
 use super::regions::resume_key;
 use crate::protocol::{
@@ -33,7 +34,7 @@ const MAX_RESUME_BRICKS: u64 = 1 << 24;
 /// with a reason.
 #[derive(Clone)]
 pub(crate) struct PeerLink {
-    pub tx: mpsc::Sender<Bytes>,
+    pub tx: mpsc::Sender<Frame>,
     /// Bytes in `tx` not yet taken by the connection's writer.
     pub queued: Arc<AtomicUsize>,
     kill: Arc<watch::Sender<Option<String>>>,
@@ -436,33 +437,50 @@ async fn read_loop(
 
 async fn write_loop(
     mut sink: Sink,
-    mut rx: mpsc::Receiver<Bytes>,
+    mut rx: mpsc::Receiver<Frame>,
     queued: Arc<AtomicUsize>,
     mut kill: watch::Receiver<Option<String>>,
 ) {
-    let taken = |frame: Bytes| {
-        queued.fetch_sub(frame.len(), Ordering::Relaxed);
-        Message::Binary(frame)
-    };
-    loop {
-        tokio::select! {
+    'frames: loop {
+        let frame = tokio::select! {
             biased;
             _ = killed(&mut kill) => break,
-            frame = rx.recv() => {
-                let Some(frame) = frame else { break };
-                if sink.feed(taken(frame)).await.is_err() {
-                    return;
-                }
-                for _ in 0..WRITE_BATCH {
-                    let Ok(frame) = rx.try_recv() else { break };
-                    if sink.feed(taken(frame)).await.is_err() {
-                        return;
+            frame = rx.recv() => match frame {
+                Some(f) => f,
+                None => break,
+            },
+        };
+        let mut next = Some(frame);
+        let mut fed = 0;
+        while let Some(frame) = next.take() {
+            queued.fetch_sub(frame.len(), Ordering::Relaxed);
+            let messages = match frame {
+                Frame::Ready(b) => vec![b],
+                // Encoded off the ordering thread; what was queued after it waits for it.
+                Frame::CatchUp(job) => {
+                    let encode = tokio::task::spawn_blocking(move || job.encode());
+                    tokio::select! {
+                        biased;
+                        _ = killed(&mut kill) => break 'frames,
+                        m = encode => match m {
+                            Ok(m) => m,
+                            Err(_) => return,
+                        },
                     }
                 }
-                if sink.flush().await.is_err() {
+            };
+            for m in messages {
+                if sink.feed(Message::Binary(m)).await.is_err() {
                     return;
                 }
+                fed += 1;
             }
+            if fed < WRITE_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if sink.flush().await.is_err() {
+            return;
         }
     }
     let reason = kill

@@ -25,6 +25,7 @@ mod blocks;
 mod bucket;
 mod colliders;
 mod conn;
+mod frames;
 mod ground;
 mod latency;
 mod lumps;

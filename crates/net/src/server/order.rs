@@ -26,6 +26,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
+use super::frames::Frame;
+pub(super) use super::frames::chunks;
+
 mod hashes;
 mod release;
 mod writing;
@@ -43,14 +46,12 @@ use super::{ServerConfig, ServerLatency, ServerStatus};
 use crate::error::NetError;
 use crate::interest::{bricks_of_samples, generator_fingerprint, op_reach};
 use crate::protocol::{
-    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireBrick, WireSamples,
-    WorldMeta, encode_brick, encode_samples,
+    BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireSamples, WorldMeta,
+    encode_samples,
 };
 
 /// How often a client whose region saw no op is told the log moved on.
 pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
-/// Encoded bricks kept for catch-ups and patches.
-const BRICK_CACHE: usize = 4096;
 
 /// What the connections and the handle ask of the ordering thread.
 pub(crate) enum Command {
@@ -136,7 +137,7 @@ pub(super) struct Peer {
     /// runs, and a heightmap's generator alone may be far larger than the cap.
     pub(super) join_bytes: usize,
     /// Its catch-up bytes ([`crate::Limits::catch_up_bytes_per_second`]).
-    pub(super) catch_ups: super::bucket::Bucket,
+    pub(super) catch_ups: Arc<std::sync::Mutex<super::bucket::Bucket>>,
     /// Its latest viewer move that waits for `catch_ups` to allow it.
     pub(super) waiting_viewer: Option<Viewer>,
 }
@@ -236,7 +237,8 @@ pub(crate) struct Order {
     /// The key of this process's resume keys ([`super::regions::resume_key`]): random, never
     /// sent or stored.
     pub(super) resume_secret: [u8; 32],
-    pub(super) cache: BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
+    /// Encoded bricks, shared with the writers that encode catch-ups.
+    pub(super) cache: Arc<super::frames::BrickCache>,
     pub(super) accepted: u64,
     pub(super) made: u64,
     pub(super) refused: u64,
@@ -264,6 +266,17 @@ pub(super) struct Outbox {
 /// Sends `frame` to `peer`; a full outbox (a client too slow: `cap`'s messages, or its
 /// bytes beyond the peer's [`Peer::join_bytes`]) or a closed one is noted in `dead`.
 pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut Vec<(u64, String)>) {
+    push_frame(id, peer, Frame::Ready(frame), cap, dead);
+}
+
+/// [`push`] for any [`Frame`] (a catch-up's bricks, encoded by the writer).
+pub(super) fn push_frame(
+    id: u64,
+    peer: &Peer,
+    frame: Frame,
+    cap: Outbox,
+    dead: &mut Vec<(u64, String)>,
+) {
     // Nothing after a lost frame: the stream may end early, never have a hole (a resume
     // starts after the last message the client took).
     if dead.iter().any(|(d, _)| *d == id) {
@@ -283,47 +296,6 @@ pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut V
     };
     peer.link.queued.fetch_sub(n, AtomicOrdering::Relaxed);
     dead.push((id, why));
-}
-
-pub(super) fn encoded(
-    cache: &mut BTreeMap<BrickKey, (u64, Arc<WireBrick>)>,
-    key: BrickKey,
-    brick: &Brick,
-) -> Arc<WireBrick> {
-    if let Some((id, w)) = cache.get(&key)
-        && *id == brick.id()
-    {
-        return w.clone();
-    }
-    if cache.len() >= BRICK_CACHE {
-        cache.clear();
-    }
-    let w = Arc::new(encode_brick(key, brick));
-    cache.insert(key, (brick.id(), w.clone()));
-    w
-}
-
-/// Splits `items` (of `bytes(item)` encoded bytes each) into messages of about `max / 2`
-/// bytes each, made by `make(items, last)`.
-pub(super) fn chunks<T: Clone>(
-    items: Vec<Arc<T>>,
-    max: usize,
-    bytes: impl Fn(&T) -> usize,
-    mut make: impl FnMut(Vec<T>, bool) -> ServerMessage,
-) -> Vec<Bytes> {
-    let mut out = Vec::new();
-    let mut part = Vec::new();
-    let mut size = 0;
-    for w in items {
-        if size + bytes(&w) > max / 2 && !part.is_empty() {
-            out.push(make(std::mem::take(&mut part), false).encode().into());
-            size = 0;
-        }
-        size += bytes(&w) + 32;
-        part.push((*w).clone());
-    }
-    out.push(make(part, true).encode().into());
-    out
 }
 
 /// The samples of `brick` (at `key`) within `changed`, for a patch.
@@ -476,7 +448,7 @@ impl Order {
                 getrandom::fill(&mut k).map_err(|e| NetError::Io(std::io::Error::other(e)))?;
                 k
             },
-            cache: BTreeMap::new(),
+            cache: Arc::default(),
             accepted: 0,
             made: 0,
             refused: 0,
@@ -561,9 +533,10 @@ impl Order {
     }
 
     /// A new client's catch-up budget, full.
-    pub(super) fn catch_up_budget(&self) -> super::bucket::Bucket {
+    pub(super) fn catch_up_budget(&self) -> Arc<std::sync::Mutex<super::bucket::Bucket>> {
         let (rate, burst) = self.catch_up_limit;
-        super::bucket::Bucket::full(rate, burst, Instant::now())
+        let b = super::bucket::Bucket::full(rate, burst, Instant::now());
+        Arc::new(std::sync::Mutex::new(b))
     }
 
     /// Takes one command; `true` once a shutdown has run.

@@ -14,29 +14,24 @@ use tokio::sync::oneshot;
 
 use super::ServerStatus;
 use super::conn::PeerLink;
-use super::order::{Command, Order, Peer, SEQ_EVERY, chunks, encoded, push};
+use super::frames::{CatchUpJob, Frame, charge};
+use super::order::{Command, Order, Peer, SEQ_EVERY, push, push_frame};
 use crate::interest::region_for;
 use crate::protocol::{
-    BrickBox, CatchUp, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, WORLD_PART_BYTES, Welcome,
-    WireBrick,
+    BrickBox, Hello, PROTOCOL_VERSION, ServerMessage, Viewer, WORLD_PART_BYTES, Welcome,
 };
-
-/// The least a catch-up is charged to its client's budget, bytes
-/// ([`crate::Limits::catch_up_bytes_per_second`]): finding a region's bricks costs the
-/// server whether or not it finds any. At the default budget, 256 region changes a second.
-const MIN_CATCH_UP_CHARGE: usize = 64 << 10;
 
 impl Order {
     /// The catch-up of `region` for a viewer: every brick of the server's in `region` but
     /// outside `keep`, and those of `stale` in `region` (the generator's where the server
-    /// holds none), nearest first.
+    /// holds none), nearest first; encoded by the client's writer ([`CatchUpJob`]).
     pub(super) fn catch_up(
         &mut self,
         viewer: &Viewer,
         region: BrickBox,
         keep: Option<BrickBox>,
         stale: &BTreeSet<[i32; 3]>,
-    ) -> Vec<Bytes> {
+    ) -> CatchUpJob {
         let brick_m = f64::from(loam_field::BRICK_SAMPLES) * self.field.settings().voxel_size;
         let at = viewer.position.map(|c| c / brick_m - 0.5);
         let distance = |k: [i32; 3]| {
@@ -72,25 +67,15 @@ impl Order {
             }
         }
         list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let wires = list
-            .iter()
-            .map(|(_, k, b)| encoded(&mut self.cache, *k, b))
-            .collect();
-        let seq = self.seq;
-        chunks(
-            wires,
-            self.max_message,
-            |w: &WireBrick| w.data.len(),
-            |bricks, done| {
-                ServerMessage::CatchUp(CatchUp {
-                    seq,
-                    region,
-                    keep,
-                    bricks,
-                    done,
-                })
-            },
-        )
+        CatchUpJob {
+            seq: self.seq,
+            region,
+            keep,
+            bricks: list.into_iter().map(|(_, k, b)| (k, b)).collect(),
+            max_message: self.max_message,
+            cache: self.cache.clone(),
+            budget: None,
+        }
     }
 
     pub(super) fn join(
@@ -137,15 +122,15 @@ impl Order {
             )
         });
         let mut world = self.meta.clone();
-        let mut frames: Vec<Bytes> = Vec::new();
+        let mut frames: Vec<Frame> = Vec::new();
         let part = WORLD_PART_BYTES.min(self.max_message / 4);
         if world.generator_json.len() > part {
             let json = std::mem::take(&mut world.generator_json);
-            frames.extend(
-                json.as_bytes()
-                    .chunks(part)
-                    .map(|c| Bytes::from(ServerMessage::WorldPart { bytes: c.to_vec() }.encode())),
-            );
+            frames.extend(json.as_bytes().chunks(part).map(|c| {
+                Frame::from(Bytes::from(
+                    ServerMessage::WorldPart { bytes: c.to_vec() }.encode(),
+                ))
+            }));
         }
         let welcome = Welcome {
             protocol: PROTOCOL_VERSION,
@@ -157,30 +142,35 @@ impl Order {
             last_op_id: self.last_op.get(&id).copied(),
         };
         let welcome_resumed = welcome.resumed;
-        frames.push(ServerMessage::Welcome(welcome).encode().into());
+        frames.push(Bytes::from(ServerMessage::Welcome(welcome).encode()).into());
         let (keep, stale, keep_blocks) = match (&hello.resume, plan) {
             (Some(r), Some(p)) => {
-                frames.extend(p.frames);
+                frames.extend(p.frames.into_iter().map(Frame::from));
                 let keep = r.region.intersection(&region);
                 (keep, p.stale, if p.blocks_lost { None } else { keep })
             }
             _ => (None, BTreeSet::new(), None),
         };
-        frames.extend(self.block_catch_up(region, keep_blocks));
-        frames.extend(self.catch_up(&hello.viewer, region, keep, &stale));
+        frames.extend(
+            self.block_catch_up(region, keep_blocks)
+                .into_iter()
+                .map(Frame::from),
+        );
+        let bricks = self.catch_up(&hello.viewer, region, keep, &stale);
+        frames.push(Frame::CatchUp(Box::new(bricks)));
         let peer = Peer {
             conn,
             link,
             region,
             informed: self.seq,
             informed_at: Instant::now(),
-            join_bytes: frames.iter().map(Bytes::len).sum(),
+            join_bytes: frames.iter().map(Frame::len).sum(),
             catch_ups: self.catch_up_budget(),
             waiting_viewer: None,
         };
         let mut dead = Vec::new();
         for f in frames {
-            push(id, &peer, f, self.outbox, &mut dead);
+            push_frame(id, &peer, f, self.outbox, &mut dead);
         }
         if let Some((_, why)) = dead.pop() {
             return peer.link.kill(why);
@@ -227,7 +217,12 @@ impl Order {
             peer.waiting_viewer = None;
             return true;
         }
-        if !peer.catch_ups.has_some(Instant::now()) {
+        if !peer
+            .catch_ups
+            .lock()
+            .expect("not poisoned")
+            .has_some(Instant::now())
+        {
             peer.waiting_viewer = Some(*viewer);
             return true;
         }
@@ -247,24 +242,39 @@ impl Order {
         let Some(peer) = self.peers.get_mut(&client) else {
             return;
         };
-        if !peer.catch_ups.has_some(Instant::now()) {
+        let budget = peer.catch_ups.clone();
+        if !budget
+            .lock()
+            .expect("not poisoned")
+            .has_some(Instant::now())
+        {
             peer.waiting_viewer = Some(viewer);
             return;
         }
         peer.waiting_viewer = None;
         let keep = peer.region.intersection(&region);
-        let mut frames = self.block_catch_up(region, keep);
-        frames.extend(self.catch_up(&viewer, region, keep, &BTreeSet::new()));
+        let blocks = self.block_catch_up(region, keep);
+        let mut bricks = self.catch_up(&viewer, region, keep, &BTreeSet::new());
         let Some(peer) = self.peers.get_mut(&client) else {
             return;
         };
-        let bytes: usize = frames.iter().map(Bytes::len).sum();
-        peer.catch_ups.charge(bytes.max(MIN_CATCH_UP_CHARGE) as f64);
+        // The bricks' estimate now, set right once the writer has encoded them.
+        let block_bytes: usize = blocks.iter().map(Bytes::len).sum();
+        let charge = charge(block_bytes, bricks.estimate()) as f64;
+        budget.lock().expect("not poisoned").charge(charge);
+        bricks.budget = Some((budget, block_bytes));
         peer.region = region;
         let mut dead = Vec::new();
-        for f in frames {
+        for f in blocks {
             push(client, peer, f, self.outbox, &mut dead);
         }
+        push_frame(
+            client,
+            peer,
+            Frame::CatchUp(Box::new(bricks)),
+            self.outbox,
+            &mut dead,
+        );
         self.bury(dead);
     }
 
@@ -378,7 +388,9 @@ impl Order {
             .peers
             .iter_mut()
             .filter_map(|(&client, p)| {
-                if p.waiting_viewer.is_none() || !p.catch_ups.has_some(now) {
+                if p.waiting_viewer.is_none()
+                    || !p.catch_ups.lock().expect("not poisoned").has_some(now)
+                {
                     return None;
                 }
                 let viewer = p.waiting_viewer.take()?;
