@@ -560,3 +560,43 @@ proptest! {
         decode_all(&bytes, 2.0);
     }
 }
+
+/// A "server" that answers the hello with a text message, or closes without a reason: the
+/// client's error says so (found by an adversarial trial: both read "the server closed the
+/// connection: " with nothing after it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_message_or_a_bare_close_is_named() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    for text in [true, false] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+        let fake = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+            let _hello = ws.next().await;
+            if text {
+                ws.send(Message::Text("hello there".into())).await.unwrap();
+            } else {
+                ws.close(None).await.unwrap();
+            }
+            // Hold the socket until the client is done with it.
+            while let Some(Ok(_)) = ws.next().await {}
+        });
+        let cfg = loam_net::ClientConfig::new(
+            url,
+            crate::util::viewer(0.0, 0.0, 0.0, 8.0),
+            crate::util::factory(),
+        );
+        let e = match loam_net::Client::connect(cfg).await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("joined a fake server"),
+        };
+        if text {
+            assert!(e.contains("text message"), "{e}");
+        } else {
+            assert!(e.ends_with("no reason given"), "{e}");
+        }
+        fake.abort();
+    }
+}

@@ -149,9 +149,16 @@ pub(super) async fn next_incoming(ws: &mut Ws, max: usize) -> Result<Incoming, N
                 }
             }
             Some(Ok(Message::Close(f))) => {
-                return Err(NetError::Disconnected {
-                    reason: f.map_or_else(|| "closed".into(), |f| f.reason.to_string()),
-                });
+                let reason = f
+                    .map(|f| f.reason.to_string())
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| "no reason given".into());
+                return Err(NetError::Disconnected { reason });
+            }
+            Some(Ok(Message::Text(_))) => {
+                return Err(NetError::Protocol(
+                    "a text message (the protocol's messages are binary MessagePack)".into(),
+                ));
             }
             Some(Ok(_)) => {}
         }
