@@ -5,12 +5,11 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use loam_field::{CsgMode, EditOp};
 use loam_net::DEFAULT_MAX_MESSAGE_BYTES;
 use loam_net::protocol::{ClientMessage, ServerMessage};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::util::{joined, new_world, op_msg, recv_until, send_raw, start, still_serves, viewer};
+use crate::util::{edit_two_places, joined, new_world, start, still_serves, viewer};
 
 const RATE: f64 = 512.0 * 1024.0;
 const BURST: f64 = 512.0 * 1024.0;
@@ -29,30 +28,7 @@ async fn viewer_jumps_are_answered_within_the_catch_up_budget() {
     .await;
     let mut ws = joined(&server.url(), None).await;
     // Edited bricks around two places 320 m apart: a region's catch-up sends them.
-    let mut op_id = 0;
-    for base in [0.0, 320.0] {
-        for i in 0..36 {
-            op_id += 1;
-            let ball = EditOp::Sphere {
-                mode: CsgMode::Subtract,
-                center: [
-                    base + f64::from(i % 6) * 12.0 - 30.0,
-                    0.0,
-                    f64::from(i / 6) * 12.0 - 30.0,
-                ],
-                radius: 4.0,
-                material: 0,
-                blend: 0.0,
-            };
-            send_raw(&mut ws, op_msg(op_id, ball)).await;
-        }
-    }
-    let last = op_id;
-    recv_until(&mut ws, |m| match m {
-        ServerMessage::Op(r) if r.op_id == last => Some(()),
-        _ => None,
-    })
-    .await;
+    edit_two_places(&mut ws).await;
     // 100 moves back and forth with a 48 m view (each region new to the client), the last
     // to x = 320.
     let moves = 100;

@@ -4,12 +4,11 @@
 use std::time::Duration;
 
 use futures_util::SinkExt;
-use loam_field::{CsgMode, EditOp};
-use loam_net::protocol::{ClientMessage, ServerMessage};
+use loam_net::protocol::ClientMessage;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::util::{
-    disconnect_reason, joined, new_world, op_msg, recv_until, send_raw, start, still_serves, viewer,
+    disconnect_reason, edit_two_places, joined, new_world, start, still_serves, viewer,
 };
 
 /// A client that moves its viewer (a few bytes a message, each answered by a catch-up of
@@ -28,30 +27,7 @@ async fn a_client_that_asks_for_catch_ups_and_does_not_read_is_dropped_by_bytes(
     .await;
     let mut ws = joined(&server.url(), None).await;
     // Edited bricks around two places 320 m apart: a region's catch-up sends them.
-    let mut op_id = 0;
-    for base in [0.0, 320.0] {
-        for i in 0..36 {
-            op_id += 1;
-            let ball = EditOp::Sphere {
-                mode: CsgMode::Subtract,
-                center: [
-                    base + f64::from(i % 6) * 12.0 - 30.0,
-                    0.0,
-                    f64::from(i / 6) * 12.0 - 30.0,
-                ],
-                radius: 4.0,
-                material: 0,
-                blend: 0.0,
-            };
-            send_raw(&mut ws, op_msg(op_id, ball)).await;
-        }
-    }
-    let last = op_id;
-    recv_until(&mut ws, |m| match m {
-        ServerMessage::Op(r) if r.op_id == last => Some(()),
-        _ => None,
-    })
-    .await;
+    edit_two_places(&mut ws).await;
     let mut moves = 0;
     while server.status().await.unwrap().clients > 0 {
         assert!(moves < 2000, "the client was never dropped");

@@ -255,3 +255,33 @@ pub fn padded_world(dir: &Path, padding: String) -> (PathBuf, String) {
     drop(Store::create(&path, &json, &FieldSettings::default(), None).unwrap());
     (path, json)
 }
+
+/// Digs 36 balls (radius 4 m, 12 m apart) around each of x = 0 and x = 320 through `ws`
+/// (op ids 1 to 72), and waits until the last comes back: edited bricks at two places
+/// whose regions (with a view of up to about 100 m) do not meet.
+pub async fn edit_two_places(ws: &mut Raw) {
+    let mut op_id = 0;
+    for base in [0.0, 320.0] {
+        for i in 0..36 {
+            op_id += 1;
+            let ball = EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [
+                    base + f64::from(i % 6) * 12.0 - 30.0,
+                    0.0,
+                    f64::from(i / 6) * 12.0 - 30.0,
+                ],
+                radius: 4.0,
+                material: 0,
+                blend: 0.0,
+            };
+            send_raw(ws, op_msg(op_id, ball)).await;
+        }
+    }
+    let last = op_id;
+    recv_until(ws, |m| match m {
+        ServerMessage::Op(r) if r.op_id == last => Some(()),
+        _ => None,
+    })
+    .await;
+}
