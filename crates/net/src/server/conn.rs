@@ -17,7 +17,7 @@ use super::Shared;
 use super::bucket::Bucket;
 use super::frames::Frame;
 use super::order::Command;
-use super::regions::resume_key;
+use super::regions::{resume_key, same_key};
 use crate::protocol::{
     ClientMessage, Hello, PROTOCOL_VERSION, Refusal, RefusalCode, ServerMessage, Viewer,
     probe_hello_version,
@@ -274,9 +274,10 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     // slot (a link that died without a close is noticed only by TCP's keepalive), so it is
     // let in when the server is full, to replace that connection (the ordering thread
     // refuses it if the client has none: a key alone holds no slot).
-    let own_resume = hello.resume.as_ref().is_some_and(|r| {
-        super::regions::same_key(r.key, resume_key(&shared.resume_secret, r.client_id))
-    });
+    let own_resume = hello
+        .resume
+        .as_ref()
+        .is_some_and(|r| same_key(r.key, resume_key(&shared.resume_secret, r.client_id)));
     let full = before >= shared.limits.max_clients;
     let why = format!(
         "the server has its maximum of clients ({})",

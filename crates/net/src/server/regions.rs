@@ -26,7 +26,7 @@ impl Order {
     /// outside `keep`, and those of `stale` in `region` (the generator's where the server
     /// holds none), nearest first; encoded by the client's writer ([`CatchUpJob`]).
     pub(super) fn catch_up(
-        &mut self,
+        &self,
         viewer: &Viewer,
         region: BrickBox,
         keep: Option<BrickBox>,
