@@ -97,3 +97,82 @@ async fn a_catch_up_budget_must_be_positive() {
     .await;
     still_serves(&server.url()).await;
 }
+
+/// A client that replaces its connection (a resume with its key) keeps its spent catch-up
+/// budget: reconnecting does not refill it (found by a review: the jump attack went on by
+/// reconnecting).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_keeps_the_spent_catch_up_budget() {
+    use loam_net::PROTOCOL_VERSION;
+    use loam_net::protocol::{BrickBox, Hello, Resume};
+    let dir = tempfile::tempdir().unwrap();
+    // Next to no refill: what the burst allows is all there is.
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.catch_up_bytes_per_second = 1.0;
+        c.limits.catch_up_burst_bytes = 64.0 * 1024.0;
+    })
+    .await;
+    let mut ws = crate::util::raw(&server.url()).await;
+    crate::util::send_raw(&mut ws, crate::util::hello(None)).await;
+    let (id, key) = crate::util::recv_until(&mut ws, |m| match m {
+        ServerMessage::Welcome(w) => Some((w.client_id, w.resume_key)),
+        _ => None,
+    })
+    .await;
+    edit_two_places(&mut ws).await;
+    // One jump spends the budget (some 120 KB of bricks).
+    let jump = |x: f64| {
+        Message::Binary(
+            ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0))
+                .encode()
+                .into(),
+        )
+    };
+    ws.send(jump(320.0)).await.unwrap();
+    crate::util::recv_until(&mut ws, |m| match m {
+        ServerMessage::CatchUp(c) if c.done && c.region.min[0] >= 7 => Some(()),
+        _ => None,
+    })
+    .await;
+    drop(ws);
+    // The same client again, with its key.
+    let mut again = crate::util::raw(&server.url()).await;
+    let hello = ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: "again".into(),
+        token: None,
+        viewer: viewer(320.0, 0.0, 0.0, 48.0),
+        resume: Some(Resume {
+            client_id: id,
+            key,
+            last_seq: 0,
+            region: BrickBox {
+                min: [0; 3],
+                max: [0; 3],
+            },
+        }),
+    });
+    crate::util::send_raw(&mut again, hello.encode()).await;
+    let got = crate::util::recv_until(&mut again, |m| match m {
+        ServerMessage::Welcome(w) => Some(w.client_id),
+        _ => None,
+    })
+    .await;
+    assert_eq!(got, id);
+    again.send(jump(0.0)).await.unwrap();
+    // The move back waits for a budget that does not come back.
+    let until = Instant::now() + Duration::from_secs(1);
+    while let Ok(Some(Ok(Message::Binary(b)))) =
+        tokio::time::timeout_at(until.into(), again.next()).await
+    {
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            assert!(
+                c.region.min[0] >= 7,
+                "a catch-up of the move back: {:?}",
+                c.region
+            );
+        }
+    }
+}

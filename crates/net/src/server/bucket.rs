@@ -57,6 +57,12 @@ impl Bucket {
         self.tokens
     }
 
+    /// Whether it is full at `now` (as good as a new one).
+    pub fn is_full(&mut self, now: Instant) -> bool {
+        self.refill(now);
+        self.tokens >= self.burst
+    }
+
     /// Takes `n` tokens, going into debt if there are fewer: [`Bucket::has_some`] is false
     /// until the debt is repaid at `rate`. (For costs known only afterwards.)
     pub fn charge(&mut self, n: f64) {
@@ -94,6 +100,9 @@ mod tests {
         // 2000 in debt: 2 s at 1000 a second.
         assert!(!b.has_some(t0 + Duration::from_millis(1990)));
         assert!(b.has_some(t0 + Duration::from_millis(2010)));
+        // Full again 0.5 s later (500 saved up at 1000 a second).
+        assert!(!b.is_full(t0 + Duration::from_millis(2490)));
+        assert!(b.is_full(t0 + Duration::from_millis(2510)));
     }
 
     #[test]

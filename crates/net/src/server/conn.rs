@@ -35,7 +35,8 @@ const MAX_RESUME_BRICKS: u64 = 1 << 24;
 #[derive(Clone)]
 pub(crate) struct PeerLink {
     pub tx: mpsc::Sender<Frame>,
-    /// Bytes in `tx` not yet taken by the connection's writer.
+    /// Bytes in `tx` not yet taken by the connection's writer ([`Frame::len`]: a catch-up
+    /// not yet encoded counts what it holds).
     pub queued: Arc<AtomicUsize>,
     kill: Arc<watch::Sender<Option<String>>>,
 }
@@ -436,6 +437,16 @@ async fn read_loop(
     }
 }
 
+/// Stops a catch-up's encoding when dropped: a writer that leaves (killed, or its task
+/// dropped) does not leave the encoding running on a blocking thread.
+struct StopOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 async fn write_loop(
     mut sink: Sink,
     mut rx: mpsc::Receiver<Frame>,
@@ -455,26 +466,33 @@ async fn write_loop(
         let mut fed = 0;
         while let Some(frame) = next.take() {
             queued.fetch_sub(frame.len(), Ordering::Relaxed);
-            let messages = match frame {
-                Frame::Ready(b) => vec![b],
+            match frame {
+                Frame::Ready(b) => {
+                    if sink.feed(Message::Binary(b)).await.is_err() {
+                        return;
+                    }
+                    fed += 1;
+                }
                 // Encoded off the ordering thread; what was queued after it waits for it.
                 Frame::CatchUp(job) => {
+                    let cancel = job.cancel.clone();
+                    let _stop = StopOnDrop(cancel);
                     let encode = tokio::task::spawn_blocking(move || job.encode());
-                    tokio::select! {
+                    let messages = tokio::select! {
                         biased;
                         _ = killed(&mut kill) => break 'frames,
                         m = encode => match m {
                             Ok(m) => m,
                             Err(_) => return,
                         },
+                    };
+                    for m in messages {
+                        if sink.feed(Message::Binary(m)).await.is_err() {
+                            return;
+                        }
+                        fed += 1;
                     }
                 }
-            };
-            for m in messages {
-                if sink.feed(Message::Binary(m)).await.is_err() {
-                    return;
-                }
-                fed += 1;
             }
             if fed < WRITE_BATCH {
                 next = rx.try_recv().ok();

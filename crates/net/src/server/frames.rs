@@ -42,11 +42,13 @@ pub(crate) enum Frame {
 }
 
 impl Frame {
-    /// Bytes it counts against the outbox (a catch-up's estimate before it is encoded).
+    /// Bytes it counts against the outbox: a catch-up's, before it is encoded, the larger
+    /// of each brick's wire estimate and the memory it holds (a hot brick, 96 KiB, that the
+    /// field has since replaced lives on in the job).
     pub fn len(&self) -> usize {
         match self {
             Frame::Ready(b) => b.len(),
-            Frame::CatchUp(j) => j.estimate(),
+            Frame::CatchUp(j) => j.held,
         }
     }
 }
@@ -63,6 +65,10 @@ pub(crate) struct CatchUpJob {
     pub region: BrickBox,
     pub keep: Option<BrickBox>,
     pub bricks: Vec<(BrickKey, Arc<Brick>)>,
+    /// What it counts against the outbox ([`Frame::len`]), fixed when it is made.
+    held: usize,
+    /// Set when the connection's writer is gone: the encoding stops.
+    pub cancel: Arc<std::sync::atomic::AtomicBool>,
     /// Largest message, bytes.
     pub max_message: usize,
     pub cache: Arc<BrickCache>,
@@ -72,18 +78,48 @@ pub(crate) struct CatchUpJob {
 }
 
 impl CatchUpJob {
-    /// Bytes it counts against the outbox before it is encoded.
+    /// A catch-up of `bricks` after op `seq`, with no budget to charge (a join's).
+    pub fn new(
+        seq: u64,
+        region: BrickBox,
+        keep: Option<BrickBox>,
+        bricks: Vec<(BrickKey, Arc<Brick>)>,
+        max_message: usize,
+        cache: Arc<BrickCache>,
+    ) -> Self {
+        let held = 64
+            + bricks
+                .iter()
+                .map(|(_, b)| b.heap_bytes().max(BRICK_ESTIMATE))
+                .sum::<usize>();
+        Self {
+            seq,
+            region,
+            keep,
+            bricks,
+            held,
+            cancel: Arc::default(),
+            max_message,
+            cache,
+            budget: None,
+        }
+    }
+
+    /// Its bytes as sent, estimated before it is encoded (what the budget is charged then).
     pub fn estimate(&self) -> usize {
         self.bricks.len() * BRICK_ESTIMATE + 64
     }
 
-    /// The catch-up's messages (at least one: the last says `done`).
+    /// The catch-up's messages (at least one: the last says `done`); none if cancelled
+    /// before it was done.
     pub fn encode(self) -> Vec<Bytes> {
-        let wires = self
-            .bricks
-            .iter()
-            .map(|(k, b)| encoded(&self.cache, *k, b))
-            .collect();
+        let mut wires = Vec::with_capacity(self.bricks.len());
+        for (k, b) in &self.bricks {
+            if self.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Vec::new();
+            }
+            wires.push(encoded(&self.cache, *k, b));
+        }
         let (seq, region, keep) = (self.seq, self.region, self.keep);
         let frames = chunks(
             wires,
@@ -116,8 +152,6 @@ impl CatchUpJob {
 pub(crate) fn charge(blocks: usize, bricks: usize) -> usize {
     (blocks + bricks).max(MIN_CATCH_UP_CHARGE)
 }
-
-impl CatchUpJob {}
 
 /// `brick` (at `key`) encoded, from `cache` if it holds this brick's encoding.
 fn encoded(cache: &BrickCache, key: BrickKey, brick: &Brick) -> Arc<WireBrick> {
@@ -184,18 +218,13 @@ mod tests {
             .collect();
         let budget = Arc::new(Mutex::new(Bucket::full(1e-9, 1e9, Instant::now())));
         let blocks = 100;
-        let mut job = CatchUpJob {
-            seq: 7,
-            region: BrickBox {
-                min: [0, -1, 0],
-                max: [4, 0, 3],
-            },
-            keep: None,
-            bricks,
-            max_message: 64 << 10,
-            cache: Arc::default(),
-            budget: None,
+        let region = BrickBox {
+            min: [0, -1, 0],
+            max: [4, 0, 3],
         };
+        let mut job = CatchUpJob::new(7, region, None, bricks, 64 << 10, Arc::default());
+        // Generated bricks are hot: each holds its 96 KiB of samples until it is sent.
+        assert_eq!(job.held, 64 + 40 * (96 << 10));
         let queued = charge(blocks, job.estimate());
         budget.lock().unwrap().charge(queued as f64);
         job.budget = Some((budget.clone(), blocks));

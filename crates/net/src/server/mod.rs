@@ -76,7 +76,8 @@ pub const WS_PATH: &str = "/ws";
 pub struct Limits {
     /// Largest message accepted, bytes. Default [`DEFAULT_MAX_MESSAGE_BYTES`] (1 MiB).
     pub max_message_bytes: usize,
-    /// Most clients connected at once; more are refused. Default 128.
+    /// Most clients connected at once; more are refused, except a client resuming with its
+    /// key while its old connection still counts (it replaces that one). Default 128.
     pub max_clients: usize,
     /// Messages (ops, viewer moves, hash requests) per second a client may send on average.
     /// Default 1000.

@@ -224,6 +224,9 @@ pub(crate) struct Order {
     pub(super) outbox: Outbox,
     /// Each client's catch-up budget: bytes a second and burst.
     catch_up_limit: (f64, f64),
+    /// The catch-up budgets of clients that left, until they refill: a client that comes
+    /// back with its resume key takes its own up again (reconnecting does not refill it).
+    pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<super::bucket::Bucket>>>,
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
@@ -435,6 +438,7 @@ impl Order {
                 cfg.limits.catch_up_bytes_per_second,
                 cfg.limits.catch_up_burst_bytes,
             ),
+            spent_budgets: BTreeMap::new(),
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),

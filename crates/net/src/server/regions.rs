@@ -67,15 +67,14 @@ impl Order {
             }
         }
         list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        CatchUpJob {
-            seq: self.seq,
+        CatchUpJob::new(
+            self.seq,
             region,
             keep,
-            bricks: list.into_iter().map(|(_, k, b)| (k, b)).collect(),
-            max_message: self.max_message,
-            cache: self.cache.clone(),
-            budget: None,
-        }
+            list.into_iter().map(|(_, k, b)| (k, b)).collect(),
+            self.max_message,
+            self.cache.clone(),
+        )
     }
 
     pub(super) fn join(
@@ -107,9 +106,13 @@ impl Order {
         {
             return link.kill(why);
         }
+        // A client back with its key keeps its catch-up budget: reconnecting does not refill
+        // it. (A new id gets a full one.)
+        let mut budget = self.spent_budgets.remove(&id);
         if let Some(old) = self.peers.remove(&id) {
             old.link
                 .kill("replaced by a newer connection of the same client");
+            budget = Some(old.catch_ups);
         }
         self.hashes.forget(id);
         let plan = hello.resume.as_ref().and_then(|r| {
@@ -165,7 +168,7 @@ impl Order {
             informed: self.seq,
             informed_at: Instant::now(),
             join_bytes: frames.iter().map(Frame::len).sum(),
-            catch_ups: self.catch_up_budget(),
+            catch_ups: budget.unwrap_or_else(|| self.catch_up_budget()),
             waiting_viewer: None,
         };
         let mut dead = Vec::new();
@@ -340,7 +343,7 @@ impl Order {
             }
             Command::Leave { conn, client } => {
                 if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
-                    self.peers.remove(&client);
+                    self.left(client);
                     self.hashes.forget(client);
                 }
             }
@@ -356,11 +359,25 @@ impl Order {
 
     pub(super) fn bury(&mut self, dead: Vec<(u64, String)>) {
         for (id, why) in dead {
-            if let Some(p) = self.peers.remove(&id) {
+            if let Some(p) = self.left(id) {
                 p.link.kill(why);
             }
             self.hashes.forget(id);
         }
+    }
+
+    /// Removes client `id`'s peer, keeping its catch-up budget while it is spent.
+    fn left(&mut self, id: u64) -> Option<Peer> {
+        let p = self.peers.remove(&id)?;
+        if !p
+            .catch_ups
+            .lock()
+            .expect("not poisoned")
+            .is_full(Instant::now())
+        {
+            self.spent_budgets.insert(id, p.catch_ups.clone());
+        }
+        Some(p)
     }
 
     pub(super) fn hash(&self, region: Option<BrickBox>) -> FieldHash {
@@ -383,6 +400,8 @@ impl Order {
         }
         self.bury(dead);
         self.send_presence(now);
+        self.spent_budgets
+            .retain(|_, b| !b.lock().expect("not poisoned").is_full(now));
         // Viewer moves that waited for their clients' catch-up budgets, once they allow.
         let due: Vec<Command> = self
             .peers
