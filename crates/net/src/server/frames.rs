@@ -7,14 +7,20 @@
 //! thread only picks the bricks (shared, immutable) and queues them in the client's outbox;
 //! the writer encodes them on a blocking thread and sends them before anything queued after
 //! them, so the client's stream keeps its order.
+//!
+//! Also here: the outbox's caps and [`push`], which queues a frame or notes the client as
+//! too slow.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use loam_field::{Brick, BrickKey};
+use tokio::sync::mpsc::error::TrySendError;
 
 use super::bucket::Bucket;
+use super::order::Peer;
 use crate::protocol::{BrickBox, CatchUp, ServerMessage, WireBrick, encode_brick};
 
 /// Encoded bricks kept for catch-ups, shared by the writers (a brick's id names its
@@ -190,6 +196,49 @@ pub(super) fn chunks<T: Clone>(
     }
     out.push(make(part, true).encode().into());
     out
+}
+
+/// How much may wait for one client ([`crate::Limits::outbox_messages`] and
+/// [`crate::Limits::outbox_bytes`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Outbox {
+    pub messages: usize,
+    pub bytes: usize,
+}
+
+/// Sends `frame` to `peer`; a full outbox (a client too slow: `cap`'s messages, or its
+/// bytes beyond the peer's [`Peer::join_bytes`]) or a closed one is noted in `dead`.
+pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut Vec<(u64, String)>) {
+    push_frame(id, peer, Frame::Ready(frame), cap, dead);
+}
+
+/// [`push`] for any [`Frame`] (a catch-up's bricks, encoded by the writer).
+pub(super) fn push_frame(
+    id: u64,
+    peer: &Peer,
+    frame: Frame,
+    cap: Outbox,
+    dead: &mut Vec<(u64, String)>,
+) {
+    // Nothing after a lost frame: the stream may end early, never have a hole (a resume
+    // starts after the last message the client took).
+    if dead.iter().any(|(d, _)| *d == id) {
+        return;
+    }
+    let n = frame.len();
+    let waiting = peer.link.queued.fetch_add(n, AtomicOrdering::Relaxed) + n;
+    let most = cap.bytes.saturating_add(peer.join_bytes);
+    let why = if waiting > most {
+        format!("too slow: {waiting} bytes waiting (at most {most})")
+    } else {
+        match peer.link.tx.try_send(frame) {
+            Ok(()) => return,
+            Err(TrySendError::Full(_)) => format!("too slow: {} messages waiting", cap.messages),
+            Err(TrySendError::Closed(_)) => "connection gone".into(),
+        }
+    };
+    peer.link.queued.fetch_sub(n, AtomicOrdering::Relaxed);
+    dead.push((id, why));
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -23,11 +22,9 @@ use loam_field::{
 use loam_physics::PhysicsWorld;
 use loam_store::{LogRecord, Store};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
-use super::frames::Frame;
-pub(super) use super::frames::chunks;
+pub(super) use super::frames::{Outbox, chunks, push, push_frame};
 
 mod hashes;
 mod release;
@@ -256,49 +253,6 @@ fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
         (b.min[1]..=b.max[1])
             .flat_map(move |y| (b.min[0]..=b.max[0]).map(move |x| BrickKey::new(x, y, z)))
     })
-}
-
-/// How much may wait for one client ([`crate::Limits::outbox_messages`] and
-/// [`crate::Limits::outbox_bytes`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Outbox {
-    pub messages: usize,
-    pub bytes: usize,
-}
-
-/// Sends `frame` to `peer`; a full outbox (a client too slow: `cap`'s messages, or its
-/// bytes beyond the peer's [`Peer::join_bytes`]) or a closed one is noted in `dead`.
-pub(super) fn push(id: u64, peer: &Peer, frame: Bytes, cap: Outbox, dead: &mut Vec<(u64, String)>) {
-    push_frame(id, peer, Frame::Ready(frame), cap, dead);
-}
-
-/// [`push`] for any [`Frame`] (a catch-up's bricks, encoded by the writer).
-pub(super) fn push_frame(
-    id: u64,
-    peer: &Peer,
-    frame: Frame,
-    cap: Outbox,
-    dead: &mut Vec<(u64, String)>,
-) {
-    // Nothing after a lost frame: the stream may end early, never have a hole (a resume
-    // starts after the last message the client took).
-    if dead.iter().any(|(d, _)| *d == id) {
-        return;
-    }
-    let n = frame.len();
-    let waiting = peer.link.queued.fetch_add(n, AtomicOrdering::Relaxed) + n;
-    let most = cap.bytes.saturating_add(peer.join_bytes);
-    let why = if waiting > most {
-        format!("too slow: {waiting} bytes waiting (at most {most})")
-    } else {
-        match peer.link.tx.try_send(frame) {
-            Ok(()) => return,
-            Err(TrySendError::Full(_)) => format!("too slow: {} messages waiting", cap.messages),
-            Err(TrySendError::Closed(_)) => "connection gone".into(),
-        }
-    };
-    peer.link.queued.fetch_sub(n, AtomicOrdering::Relaxed);
-    dead.push((id, why));
 }
 
 /// The samples of `brick` (at `key`) within `changed`, for a patch.
