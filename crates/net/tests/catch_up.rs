@@ -176,3 +176,57 @@ async fn a_resume_keeps_the_spent_catch_up_budget() {
         }
     }
 }
+
+/// A join's catch-up is charged to the client's budget too (found by a review: only moves
+/// were, so a client joining where much was edited could jump away at once on a full
+/// budget): a client that joins at a sculpted place spends its burst, and its first move
+/// waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_spends_the_catch_up_budget() {
+    use loam_net::protocol::ClientMessage;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.catch_up_bytes_per_second = 1.0;
+        c.limits.catch_up_burst_bytes = 64.0 * 1024.0;
+    })
+    .await;
+    let mut editor = joined(&server.url(), None).await;
+    edit_two_places(&mut editor).await;
+    // A second client joins at the sculpted place at x = 320 (some 120 KB of bricks).
+    let mut ws = crate::util::raw(&server.url()).await;
+    let mut hello = crate::util::hello(None);
+    if let Ok(ClientMessage::Hello(mut h)) =
+        ClientMessage::decode(&hello, DEFAULT_MAX_MESSAGE_BYTES)
+    {
+        h.viewer = viewer(320.0, 0.0, 0.0, 48.0);
+        hello = ClientMessage::Hello(h).encode();
+    }
+    crate::util::send_raw(&mut ws, hello).await;
+    let (mut joined_bytes, mut done) = (0usize, false);
+    while !done {
+        let Some(Ok(Message::Binary(b))) = ws.next().await else {
+            panic!("the join ended early");
+        };
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            joined_bytes += b.len();
+            done = c.done;
+        }
+    }
+    assert!(joined_bytes > 64 * 1024, "a join of {joined_bytes} bytes");
+    // Its move to x = 0 waits for a budget that does not come back.
+    let m = ClientMessage::Viewer(viewer(0.0, 0.0, 0.0, 48.0));
+    ws.send(Message::Binary(m.encode().into())).await.unwrap();
+    let until = Instant::now() + Duration::from_secs(1);
+    while let Ok(Some(Ok(Message::Binary(b)))) =
+        tokio::time::timeout_at(until.into(), ws.next()).await
+    {
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            panic!("the move was served at once: {:?}", c.region);
+        }
+    }
+    still_serves(&server.url()).await;
+}

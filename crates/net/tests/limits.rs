@@ -142,6 +142,46 @@ async fn a_token_is_required_when_set_and_clients_are_capped() {
     server.shutdown().await.unwrap();
 }
 
+/// A client the server drops frees its slot as soon as the server has let it go, not when
+/// the dropped connection has finished closing (up to 6 s later: the goodbye's send, then a
+/// second's linger for the client's close). Before, a full server refused the next client,
+/// or the dropped one coming back, all that time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_client_frees_its_slot_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| c.limits.max_clients = 1).await;
+    let mut a = joined(&server.url(), None).await;
+    futures_util::SinkExt::send(
+        &mut a,
+        tokio_tungstenite::tungstenite::Message::Text("hi".into()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        disconnect_reason(&mut a).await,
+        "text messages are not part of the protocol"
+    );
+    // `a` reads nothing after the reason (the server's close frame stays unread) and does
+    // not close: the server lingers on its connection for a second.
+    let cfg = ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 8.0), factory());
+    let mut admitted = None;
+    for _ in 0..10 {
+        match Client::connect(cfg.clone()).await {
+            Ok(c) => {
+                admitted = Some(c);
+                break;
+            }
+            Err(NetError::Refused(r)) if r.code == RefusalCode::ServerFull => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(admitted.is_some(), "the slot was still held");
+    drop((a, admitted));
+    server.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn misbehaving_clients_are_disconnected_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();

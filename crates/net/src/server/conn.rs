@@ -270,7 +270,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         Err(r) => return refuse(&mut sink, r, peer).await,
     };
     let before = shared.active.fetch_add(1, Ordering::SeqCst);
-    let _slot = Slot(shared.clone());
+    let slot = Slot(shared.clone());
     // A client resuming with its key replaces its own connection, which may still hold a
     // slot (a link that died without a close is noticed only by TCP's keepalive), so it is
     // let in when the server is full, to replace that connection (the ordering thread
@@ -317,9 +317,19 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         let why = why.unwrap_or_else(|| "the server is stopping".into());
         return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
     };
-    let mut writer = tokio::spawn(write_loop(sink, rx, link.queued.clone(), kill_rx.clone()));
+    let mut writer = tokio::spawn(write_loop(
+        sink,
+        rx,
+        link.queued.clone(),
+        kill_rx.clone(),
+        shared.encodes.clone(),
+    ));
     read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
     let _ = shared.commands.send(Command::Leave { conn, client }).await;
+    // The client is gone from the order once its leave is taken: the slot is free for the
+    // next client (or this one reconnecting) now, not after the writer's goodbye and the
+    // linger below, up to 6 s later.
+    drop(slot);
     // The client's data in the reason (a decode error's text) is escaped by `?`.
     let why = kill_rx.borrow().clone();
     match why {
@@ -452,6 +462,7 @@ async fn write_loop(
     mut rx: mpsc::Receiver<Frame>,
     queued: Arc<AtomicUsize>,
     mut kill: watch::Receiver<Option<String>>,
+    encodes: Arc<tokio::sync::Semaphore>,
 ) {
     'frames: loop {
         let frame = tokio::select! {
@@ -477,7 +488,18 @@ async fn write_loop(
                 Frame::CatchUp(job) => {
                     let cancel = job.cancel.clone();
                     let _stop = StopOnDrop(cancel);
-                    let encode = tokio::task::spawn_blocking(move || job.encode());
+                    let permit = tokio::select! {
+                        biased;
+                        _ = killed(&mut kill) => break 'frames,
+                        p = encodes.clone().acquire_owned() => match p {
+                            Ok(p) => p,
+                            Err(_) => return,
+                        },
+                    };
+                    let encode = tokio::task::spawn_blocking(move || {
+                        let _permit = permit;
+                        job.encode()
+                    });
                     let messages = tokio::select! {
                         biased;
                         _ = killed(&mut kill) => break 'frames,

@@ -78,13 +78,13 @@ pub(crate) struct CatchUpJob {
     /// Largest message, bytes.
     pub max_message: usize,
     pub cache: Arc<BrickCache>,
-    /// The client's catch-up budget, and the bytes of the catch-up's block records; `None`
-    /// for a join's. See [`CatchUpJob::charge`].
+    /// The client's catch-up budget, and the bytes of the catch-up's block records (a join's
+    /// and a move's both set it); `None`: charged to nothing. See [`charge`].
     pub budget: Option<(Arc<Mutex<Bucket>>, usize)>,
 }
 
 impl CatchUpJob {
-    /// A catch-up of `bricks` after op `seq`, with no budget to charge (a join's).
+    /// A catch-up of `bricks` after op `seq`, with no budget to charge yet.
     pub fn new(
         seq: u64,
         region: BrickBox,

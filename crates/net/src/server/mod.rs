@@ -104,7 +104,8 @@ pub struct Limits {
     /// Without it, a client jumping its viewer back and forth (a few bytes a move) drew a
     /// megabyte of catch-up each, 230 MB/s, and slowed everyone's ops. Each catch-up counts
     /// at least 64 KiB (finding a region's bricks costs the server whether or not it finds
-    /// any).
+    /// any). A join's catch-up is never held back but is charged too (a client resuming
+    /// with its key keeps its budget), so moves right after a large join wait.
     pub catch_up_bytes_per_second: f64,
     /// Catch-up bytes a client may be sent at once above the average rate: a client that
     /// has not moved for a while may jump this far at once. Default 64 MiB.
@@ -283,6 +284,10 @@ pub(crate) struct Shared {
     /// The ordering thread's [`order::Order::resume_secret`]: a client resuming with its
     /// key is let in past [`Limits::max_clients`] (it replaces its own connection).
     pub resume_secret: [u8; 32],
+    /// Catch-up encodings running at once, all connections together: at most one per CPU,
+    /// so that many clients moving at once queue their encodings instead of taking every
+    /// core from the ordering thread ([`frames::CatchUpJob::encode`]).
+    pub encodes: Arc<tokio::sync::Semaphore>,
 }
 
 /// A running server. Dropping it leaves the server running until the runtime ends; call
@@ -332,6 +337,9 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         active: AtomicUsize::new(0),
         next_conn: AtomicU64::new(1),
         resume_secret,
+        encodes: Arc::new(tokio::sync::Semaphore::new(
+            std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+        )),
     });
     let router = Router::new()
         .route(WS_PATH, get(upgrade))

@@ -154,12 +154,17 @@ impl Order {
             }
             _ => (None, BTreeSet::new(), None),
         };
-        frames.extend(
-            self.block_catch_up(region, keep_blocks)
-                .into_iter()
-                .map(Frame::from),
-        );
-        let bricks = self.catch_up(&hello.viewer, region, keep, &stale);
+        let blocks = self.block_catch_up(region, keep_blocks);
+        let block_bytes: usize = blocks.iter().map(Bytes::len).sum();
+        frames.extend(blocks.into_iter().map(Frame::from));
+        let mut bricks = self.catch_up(&hello.viewer, region, keep, &stale);
+        // A join's catch-up is never held back, but it is charged like a move's: a client
+        // that joins again and again (with its key, keeping its budget) is metered as one
+        // that moves, and its next moves wait while the join's bytes are owed.
+        let budget = budget.unwrap_or_else(|| self.catch_up_budget());
+        let owed = charge(block_bytes, bricks.estimate()) as f64;
+        budget.lock().expect("not poisoned").charge(owed);
+        bricks.budget = Some((budget.clone(), block_bytes));
         frames.push(Frame::CatchUp(Box::new(bricks)));
         let peer = Peer {
             conn,
@@ -168,7 +173,7 @@ impl Order {
             informed: self.seq,
             informed_at: Instant::now(),
             join_bytes: frames.iter().map(Frame::len).sum(),
-            catch_ups: budget.unwrap_or_else(|| self.catch_up_budget()),
+            catch_ups: budget,
             waiting_viewer: None,
         };
         let mut dead = Vec::new();
