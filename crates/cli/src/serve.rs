@@ -342,28 +342,48 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     );
     config.token = args.token.clone();
     config.warmup_s = args.warmup;
-    let report = runtime()?.block_on(bench_net(config))?;
+    let report = match runtime()?.block_on(bench_net(config)) {
+        Ok(r) => r,
+        Err(e) => {
+            // Still one JSON line on stdout, for a script that reads it: no figures, and why.
+            println!("{}", failed_json(&e, args.clients));
+            return Err(e.into());
+        }
+    };
     println!("{}", report.json());
     degraded(&report).map_or(Ok(()), |why| {
         Err(anyhow::anyhow!("the run was degraded: {why}"))
     })
 }
 
+/// The JSON line of a run that could not measure (a client's hello refused, no server at
+/// the URL, a bad number): `converged` false, `error` the cause with its sources.
+fn failed_json(e: &loam_net::NetError, clients: usize) -> String {
+    let mut why = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        why = format!("{why}: {s}");
+        source = s.source();
+    }
+    serde_json::json!({ "error": why, "converged": false, "clients": clients }).to_string()
+}
+
 /// Why a benchmark's figures are not a clean run, if they are not: clients that did not
 /// converge, dropped connections, ops never confirmed.
 fn degraded(report: &loam_net::BenchReport) -> Option<String> {
     let mut why = Vec::new();
-    if !report.diverged.is_empty() || (!report.converged && report.unchecked == 0) {
+    if !report.diverged.is_empty() || (!report.converged && report.unchecked.is_empty()) {
         why.push(format!(
             "{} of {} clients did not converge",
             report.diverged.len().max(1),
             report.clients
         ));
     }
-    if report.unchecked > 0 {
+    if !report.unchecked.is_empty() {
         why.push(format!(
             "{} of {} clients could not compare their hashes with the server's",
-            report.unchecked, report.clients
+            report.unchecked.len(),
+            report.clients
         ));
     }
     if report.dropped > 0 {
@@ -388,6 +408,25 @@ mod tests {
         assert!(
             e.contains("/nonexistent/dem.png") && e.contains("No such file"),
             "{e}"
+        );
+    }
+
+    /// A run that could not measure still prints one JSON line: not converged, and the
+    /// error with its causes (which client, and why).
+    #[test]
+    fn a_failed_run_prints_why_as_json() {
+        let e = loam_net::NetError::BenchClient {
+            client: 3,
+            error: Box::new(loam_net::NetError::ServerStopped("no world".into())),
+        };
+        let v: serde_json::Value = serde_json::from_str(&super::failed_json(&e, 64)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "error": "client 3: the server stopped: no world",
+                "converged": false,
+                "clients": 64,
+            })
         );
     }
 
@@ -416,7 +455,7 @@ mod tests {
             dropped: 0,
             lost_ops: 0,
             converged: true,
-            unchecked: 0,
+            unchecked: Vec::new(),
             diverged: Vec::new(),
             clients: 64,
             sent: 220_000,
@@ -445,7 +484,7 @@ mod tests {
         // The server gone at the end: nothing diverged, nothing could be compared.
         let stopped = loam_net::BenchReport {
             converged: false,
-            unchecked: 64,
+            unchecked: (0..64).collect(),
             ..clean.clone()
         };
         assert_eq!(

@@ -98,10 +98,10 @@ pub struct BenchReport {
     /// Whether every client's field equalled the server's over its region at the end (a
     /// client that could not reconnect to compare did not).
     pub converged: bool,
-    /// Clients whose hashes could not be compared at the end (down and unable to
-    /// reconnect, e.g. the server stopped, or the comparison itself failed); they count as
-    /// not converged.
-    pub unchecked: usize,
+    /// The clients (0-based, as in their names `bench-{client}`) whose hashes could not be
+    /// compared at the end (down and unable to reconnect, e.g. the server stopped, or the
+    /// comparison itself failed); they count as not converged.
+    pub unchecked: Vec<usize>,
     /// The clients whose hashes were compared and differed, and which of their hashes
     /// differed from the server's; empty when every compared one matched.
     pub diverged: Vec<Diverged>,
@@ -430,7 +430,8 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     }
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
-    let (mut sent, mut dropped, mut lost, mut converged, mut unchecked) = (0, 0, 0, true, 0);
+    let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
+    let mut unchecked = Vec::new();
     let mut diverged = Vec::new();
     let mut last = measured;
     for (i, t) in tasks.into_iter().enumerate() {
@@ -449,7 +450,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         lost += one.lost;
         converged &= one.converged;
         // Neither matched nor found to differ: never compared.
-        unchecked += usize::from(!one.converged && one.diverged.is_none());
+        if !one.converged && one.diverged.is_none() {
+            unchecked.push(i);
+        }
         diverged.extend(one.diverged);
         last = last.max(one.last_ack);
         latencies.extend(one.latencies);
