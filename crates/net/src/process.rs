@@ -29,18 +29,33 @@ pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
     Ok(false)
 }
 
-/// Runs the calling thread at nice +10 (Linux, where niceness belongs to the thread and
-/// `setpriority(PRIO_PROCESS, 0, …)` sets the caller's; see `setpriority(2)`), so that it
-/// takes the CPU the ordering thread and the connections leave: the server's baker and its
-/// ground worker. Nothing elsewhere, or if the system refuses (the work is the same, only
-/// less polite).
+/// Runs the calling thread under `SCHED_IDLE` (Linux, `sched(7)`): it gets a CPU only when
+/// no ordinary thread wants it, and an ordinary thread waking up takes the CPU from it at
+/// once. For the server's baker and its ground worker, so that they take the CPU the
+/// ordering thread and the connections leave. Where the system refuses the policy, the
+/// thread runs at nice +10 instead (niceness belongs to the thread on Linux:
+/// `setpriority(PRIO_PROCESS, 0, …)` sets the caller's, `setpriority(2)`); elsewhere
+/// nothing changes (the work is the same, only less polite).
+///
+/// Nice +10 alone still left such a thread about a tenth of the weight of each busy one, and
+/// the ground worker took its fifth of a core in turns with the ordering thread: under the
+/// load benchmark in two processes the round trip's p99 was lower in 6 of 8 alternated pairs
+/// with `SCHED_IDLE` (BENCHMARKS.md, multiplayer, 2026-12-04, second section), and the
+/// worker did as many searches (it runs in the time the CPUs would idle). Under a load that
+/// leaves no idle time at all, lumps fall and bakes land later; the ops go first.
 pub(crate) fn lower_thread_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the calling thread.
+    // SAFETY: sched_setscheduler reads `param` (a live local) and its integer arguments;
+    // setpriority reads its integer arguments only; `pid`/`who` 0 is the calling thread.
     unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) == 0 {
+            return;
+        }
+        let idle = std::io::Error::last_os_error();
         if libc::setpriority(libc::PRIO_PROCESS, 0, 10) != 0 {
             tracing::debug!(
-                "a background thread keeps its priority: {}",
+                "a background thread keeps its priority: SCHED_IDLE: {idle}; nice: {}",
                 std::io::Error::last_os_error()
             );
         }
@@ -64,5 +79,31 @@ mod tests {
         }
         #[cfg(not(target_os = "linux"))]
         assert!(!done);
+    }
+
+    /// A background thread ends up under `SCHED_IDLE`, or at nice +10 where the policy is
+    /// refused; the thread that spawned it keeps its own scheduling.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_background_thread_yields_to_the_others() {
+        // SAFETY: sched_getscheduler and getpriority read their integer arguments only.
+        let policy_and_nice = || unsafe {
+            (
+                libc::sched_getscheduler(0),
+                libc::getpriority(libc::PRIO_PROCESS, 0),
+            )
+        };
+        let before = policy_and_nice();
+        let (policy, nice) = std::thread::spawn(move || {
+            super::lower_thread_priority();
+            policy_and_nice()
+        })
+        .join()
+        .unwrap();
+        assert!(
+            policy == libc::SCHED_IDLE || (policy == libc::SCHED_OTHER && nice == 10),
+            "policy {policy}, nice {nice}"
+        );
+        assert_eq!(policy_and_nice(), before);
     }
 }

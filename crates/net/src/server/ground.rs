@@ -23,7 +23,8 @@
 //! collider builds in 1.95 ms instead of 3.0). What it did is counted in [`GroundWork`].
 //!
 //! The worker takes at most a fifth of a core: after a job of `d` it rests `4d`
-//! ([`DUTY_FACTOR`]; it runs at nice +10 as well, `crate::process::lower_thread_priority`).
+//! ([`DUTY_FACTOR`]; it runs under `SCHED_IDLE` as well, in the time the CPUs would idle,
+//! `crate::process::lower_thread_priority`).
 //! Collider jobs are of two kinds ([`super::colliders::Colliders::next_builds`]): *missing*
 //! chunks, which falling pieces wait for, go as soon as the worker may start a job;
 //! *refreshes* of chunks that have a collider and changed since are paced more slowly
