@@ -230,3 +230,134 @@ async fn a_join_spends_the_catch_up_budget() {
     }
     still_serves(&server.url()).await;
 }
+
+/// The catch-up messages that arrive on `ws` within `for_s` seconds: each `done` one's
+/// region.
+async fn catch_ups_within(
+    ws: &mut crate::util::Raw,
+    for_s: f64,
+) -> Vec<loam_net::protocol::BrickBox> {
+    let until = Instant::now() + Duration::from_secs_f64(for_s);
+    let mut served = Vec::new();
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout_at(until.into(), ws.next()).await {
+        let Message::Binary(b) = msg else {
+            continue;
+        };
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+            && c.done
+        {
+            served.push(c.region);
+        }
+    }
+    served
+}
+
+/// A move that waits for the budget is forgotten when the viewer comes back into its
+/// region before the budget allows it: the client is not sent the bricks of a place it
+/// left. A later move there is served once the budget has come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_back_cancels_a_waiting_move() {
+    const RATE: f64 = 32.0 * 1024.0;
+    const BURST: f64 = 64.0 * 1024.0;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.catch_up_bytes_per_second = RATE;
+        c.limits.catch_up_burst_bytes = BURST;
+    })
+    .await;
+    let mut editor = joined(&server.url(), None).await;
+    edit_two_places(&mut editor).await;
+    // A client joins at the sculpted place at x = 320: its join overdraws the burst.
+    let mut ws = crate::util::raw(&server.url()).await;
+    let hello = loam_net::protocol::Hello {
+        protocol: loam_net::PROTOCOL_VERSION,
+        name: "mover".into(),
+        token: None,
+        viewer: viewer(320.0, 0.0, 0.0, 48.0),
+        resume: None,
+    };
+    crate::util::send_raw(&mut ws, ClientMessage::Hello(hello).encode()).await;
+    let mut joined_bytes = 0usize;
+    loop {
+        let Some(Ok(Message::Binary(b))) = ws.next().await else {
+            panic!("the join ended early");
+        };
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            joined_bytes += b.len();
+            if c.done {
+                break;
+            }
+        }
+    }
+    assert!(
+        joined_bytes as f64 > BURST,
+        "a join of {joined_bytes} bytes"
+    );
+    let jump = |x: f64| {
+        Message::Binary(
+            ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0))
+                .encode()
+                .into(),
+        )
+    };
+    // To x = 0 (a new region: it waits for the budget), then back before the budget allows.
+    ws.send(jump(0.0)).await.unwrap();
+    ws.send(jump(320.0)).await.unwrap();
+    // Long enough for the debt to be repaid and the wait ticks to run twice over.
+    let repaid = (joined_bytes as f64 - BURST).max(0.0) / RATE;
+    let served = catch_ups_within(&mut ws, 2.0 * repaid + 1.0).await;
+    assert!(
+        served.is_empty(),
+        "the cancelled move was served: {served:?}"
+    );
+    // The budget is back: a move to x = 0 now is served (a region about x = 0).
+    ws.send(jump(0.0)).await.unwrap();
+    let served = catch_ups_within(&mut ws, 3.0).await;
+    assert_eq!(served.len(), 1, "{served:?}");
+    assert!(served[0].min[0] <= 0 && served[0].max[0] >= 0, "{served:?}");
+}
+
+/// Viewer moves that keep the client's region are taken at once, between ops in flight:
+/// every op still comes back, in the order sent, and no catch-up is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_within_the_region_between_ops_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut ws = joined(&server.url(), None).await;
+    let ops = 40u64;
+    for op_id in 1..=ops {
+        crate::util::send_raw(
+            &mut ws,
+            crate::util::op_msg(op_id, crate::util::dig(op_id as f64 * 0.1)),
+        )
+        .await;
+        // Steps of 5 cm about the start, well inside the region.
+        let x = (op_id % 4) as f64 * 0.05;
+        let m = ClientMessage::Viewer(viewer(x, 0.0, 0.0, 8.0));
+        ws.send(Message::Binary(m.encode().into())).await.unwrap();
+    }
+    let mut back = Vec::new();
+    let mut last_seq = 0;
+    while back.len() < ops as usize {
+        match crate::util::recv_raw(&mut ws)
+            .await
+            .expect("connection ended")
+        {
+            ServerMessage::Op(r) => {
+                assert!(r.seq > last_seq, "seq {} after {last_seq}", r.seq);
+                last_seq = r.seq;
+                back.push(r.op_id);
+            }
+            ServerMessage::CatchUp(c) => {
+                panic!("a catch-up for a move within the region: {:?}", c.region)
+            }
+            ServerMessage::OpRefused { op_id, reason } => panic!("op {op_id} refused: {reason}"),
+            _ => {}
+        }
+    }
+    assert_eq!(back, (1..=ops).collect::<Vec<_>>());
+    still_serves(&server.url()).await;
+}
