@@ -46,23 +46,27 @@ impl<K: Ord + Copy, V> Lru<K, V> {
     }
 
     /// Keeps `value` for `key`, used now, evicting the least recently used beyond the
-    /// capacity (with capacity 0, keeps nothing).
-    pub fn insert(&mut self, key: K, value: V) {
+    /// capacity (with capacity 0, keeps nothing). Returns the values it let go (evicted,
+    /// replaced, or `value` itself with capacity 0), so that a caller holding a lock can
+    /// drop them after unlocking: a decoded brick is 96 KiB to free.
+    pub fn insert(&mut self, key: K, value: V) -> Vec<V> {
         if self.capacity == 0 {
-            return;
+            return vec![value];
         }
+        let mut gone = Vec::new();
         while self.map.len() >= self.capacity && !self.map.contains_key(&key) {
-            self.evict_oldest();
+            gone.extend(self.evict_oldest());
         }
         self.tick += 1;
-        self.map.insert(key, (value, self.tick));
+        gone.extend(self.map.insert(key, (value, self.tick)).map(|(v, _)| v));
+        gone
     }
 
     /// Sets the capacity, evicting the least recently used beyond it.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity;
         while self.map.len() > capacity {
-            self.evict_oldest();
+            drop(self.evict_oldest());
         }
     }
 
@@ -74,15 +78,13 @@ impl<K: Ord + Copy, V> Lru<K, V> {
         self.map.values().map(|(v, _)| v)
     }
 
-    fn evict_oldest(&mut self) {
+    fn evict_oldest(&mut self) -> Option<V> {
         let oldest = self
             .map
             .iter()
             .min_by_key(|(_, (_, t))| *t)
-            .map(|(k, _)| *k);
-        if let Some(k) = oldest {
-            self.map.remove(&k);
-        }
+            .map(|(k, _)| *k)?;
+        self.map.remove(&oldest).map(|(v, _)| v)
     }
 }
 
@@ -93,20 +95,22 @@ mod tests {
     #[test]
     fn the_least_recently_used_goes_first() {
         let mut l = Lru::new(2);
-        l.insert(1, 'a');
-        l.insert(2, 'b');
+        assert_eq!(l.insert(1, 'a'), []);
+        assert_eq!(l.insert(2, 'b'), []);
         assert_eq!(l.get(&1), Some(&'a'));
-        l.insert(3, 'c'); // 2 was used last longest ago
+        // 2 was used last longest ago: it is let go, to the caller.
+        assert_eq!(l.insert(3, 'c'), ['b']);
         assert_eq!(
             (l.peek(&1), l.peek(&2), l.peek(&3)),
             (Some(&'a'), None, Some(&'c'))
         );
-        l.insert(1, 'A'); // present: replaced, nothing evicted
+        // Present: replaced (the old value handed back), nothing evicted.
+        assert_eq!(l.insert(1, 'A'), ['a']);
         assert_eq!((l.len(), l.peek(&1)), (2, Some(&'A')));
         l.set_capacity(1);
         assert_eq!((l.len(), l.peek(&1)), (1, Some(&'A')));
         let mut none = Lru::new(0);
-        none.insert(1, 'a');
+        assert_eq!(none.insert(1, 'a'), ['a']);
         assert_eq!(none.len(), 0);
     }
 }

@@ -43,14 +43,20 @@ pub(crate) fn get_or_decode(id: u64, decode: impl FnOnce() -> Samples) -> Arc<Sa
         c.misses += 1;
     }
     let s = Arc::new(decode());
-    lock().lru.insert(id, s.clone());
+    // What the insert lets go is freed after the lock is given up: a decoded brick is 96 KiB,
+    // and the server's ground worker and baker, which take this lock too, run under
+    // `SCHED_IDLE` (a thread of theirs preempted inside it holds up the ordering thread).
+    let gone = lock().lru.insert(id, s.clone());
+    drop(gone);
     s
 }
 
 /// Puts decoded samples of brick `id` in the cache (a brick just packed from samples that are
 /// likely to be read again soon).
 pub(crate) fn put(id: u64, samples: Arc<Samples>) {
-    lock().lru.insert(id, samples);
+    // Freed after unlocking, as in `get_or_decode`.
+    let gone = lock().lru.insert(id, samples);
+    drop(gone);
 }
 
 /// What the decoded-brick cache holds and has done, process-wide.
