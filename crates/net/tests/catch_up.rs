@@ -270,14 +270,8 @@ async fn a_move_back_cancels_a_waiting_move() {
     edit_two_places(&mut editor).await;
     // A client joins at the sculpted place at x = 320: its join overdraws the burst.
     let mut ws = crate::util::raw(&server.url()).await;
-    let hello = loam_net::protocol::Hello {
-        protocol: loam_net::PROTOCOL_VERSION,
-        name: "mover".into(),
-        token: None,
-        viewer: viewer(320.0, 0.0, 0.0, 48.0),
-        resume: None,
-    };
-    crate::util::send_raw(&mut ws, ClientMessage::Hello(hello).encode()).await;
+    let hello = crate::util::hello_at(viewer(320.0, 0.0, 0.0, 48.0));
+    crate::util::send_raw(&mut ws, hello).await;
     let mut joined_bytes = 0usize;
     loop {
         let Some(Ok(Message::Binary(b))) = ws.next().await else {
@@ -360,4 +354,42 @@ async fn moves_within_the_region_between_ops_in_flight() {
     }
     assert_eq!(back, (1..=ops).collect::<Vec<_>>());
     still_serves(&server.url()).await;
+}
+
+/// After a move's catch-up is done, the ops of the new region reach the client, and those of
+/// the region it left do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_follow_the_viewer_after_its_catch_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut mover = crate::util::raw(&server.url()).await;
+    let hello = crate::util::hello_at(viewer(0.0, 0.0, 0.0, 48.0));
+    crate::util::send_raw(&mut mover, hello).await;
+    crate::util::recv_until(&mut mover, |m| match m {
+        ServerMessage::CatchUp(c) if c.done => Some(()),
+        _ => None,
+    })
+    .await;
+    let m = ClientMessage::Viewer(viewer(320.0, 0.0, 0.0, 48.0));
+    mover
+        .send(Message::Binary(m.encode().into()))
+        .await
+        .unwrap();
+    let region = crate::util::recv_until(&mut mover, |m| match m {
+        ServerMessage::CatchUp(c) if c.done => Some(c.region),
+        _ => None,
+    })
+    .await;
+    assert!(region.min[0] > 0, "{region:?}");
+    // Another client digs where the mover was (op 1), then where it is now (op 2).
+    let mut editor = joined(&server.url(), None).await;
+    crate::util::send_raw(&mut editor, crate::util::op_msg(1, crate::util::dig(0.0))).await;
+    crate::util::send_raw(&mut editor, crate::util::op_msg(2, crate::util::dig(320.0))).await;
+    // Ops come in the server's order: the dig at x = 0, had it been sent, would come first.
+    let first = crate::util::recv_until(&mut mover, |m| match m {
+        ServerMessage::Op(r) => Some(r.op_id),
+        _ => None,
+    })
+    .await;
+    assert_eq!(first, 2, "the mover got the op of the region it left");
 }

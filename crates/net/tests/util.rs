@@ -148,6 +148,18 @@ pub async fn send_raw(ws: &mut Raw, bytes: Vec<u8>) {
     ws.send(Message::Binary(bytes.into())).await.unwrap();
 }
 
+/// A hello (no token, no resume) with its viewer at `viewer`.
+pub fn hello_at(viewer: Viewer) -> Vec<u8> {
+    ClientMessage::Hello(Hello {
+        protocol: PROTOCOL_VERSION,
+        name: "raw".into(),
+        token: None,
+        viewer,
+        resume: None,
+    })
+    .encode()
+}
+
 pub fn hello(token: Option<&str>) -> Vec<u8> {
     ClientMessage::Hello(Hello {
         protocol: PROTOCOL_VERSION,
