@@ -46,20 +46,22 @@ impl<K: Ord + Copy, V> Lru<K, V> {
     }
 
     /// Keeps `value` for `key`, used now, evicting the least recently used beyond the
-    /// capacity (with capacity 0, keeps nothing). Returns the values it let go (evicted,
-    /// replaced, or `value` itself with capacity 0), so that a caller holding a lock can
-    /// drop them after unlocking: a decoded brick is 96 KiB to free.
-    pub fn insert(&mut self, key: K, value: V) -> Vec<V> {
+    /// capacity (with capacity 0, keeps nothing). Returns the value it let go (the evicted
+    /// or the replaced one, or `value` itself with capacity 0), so that a caller holding a
+    /// lock can drop it after unlocking: a decoded brick is 96 KiB to free.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         if self.capacity == 0 {
-            return vec![value];
+            return Some(value);
         }
-        let mut gone = Vec::new();
-        while self.map.len() >= self.capacity && !self.map.contains_key(&key) {
-            gone.extend(self.evict_oldest());
-        }
+        // Never more than `capacity` entries (`set_capacity` trims): one eviction at most.
+        let evicted = if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
+            self.evict_oldest()
+        } else {
+            None
+        };
         self.tick += 1;
-        gone.extend(self.map.insert(key, (value, self.tick)).map(|(v, _)| v));
-        gone
+        let replaced = self.map.insert(key, (value, self.tick)).map(|(v, _)| v);
+        evicted.or(replaced)
     }
 
     /// Sets the capacity, evicting the least recently used beyond it.
@@ -95,22 +97,22 @@ mod tests {
     #[test]
     fn the_least_recently_used_goes_first() {
         let mut l = Lru::new(2);
-        assert_eq!(l.insert(1, 'a'), []);
-        assert_eq!(l.insert(2, 'b'), []);
+        assert_eq!(l.insert(1, 'a'), None);
+        assert_eq!(l.insert(2, 'b'), None);
         assert_eq!(l.get(&1), Some(&'a'));
         // 2 was used last longest ago: it is let go, to the caller.
-        assert_eq!(l.insert(3, 'c'), ['b']);
+        assert_eq!(l.insert(3, 'c'), Some('b'));
         assert_eq!(
             (l.peek(&1), l.peek(&2), l.peek(&3)),
             (Some(&'a'), None, Some(&'c'))
         );
         // Present: replaced (the old value handed back), nothing evicted.
-        assert_eq!(l.insert(1, 'A'), ['a']);
+        assert_eq!(l.insert(1, 'A'), Some('a'));
         assert_eq!((l.len(), l.peek(&1)), (2, Some(&'A')));
         l.set_capacity(1);
         assert_eq!((l.len(), l.peek(&1)), (1, Some(&'A')));
         let mut none = Lru::new(0);
-        assert_eq!(none.insert(1, 'a'), ['a']);
+        assert_eq!(none.insert(1, 'a'), Some('a'));
         assert_eq!(none.len(), 0);
     }
 }
