@@ -193,27 +193,7 @@ async fn a_join_spends_the_catch_up_budget() {
     let mut editor = joined(&server.url(), None).await;
     edit_two_places(&mut editor).await;
     // A second client joins at the sculpted place at x = 320 (some 120 KB of bricks).
-    let mut ws = crate::util::raw(&server.url()).await;
-    let mut hello = crate::util::hello(None);
-    if let Ok(ClientMessage::Hello(mut h)) =
-        ClientMessage::decode(&hello, DEFAULT_MAX_MESSAGE_BYTES)
-    {
-        h.viewer = viewer(320.0, 0.0, 0.0, 48.0);
-        hello = ClientMessage::Hello(h).encode();
-    }
-    crate::util::send_raw(&mut ws, hello).await;
-    let (mut joined_bytes, mut done) = (0usize, false);
-    while !done {
-        let Some(Ok(Message::Binary(b))) = ws.next().await else {
-            panic!("the join ended early");
-        };
-        if let ServerMessage::CatchUp(c) =
-            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
-        {
-            joined_bytes += b.len();
-            done = c.done;
-        }
-    }
+    let (mut ws, joined_bytes) = join_at(&server.url(), 320.0).await;
     assert!(joined_bytes > 64 * 1024, "a join of {joined_bytes} bytes");
     // Its move to x = 0 waits for a budget that does not come back.
     let m = ClientMessage::Viewer(viewer(0.0, 0.0, 0.0, 48.0));
@@ -229,6 +209,27 @@ async fn a_join_spends_the_catch_up_budget() {
         }
     }
     still_serves(&server.url()).await;
+}
+
+/// A client joined with a 48 m view at `(x, 0, 0)`, and the bytes of its join's catch-up
+/// messages.
+async fn join_at(url: &str, x: f64) -> (crate::util::Raw, usize) {
+    let mut ws = crate::util::raw(url).await;
+    crate::util::send_raw(&mut ws, crate::util::hello_at(viewer(x, 0.0, 0.0, 48.0))).await;
+    let mut bytes = 0;
+    loop {
+        let Some(Ok(Message::Binary(b))) = ws.next().await else {
+            panic!("the join ended early");
+        };
+        if let ServerMessage::CatchUp(c) =
+            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
+        {
+            bytes += b.len();
+            if c.done {
+                return (ws, bytes);
+            }
+        }
+    }
 }
 
 /// The catch-up messages that arrive on `ws` within `for_s` seconds: each `done` one's
@@ -269,23 +270,7 @@ async fn a_move_back_cancels_a_waiting_move() {
     let mut editor = joined(&server.url(), None).await;
     edit_two_places(&mut editor).await;
     // A client joins at the sculpted place at x = 320: its join overdraws the burst.
-    let mut ws = crate::util::raw(&server.url()).await;
-    let hello = crate::util::hello_at(viewer(320.0, 0.0, 0.0, 48.0));
-    crate::util::send_raw(&mut ws, hello).await;
-    let mut joined_bytes = 0usize;
-    loop {
-        let Some(Ok(Message::Binary(b))) = ws.next().await else {
-            panic!("the join ended early");
-        };
-        if let ServerMessage::CatchUp(c) =
-            ServerMessage::decode(&b, DEFAULT_MAX_MESSAGE_BYTES).unwrap()
-        {
-            joined_bytes += b.len();
-            if c.done {
-                break;
-            }
-        }
-    }
+    let (mut ws, joined_bytes) = join_at(&server.url(), 320.0).await;
     assert!(
         joined_bytes as f64 > BURST,
         "a join of {joined_bytes} bytes"
