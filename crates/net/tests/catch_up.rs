@@ -183,7 +183,6 @@ async fn a_resume_keeps_the_spent_catch_up_budget() {
 /// waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_spends_the_catch_up_budget() {
-    use loam_net::protocol::ClientMessage;
     let dir = tempfile::tempdir().unwrap();
     let server = start(&new_world(dir.path()), |c| {
         c.limits.catch_up_bytes_per_second = 1.0;
