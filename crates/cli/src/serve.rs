@@ -463,6 +463,8 @@ mod tests {
             seconds: 10.0,
             warmup_s: 1.0,
             warmup_p99_ms: Some(80.0),
+            worst_second_ops: Some(19_800),
+            worst_second_p99_ms: Some(12.0),
         };
         assert_eq!(super::degraded(&clean), None);
         let bad = loam_net::BenchReport {

@@ -119,6 +119,13 @@ pub struct BenchReport {
     /// The 99th percentile latency of the ops sent during the warm-up, milliseconds; `None`
     /// with no warm-up.
     pub warmup_p99_ms: Option<f64>,
+    /// The fewest ops confirmed in one whole second of the measured window (seconds counted
+    /// from its start; the last, partial one left out): a stall inside the window, which
+    /// `ops_per_s` averages out. `None` for a window under a second.
+    pub worst_second_ops: Option<u64>,
+    /// The highest p99 of the ops confirmed in one whole second of the window, milliseconds
+    /// (`None` as for `worst_second_ops`, or with no op confirmed in any).
+    pub worst_second_p99_ms: Option<f64>,
 }
 
 impl BenchReport {
@@ -145,6 +152,8 @@ struct One {
     sent: u64,
     /// Latencies of the ops sent in the measured window.
     latencies: Vec<Duration>,
+    /// When each of them was confirmed, seconds after the window's start.
+    confirmed_at: Vec<f64>,
     /// Latencies of the ops sent during the warm-up.
     warmup: Vec<Duration>,
     /// Connections dropped.
@@ -246,6 +255,7 @@ async fn one(
     let mut out = One {
         sent: 0,
         latencies: Vec::new(),
+        confirmed_at: Vec::new(),
         warmup: Vec::new(),
         dropped: 0,
         lost: 0,
@@ -260,6 +270,7 @@ async fn one(
             let now = Instant::now();
             if now - l >= measured {
                 out.latencies.push(l);
+                out.confirmed_at.push((now - measured).as_secs_f64());
                 out.last_ack = now;
             } else {
                 out.warmup.push(l);
@@ -429,6 +440,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         told(measured);
     }
     let mut latencies = Vec::new();
+    let mut confirmed_at = Vec::new();
     let mut warmup = Vec::new();
     let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
     let mut unchecked = Vec::new();
@@ -455,12 +467,19 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         }
         diverged.extend(one.diverged);
         last = last.max(one.last_ack);
+        confirmed_at.extend(
+            one.confirmed_at
+                .iter()
+                .copied()
+                .zip(one.latencies.iter().copied()),
+        );
         latencies.extend(one.latencies);
         warmup.extend(one.warmup);
     }
     latencies.sort();
     warmup.sort();
     let seconds = last.duration_since(measured).as_secs_f64().max(cfg.seconds);
+    let (worst_second_ops, worst_second_p99_ms) = worst_second(&confirmed_at, seconds);
     Ok(BenchReport {
         ops_per_s: latencies.len() as f64 / seconds,
         p50_ms: percentile(&latencies, 0.50),
@@ -476,5 +495,65 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         seconds,
         warmup_s: cfg.warmup_s,
         warmup_p99_ms: percentile(&warmup, 0.99),
+        worst_second_ops,
+        worst_second_p99_ms,
     })
+}
+
+/// Over the whole seconds of a window of `seconds` (the last, partial one left out), from
+/// `(confirmed at, latency)` samples (seconds after the window's start): the fewest ops
+/// confirmed in one second, and the highest p99 of one second's ops (milliseconds; seconds
+/// with none confirmed have no p99). `(None, None)` for a window under a second.
+fn worst_second(samples: &[(f64, Duration)], seconds: f64) -> (Option<u64>, Option<f64>) {
+    let whole = seconds.floor();
+    if !(whole >= 1.0) {
+        return (None, None);
+    }
+    let mut per_second = vec![Vec::new(); whole as usize];
+    for &(at, latency) in samples {
+        if at >= 0.0 && at < whole {
+            per_second[at as usize].push(latency);
+        }
+    }
+    let fewest = per_second.iter().map(|s| s.len() as u64).min();
+    let worst_p99 = per_second
+        .iter_mut()
+        .filter_map(|s| {
+            s.sort();
+            percentile(s, 0.99)
+        })
+        .max_by(f64::total_cmp);
+    (fewest, worst_p99)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worst_second;
+    use std::time::Duration;
+
+    /// A stall in the middle second shows in both figures; the partial last second and
+    /// samples outside the window do not count.
+    #[test]
+    fn the_worst_second_of_a_window() {
+        let ms = Duration::from_millis;
+        let mut samples = Vec::new();
+        // Second 0: 100 ops at 1 ms; second 1: 10 at 50 ms; second 2: 100, one at 9 ms.
+        samples.extend((0..100).map(|i| (0.005 * f64::from(i), ms(1))));
+        samples.extend((0..10).map(|i| (1.05 + 0.09 * f64::from(i), ms(50))));
+        samples
+            .extend((0..100).map(|i| (2.0 + 0.005 * f64::from(i), ms(if i == 0 { 9 } else { 2 }))));
+        // The partial last second (3.0..3.5) and a sample before the window: left out.
+        samples.extend((0..3).map(|i| (3.1 + 0.1 * f64::from(i), ms(500))));
+        samples.push((-0.5, ms(700)));
+        assert_eq!(worst_second(&samples, 3.5), (Some(10), Some(50.0)));
+        // A second with nothing confirmed is the fewest (0) and has no p99.
+        let idle: Vec<_> = samples
+            .iter()
+            .copied()
+            .filter(|(t, _)| *t < 1.0 || *t >= 2.0)
+            .collect();
+        assert_eq!(worst_second(&idle, 3.5), (Some(0), Some(2.0)));
+        assert_eq!(worst_second(&samples, 0.9), (None, None));
+        assert_eq!(worst_second(&[], f64::NAN), (None, None));
+    }
 }

@@ -47,6 +47,10 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     let (p50, p99) = (report.p50_ms.unwrap(), report.p99_ms.unwrap());
     assert!(report.warmup_p99_ms.unwrap() > 0.0 && p50 > 0.0);
     assert!(p50 <= p99);
+    // One whole second in the 1.5 s window: at most the offered 160 ops confirmed in it.
+    let worst = report.worst_second_ops.expect("a whole second");
+    assert!(worst > 0 && worst <= 168, "{report:?}");
+    assert!(report.worst_second_p99_ms.unwrap() > 0.0);
     let line: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
     for key in [
         "ops_per_s",
@@ -56,6 +60,8 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
         "lost_ops",
         "converged",
         "diverged",
+        "worst_second_ops",
+        "worst_second_p99_ms",
     ] {
         assert!(line.get(key).is_some(), "the JSON line has {key}");
     }
