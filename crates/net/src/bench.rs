@@ -506,7 +506,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
 /// with none confirmed have no p99). `(None, None)` for a window under a second.
 fn worst_second(samples: &[(f64, Duration)], seconds: f64) -> (Option<u64>, Option<f64>) {
     let whole = seconds.floor();
-    if !(whole >= 1.0) {
+    // A run is at most an hour (`BenchConfig::seconds`) plus its last confirmations; NaN
+    // and anything past a day are not a window.
+    if !(1.0..=86_400.0).contains(&whole) {
         return (None, None);
     }
     let mut per_second = vec![Vec::new(); whole as usize];
@@ -555,5 +557,6 @@ mod tests {
         assert_eq!(worst_second(&idle, 3.5), (Some(0), Some(2.0)));
         assert_eq!(worst_second(&samples, 0.9), (None, None));
         assert_eq!(worst_second(&[], f64::NAN), (None, None));
+        assert_eq!(worst_second(&[], f64::INFINITY), (None, None));
     }
 }
