@@ -11,6 +11,15 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::util::{edit_two_places, joined, new_world, start, still_serves, viewer};
 
+/// A viewer move to `(x, 0, 0)` with a 48 m view, as a message.
+fn jump(x: f64) -> Message {
+    Message::Binary(
+        ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0))
+            .encode()
+            .into(),
+    )
+}
+
 const RATE: f64 = 512.0 * 1024.0;
 const BURST: f64 = 512.0 * 1024.0;
 
@@ -35,8 +44,7 @@ async fn viewer_jumps_are_answered_within_the_catch_up_budget() {
     let start_at = Instant::now();
     for i in 0..moves {
         let x = if i % 2 == 1 { 320.0 } else { 0.0 };
-        let m = ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0));
-        ws.send(Message::Binary(m.encode().into())).await.unwrap();
+        ws.send(jump(x)).await.unwrap();
     }
     let (mut bytes, mut largest, mut served, mut region) = (0usize, 0usize, 0, None);
     let read_for = Duration::from_secs(2);
@@ -121,13 +129,6 @@ async fn a_resume_keeps_the_spent_catch_up_budget() {
     .await;
     edit_two_places(&mut ws).await;
     // One jump spends the budget (some 120 KB of bricks).
-    let jump = |x: f64| {
-        Message::Binary(
-            ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0))
-                .encode()
-                .into(),
-        )
-    };
     ws.send(jump(320.0)).await.unwrap();
     crate::util::recv_until(&mut ws, |m| match m {
         ServerMessage::CatchUp(c) if c.done && c.region.min[0] >= 7 => Some(()),
@@ -195,8 +196,7 @@ async fn a_join_spends_the_catch_up_budget() {
     let (mut ws, joined_bytes) = join_at(&server.url(), 320.0).await;
     assert!(joined_bytes > 64 * 1024, "a join of {joined_bytes} bytes");
     // Its move to x = 0 waits for a budget that does not come back.
-    let m = ClientMessage::Viewer(viewer(0.0, 0.0, 0.0, 48.0));
-    ws.send(Message::Binary(m.encode().into())).await.unwrap();
+    ws.send(jump(0.0)).await.unwrap();
     let until = Instant::now() + Duration::from_secs(1);
     while let Ok(Some(Ok(Message::Binary(b)))) =
         tokio::time::timeout_at(until.into(), ws.next()).await
@@ -274,13 +274,6 @@ async fn a_move_back_cancels_a_waiting_move() {
         joined_bytes as f64 > BURST,
         "a join of {joined_bytes} bytes"
     );
-    let jump = |x: f64| {
-        Message::Binary(
-            ClientMessage::Viewer(viewer(x, 0.0, 0.0, 48.0))
-                .encode()
-                .into(),
-        )
-    };
     // To x = 0 (a new region: it waits for the budget), then back before the budget allows.
     ws.send(jump(0.0)).await.unwrap();
     ws.send(jump(320.0)).await.unwrap();
@@ -354,11 +347,7 @@ async fn ops_follow_the_viewer_after_its_catch_up() {
         _ => None,
     })
     .await;
-    let m = ClientMessage::Viewer(viewer(320.0, 0.0, 0.0, 48.0));
-    mover
-        .send(Message::Binary(m.encode().into()))
-        .await
-        .unwrap();
+    mover.send(jump(320.0)).await.unwrap();
     let region = crate::util::recv_until(&mut mover, |m| match m {
         ServerMessage::CatchUp(c) if c.done => Some(c.region),
         _ => None,
