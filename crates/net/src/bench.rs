@@ -151,9 +151,8 @@ pub struct Diverged {
 struct One {
     sent: u64,
     /// Latencies of the ops sent in the measured window.
-    latencies: Vec<Duration>,
-    /// When each of them was confirmed, seconds after the window's start.
-    confirmed_at: Vec<f64>,
+    /// Each with when it was confirmed, seconds after the window's start.
+    latencies: Vec<(f64, Duration)>,
     /// Latencies of the ops sent during the warm-up.
     warmup: Vec<Duration>,
     /// Connections dropped.
@@ -255,7 +254,6 @@ async fn one(
     let mut out = One {
         sent: 0,
         latencies: Vec::new(),
-        confirmed_at: Vec::new(),
         warmup: Vec::new(),
         dropped: 0,
         lost: 0,
@@ -269,8 +267,7 @@ async fn one(
         } => {
             let now = Instant::now();
             if now - l >= measured {
-                out.latencies.push(l);
-                out.confirmed_at.push((now - measured).as_secs_f64());
+                out.latencies.push(((now - measured).as_secs_f64(), l));
                 out.last_ack = now;
             } else {
                 out.warmup.push(l);
@@ -440,7 +437,6 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         told(measured);
     }
     let mut latencies = Vec::new();
-    let mut confirmed_at = Vec::new();
     let mut warmup = Vec::new();
     let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
     let mut unchecked = Vec::new();
@@ -467,19 +463,14 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         }
         diverged.extend(one.diverged);
         last = last.max(one.last_ack);
-        confirmed_at.extend(
-            one.confirmed_at
-                .iter()
-                .copied()
-                .zip(one.latencies.iter().copied()),
-        );
         latencies.extend(one.latencies);
         warmup.extend(one.warmup);
     }
-    latencies.sort();
     warmup.sort();
     let seconds = last.duration_since(measured).as_secs_f64().max(cfg.seconds);
-    let (worst_second_ops, worst_second_p99_ms) = worst_second(&confirmed_at, seconds);
+    let (worst_second_ops, worst_second_p99_ms) = worst_second(&latencies, seconds);
+    let mut latencies: Vec<Duration> = latencies.into_iter().map(|(_, l)| l).collect();
+    latencies.sort();
     Ok(BenchReport {
         ops_per_s: latencies.len() as f64 / seconds,
         p50_ms: percentile(&latencies, 0.50),
