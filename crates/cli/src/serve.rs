@@ -359,12 +359,7 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
 /// The JSON line of a run that could not measure (a client's hello refused, no server at
 /// the URL, a bad number): `converged` false, `error` the cause with its sources.
 fn failed_json(e: &loam_net::NetError, clients: usize) -> String {
-    let mut why = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        why = format!("{why}: {s}");
-        source = s.source();
-    }
+    let why = loam_net::error_chain(e);
     serde_json::json!({ "error": why, "converged": false, "clients": clients }).to_string()
 }
 

@@ -71,8 +71,8 @@ pub use server::{
     ServerLatency, ServerStatus, WS_PATH, serve,
 };
 
-/// An error with its causes, `a: b: c`.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+/// An error with its causes, `a: b: c` (for logs and for `loam bench-net`'s JSON line).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
