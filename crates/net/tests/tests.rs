@@ -1,6 +1,7 @@
 //! loam-net's integration tests, one binary: protocol round trips and the decoders fuzzed,
 //! the server's limits, eight clients converging through disconnects, a killed server, and
-//! blocks and collapses ordered by the server, presence, and undo over the network.
+//! blocks and collapses ordered by the server, presence, undo over the network, and a world
+//! store that fails under the server.
 
 mod backup;
 mod bench;
@@ -15,5 +16,6 @@ mod predict;
 mod presence;
 mod protocol;
 mod resume_key;
+mod store_failure;
 mod undo;
 mod util;
