@@ -284,7 +284,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
 const LATENCY_EVERY: Duration = Duration::from_secs(60);
 
 /// Logs (info) the server's part of its clients' round trips, the part of it spent queued for
-/// the ordering task, and the group commits over the last window, if any client op was
+/// the ordering thread, and the group commits over the last window, if any client op was
 /// released in it.
 fn log_latency(l: &loam_net::ServerLatency) {
     if l.ops.count == 0 {

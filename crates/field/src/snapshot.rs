@@ -5,7 +5,7 @@
 //! first write to a brick copies that brick (96 KiB decoded), and the first write of all
 //! copies the map of bricks: a server whose ground worker held a whole-field snapshot for
 //! each lump search and collider build copied most of its hot bricks a dozen times a
-//! second, on its ordering task. [`Field::snapshot_of`] shares only the bricks the reader
+//! second, on its ordering thread. [`Field::snapshot_of`] shares only the bricks the reader
 //! may read.
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 /// regions (`madvise(MADV_HUGEPAGE)`), and the first touch of each then has the kernel zero
 /// a whole 2 MiB page inside one page fault. On the 2-core VM of BENCHMARKS.md that fault
 /// takes 2.4–2.9 ms, and it falls on whichever thread touches new memory first: after each
-/// bake, on the ordering task copying the bricks the bake's snapshot shares, 7–8 times in
+/// bake, on the ordering thread copying the bricks the bake's snapshot shares, 7–8 times in
 /// a row, while every client's edits wait behind it. With them off, the p99 round trip at
 /// 64 clients × 313 ops/s went from 7.9–10.4 ms to 5.3–5.8 ms, at the same CPU
 /// (BENCHMARKS.md, multiplayer). Databases and caches with latency goals advise the same
@@ -32,13 +32,13 @@ pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
 /// Runs the calling thread under `SCHED_IDLE` (Linux, `sched(7)`): it gets a CPU only when
 /// no ordinary thread wants it, and an ordinary thread waking up takes the CPU from it at
 /// once. For the server's baker and its ground worker, so that they take the CPU the
-/// ordering task and the connections leave. Where the system refuses the policy, the
+/// ordering thread and the connections leave. Where the system refuses the policy, the
 /// thread runs at nice +10 instead (niceness belongs to the thread on Linux:
 /// `setpriority(PRIO_PROCESS, 0, …)` sets the caller's, `setpriority(2)`); elsewhere
 /// nothing changes (the work is the same, only less polite).
 ///
 /// Nice +10 alone still left such a thread about a tenth of the weight of each busy one, and
-/// the ground worker took its fifth of a core in turns with the ordering task: under the
+/// the ground worker took its fifth of a core in turns with the ordering thread: under the
 /// load benchmark in two processes the round trip's p99 was lower in 6 of 8 alternated pairs
 /// with `SCHED_IDLE` (BENCHMARKS.md, multiplayer, 2026-12-04, second section), and the
 /// worker did as many searches (it runs in the time the CPUs would idle). Under a load that

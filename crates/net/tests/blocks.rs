@@ -584,7 +584,7 @@ async fn a_pillar_dug_loose_falls_as_a_lump_on_every_client() {
         g.cache_misses >= 1,
         "the ground's bricks generated and kept: {g:?}"
     );
-    // Each search's lumps and each collider build taken in on the ordering task, timed.
+    // Each search's lumps and each collider build taken in on the ordering thread, timed.
     let l = status.latency;
     assert!(
         l.ground.count > g.searches,

@@ -653,7 +653,7 @@ async fn connections_without_a_request_are_closed_after_the_hello_timeout() {
 /// Digs and builds at both ends of the sample range are valid edits: the server takes them
 /// (its lump search and collider bookkeeping add margins to their boxes without
 /// overflowing) and goes on serving. Found by an adversarial trial, where one such ball
-/// stopped a debug build's ordering task.
+/// stopped a debug build's ordering thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_at_the_ends_of_the_sample_range_leave_the_server_serving() {
     let dir = tempfile::tempdir().unwrap();

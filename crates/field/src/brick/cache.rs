@@ -45,7 +45,7 @@ pub(crate) fn get_or_decode(id: u64, decode: impl FnOnce() -> Samples) -> Arc<Sa
     let s = Arc::new(decode());
     // What the insert lets go is freed after the lock is given up: a decoded brick is 96 KiB,
     // and the server's ground worker and baker, which take this lock too, run under
-    // `SCHED_IDLE` (a thread of theirs preempted inside it holds up the ordering task).
+    // `SCHED_IDLE` (a thread of theirs preempted inside it holds up the ordering thread).
     let gone = lock().lru.insert(id, s.clone());
     drop(gone);
     s

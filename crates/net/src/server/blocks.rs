@@ -1,4 +1,4 @@
-//! The ordering task's blocks: block ops in the one order, terrain ops that undermine
+//! The ordering thread's blocks: block ops in the one order, terrain ops that undermine
 //! blocks or cut lumps of terrain loose, the physics steps that let pieces fall and come to
 //! rest, and the records clients are sent of all of it.
 //!
@@ -430,7 +430,7 @@ impl Order {
     /// done here from now on.
     pub(super) fn ground_gone(&mut self) {
         tracing::error!(
-            "the ground worker stopped; lumps and colliders are now made on the ordering task"
+            "the ground worker stopped; lumps and colliders are now made on the ordering thread"
         );
         self.ground.alive = false;
         self.ground.searching = 0;

@@ -3,7 +3,7 @@
 //!
 //! Nothing is built where it is asked for. A chunk wanted near a block or piece is
 //! *missing*, a loaded chunk a terrain op changed is *dirty*; each mark carries a stamp
-//! from a counter that every mark advances. The ordering task hands a few stale chunks at
+//! from a counter that every mark advances. The ordering thread hands a few stale chunks at
 //! a time ([`Colliders::next_builds`]) with a snapshot of the field to the ground worker
 //! (`ground.rs`), which builds them while ops go on, and installs what comes back
 //! ([`Colliders::install`]):

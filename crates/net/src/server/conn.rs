@@ -1,5 +1,5 @@
 //! One WebSocket connection: the handshake, then a reader (limits, decoding, commands to the
-//! ordering task) and a writer (the client's outbox to the socket).
+//! ordering thread) and a writer (the client's outbox to the socket).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ const MAX_NAME: usize = 64;
 /// Largest region (bricks) a resuming client may claim.
 const MAX_RESUME_BRICKS: u64 = 1 << 24;
 
-/// The ordering task's way to a connection: its outbox, and the switch that closes it
+/// The ordering thread's way to a connection: its outbox, and the switch that closes it
 /// with a reason.
 #[derive(Clone)]
 pub(crate) struct PeerLink {
@@ -273,7 +273,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     let slot = Slot(shared.clone());
     // A client resuming with its key replaces its own connection, which may still hold a
     // slot (a link that died without a close is noticed only by TCP's keepalive), so it is
-    // let in when the server is full, to replace that connection (the ordering task
+    // let in when the server is full, to replace that connection (the ordering thread
     // refuses it if the client has none: a key alone holds no slot).
     let own_resume = hello
         .resume
@@ -311,7 +311,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         return refuse(&mut sink, r, peer).await;
     }
     let Ok(client) = client.await else {
-        // The ordering task gave the join up (it says why: its first frames did not fit
+        // The ordering thread gave the join up (it says why: its first frames did not fit
         // the outbox, or it resumed past the limit with nothing to replace), or stopped.
         let why = kill_rx.borrow().clone();
         let why = why.unwrap_or_else(|| "the server is stopping".into());
@@ -484,7 +484,7 @@ async fn write_loop(
                     }
                     fed += 1;
                 }
-                // Encoded off the ordering task; what was queued after it waits for it.
+                // Encoded off the ordering thread; what was queued after it waits for it.
                 Frame::CatchUp(job) => {
                     let cancel = job.cancel.clone();
                     let _stop = StopOnDrop(cancel);

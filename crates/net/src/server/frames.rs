@@ -1,7 +1,7 @@
 //! What waits in a client's outbox: encoded messages, and catch-ups whose bricks the
 //! connection's writer encodes when their turn comes.
 //!
-//! A catch-up's bricks used to be encoded on the ordering task. An adversarial trial
+//! A catch-up's bricks used to be encoded on the ordering thread. An adversarial trial
 //! jumped one viewer between two places of some 5 800 edited bricks each: every jump held
 //! everyone's ops (and joins) for seconds while the bricks were encoded. Now the ordering
 //! thread only picks the bricks (shared, immutable) and queues them in the client's outbox;

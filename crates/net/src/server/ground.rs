@@ -8,9 +8,9 @@
 //! - **terrain colliders** ([`field_collider`]: a chunk's samples meshed with Surface Nets
 //!   and built into a trimesh, a few milliseconds a chunk).
 //!
-//! On the ordering task they held every op behind them: at 64 clients × 313 ops/s with
+//! On the ordering thread they held every op behind them: at 64 clients × 313 ops/s with
 //! lumps on, a profile of that thread showed 44 % of its time in `find_islands` and 23 % in
-//! collider builds, and the round trip's p50 was 35 ms. Now the ordering task hands them
+//! collider builds, and the round trip's p50 was 35 ms. Now the ordering thread hands them
 //! with a snapshot of the bricks they read ([`Field::snapshot_of`]: shared bricks, which a
 //! later edit copies when it changes them, so only those) to this thread and goes on with
 //! the ops; what comes back is checked against the field as it is by
@@ -86,7 +86,7 @@ pub struct GroundWork {
     pub cache_misses: u64,
 }
 
-/// [`GroundWork`], counted by the worker and read by the ordering task.
+/// [`GroundWork`], counted by the worker and read by the ordering thread.
 #[derive(Debug, Default)]
 struct Counters {
     searches: AtomicU64,
@@ -196,7 +196,7 @@ pub(crate) fn run(job: Job, cache: &mut GeneratorBrickCache) -> Done {
     }
 }
 
-/// Does one job on the ordering task (the worker is gone), without a generator cache.
+/// Does one job on the ordering thread (the worker is gone), without a generator cache.
 pub(crate) fn run_here(job: Job) -> Done {
     run(job, &mut GeneratorBrickCache::new(0))
 }
@@ -211,7 +211,7 @@ pub(crate) struct Ground {
     pub(crate) building: bool,
     /// …and whether a refresh is (waiting for its turn, or under way).
     pub(crate) refreshing: bool,
-    /// Whether the worker runs (else its jobs are done on the ordering task).
+    /// Whether the worker runs (else its jobs are done on the ordering thread).
     pub(crate) alive: bool,
     counters: Arc<Counters>,
 }
@@ -305,7 +305,7 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
         let job = queue.remove(i);
         let refresh = job.is_refresh();
         let start = Instant::now();
-        // The snapshot is dropped inside `run`, before the ordering task hears of it.
+        // The snapshot is dropped inside `run`, before the ordering thread hears of it.
         let result = run(job, &mut cache);
         let end = Instant::now();
         let took = end - start;

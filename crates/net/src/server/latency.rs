@@ -1,5 +1,5 @@
 //! Where the server's time goes, op by op: the server's part of each round trip and the part
-//! of it queued for the ordering task, the ordering task's work per op, the writer's
+//! of it queued for the ordering thread, the ordering thread's work per op, the writer's
 //! group commits and the wake-up that brings each one's report back, and the ordering
 //! thread's other work that ops wait behind (the periodic tick, the physics steps, the bakes'
 //! snapshots, the ground worker's results taken in), as histograms (HdrHistogram,
@@ -40,12 +40,12 @@ pub struct ServerLatency {
     /// broadcast, after it was synced to disk): the server's part of the author's round trip.
     /// Ops the server made itself (lumps) are not counted, nor refused ones.
     pub ops: Percentiles,
-    /// Each client op from its arrival to the moment the ordering task takes it up: its
+    /// Each client op from its arrival to the moment the ordering thread takes it up: its
     /// decoding on the connection, then the wait in the command queue, behind other commands
     /// and the thread's other work, or for a CPU (refused ops included, and ops deferred
     /// behind a bake's drain).
     pub queued: Percentiles,
-    /// The ordering task's work to take one client op: validate, apply, number, and hand it
+    /// The ordering thread's work to take one client op: validate, apply, number, and hand it
     /// on (refused ops included).
     pub apply: Percentiles,
     /// Each group commit of the writer: one transaction and one sync of the ops that queued
@@ -53,20 +53,20 @@ pub struct ServerLatency {
     pub appends: Percentiles,
     /// Ops (records) per group commit, mean.
     pub ops_per_append: f64,
-    /// Each group commit from the writer's report (its sync done) to the ordering task
+    /// Each group commit from the writer's report (its sync done) to the ordering thread
     /// taking it, which releases the group: a wake-up across threads.
     pub acks: Percentiles,
-    /// Each tick of the ordering task (every 50 ms): lumps cut loose, the physics steps
+    /// Each tick of the ordering thread (every 50 ms): lumps cut loose, the physics steps
     /// due worked out, sequence and presence messages. Ops that arrive meanwhile wait.
     pub ticks: Percentiles,
     /// Each physics step of the block world, with its events (run one at a time between
     /// commands, so an op waits for one step at most).
     pub steps: Percentiles,
-    /// Each bake's snapshot on the ordering task (the field, the history and the block
+    /// Each bake's snapshot on the ordering thread (the field, the history and the block
     /// world, for the writer to encode and write beside the next groups). Ops wait for it,
     /// and before it for every op in flight to be released.
     pub bakes: Percentiles,
-    /// Each result of the ground worker taken in on the ordering task: the lumps a search
+    /// Each result of the ground worker taken in on the ordering thread: the lumps a search
     /// found (the server's ops that take them out of the field, the pieces that drop) or
     /// the terrain colliders it built (swapped into the physics world). Ops wait for it.
     pub ground: Percentiles,
@@ -87,7 +87,7 @@ struct Window {
     ground: Histogram<u64>,
 }
 
-/// The histograms, kept by the ordering task: the current window (since the last
+/// The histograms, kept by the ordering thread: the current window (since the last
 /// [`Latency::take`]), where each record goes, and the windows before it, added together.
 pub(crate) struct Latency {
     /// The windows taken so far.
@@ -203,18 +203,18 @@ impl Latency {
         }
     }
 
-    /// A client op waited `d` from its arrival until the ordering task took it up.
+    /// A client op waited `d` from its arrival until the ordering thread took it up.
     pub fn queued(&mut self, d: Duration) {
         record(&mut self.window.queued, d);
     }
 
-    /// The writer's report of a group commit reached the ordering task `d` after it was
+    /// The writer's report of a group commit reached the ordering thread `d` after it was
     /// sent.
     pub fn acked(&mut self, d: Duration) {
         record(&mut self.window.acks, d);
     }
 
-    /// The ordering task took `d` over one client op.
+    /// The ordering thread took `d` over one client op.
     pub fn applied(&mut self, d: Duration) {
         record(&mut self.window.apply, d);
     }

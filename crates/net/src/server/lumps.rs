@@ -1,5 +1,5 @@
-//! Lumps of terrain a dig cut loose: digs queued on the ordering task, the search on the
-//! ground worker (`ground.rs`), and what the ordering task does with what it found.
+//! Lumps of terrain a dig cut loose: digs queued on the ordering thread, the search on the
+//! ground worker (`ground.rs`), and what the ordering thread does with what it found.
 //!
 //! ```text
 //!  dig (changed box) ──▶ queue_cut (merged with queued digs near it)

@@ -1,7 +1,7 @@
 //! The authoritative server: one process, one world file, everyone's edits in one order.
 //!
 //! ```text
-//!  WebSocket ──▶ connection task ──(commands)──▶ ordering task ──▶ world store (durable)
+//!  WebSocket ──▶ connection task ──(commands)──▶ ordering thread ──▶ world store (durable)
 //!  (axum)        hello, limits,                  validate, number, apply,
 //!                rate, decode                    append, then broadcast ──▶ outboxes ──▶ clients
 //! ```
@@ -264,11 +264,11 @@ pub struct ServerStatus {
     /// search may add ops of the server's own). With none, and no client sending, the field
     /// stays as it is.
     pub digs_pending: usize,
-    /// What the ground worker (lump searches and terrain colliders, off the ordering task)
+    /// What the ground worker (lump searches and terrain colliders, off the ordering thread)
     /// did since the server started.
     pub ground: GroundWork,
     /// Where the server's time went since it started: the server's part of each client op's
-    /// round trip and the part of it queued for the ordering task, the ordering task's
+    /// round trip and the part of it queued for the ordering thread, the ordering thread's
     /// work per op, the writer's group commits and their reports, the ticks, the physics
     /// steps, the bakes' snapshots, the ground worker's results.
     pub latency: ServerLatency,
@@ -281,12 +281,12 @@ pub(crate) struct Shared {
     pub token: Option<String>,
     pub active: AtomicUsize,
     pub next_conn: AtomicU64,
-    /// The ordering task's [`order::Order::resume_secret`]: a client resuming with its
+    /// The ordering thread's [`order::Order::resume_secret`]: a client resuming with its
     /// key is let in past [`Limits::max_clients`] (it replaces its own connection).
     pub resume_secret: [u8; 32],
     /// Catch-up encodings running at once, all connections together: at most one per CPU,
     /// so that many clients moving at once queue their encodings instead of taking every
-    /// core from the ordering task ([`frames::CatchUpJob::encode`]).
+    /// core from the ordering thread ([`frames::CatchUpJob::encode`]).
     pub encodes: Arc<tokio::sync::Semaphore>,
 }
 
@@ -297,7 +297,7 @@ pub struct ServerHandle {
     commands: mpsc::Sender<Command>,
     http: tokio::task::JoinHandle<()>,
     ticker: tokio::task::JoinHandle<()>,
-    order: Option<tokio::task::JoinHandle<Result<(), NetError>>>,
+    order: Option<std::thread::JoinHandle<Result<(), NetError>>>,
     stopped: watch::Receiver<Option<String>>,
 }
 
@@ -319,15 +319,17 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let addr = listener.local_addr()?;
     let (tx, rx) = mpsc::channel(4096);
     let (stop_tx, stop_rx) = watch::channel(None);
-    let order = tokio::spawn(async move {
-        let r = order.serve(rx).await;
-        let why = match &r {
-            Ok(()) => "shut down".to_string(),
-            Err(e) => crate::error_chain(e),
-        };
-        let _ = stop_tx.send(Some(why));
-        r
-    });
+    let thread = std::thread::Builder::new()
+        .name("loam-net-order".into())
+        .spawn(move || {
+            let r = order.run(rx);
+            let why = match &r {
+                Ok(()) => "shut down".to_string(),
+                Err(e) => crate::error_chain(e),
+            };
+            let _ = stop_tx.send(Some(why));
+            r
+        })?;
     let shared = Arc::new(Shared {
         commands: tx.clone(),
         limits: config.limits.clone(),
@@ -359,7 +361,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         commands: tx,
         http,
         ticker,
-        order: Some(order),
+        order: Some(thread),
         stopped: stop_rx,
     })
 }
@@ -474,10 +476,11 @@ impl ServerHandle {
         let _ = self.commands.send(Command::Shutdown { reply: tx }).await;
         let _ = rx.await;
         self.ticker.abort();
-        let order = self.order.take().expect("joined once");
-        let r = order
+        let thread = self.order.take().expect("joined once");
+        let r = tokio::task::spawn_blocking(move || thread.join())
             .await
-            .map_err(|e| NetError::ServerStopped(format!("the ordering task: {e}")))?;
+            .map_err(|e| NetError::ServerStopped(e.to_string()))?
+            .map_err(|_| NetError::ServerStopped("the ordering thread panicked".into()))?;
         self.http.abort();
         r
     }

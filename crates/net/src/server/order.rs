@@ -1,4 +1,4 @@
-//! The ordering task: the one owner of the field and the undo history.
+//! The ordering thread: the one owner of the field and the undo history.
 //!
 //! ```text
 //!  commands ──▶ apply ops (numbered) ──▶ in flight ──(writer: one transaction per group)──▶
@@ -50,20 +50,7 @@ use crate::protocol::{
 /// How often a client whose region saw no op is told the log moved on.
 pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
 
-/// Commands the ordering task takes in one run before it lets the other tasks on its worker
-/// run (about 1 ms of ops at the load benchmark's rate).
-const COMMANDS_PER_TURN: usize = 64;
-
-/// Why the ordering task stops.
-pub(super) enum Stop {
-    /// Shut down (by the handle, or every command sender gone): everyone was told, the
-    /// last bake is queued to the writer.
-    Closed,
-    /// The world store failed (the reason); everyone was told.
-    StoreFailed(String),
-}
-
-/// What the connections and the handle ask of the ordering task.
+/// What the connections and the handle ask of the ordering thread.
 pub(crate) enum Command {
     Join {
         conn: u64,
@@ -77,7 +64,7 @@ pub(crate) enum Command {
         reply: oneshot::Sender<u64>,
     },
     /// A terrain op, read off the connection `at` and decoded there (on the connections'
-    /// workers, not the ordering task): the log entry, or why it does not decode.
+    /// workers, not the ordering thread): the log entry, or why it does not decode.
     Op {
         client: u64,
         op_id: u64,
@@ -428,36 +415,21 @@ impl Order {
         })
     }
 
-    /// Runs until shut down or until the store fails, as a task on the server's runtime
-    /// (beside the connections' tasks rather than on a thread of its own: a connection's
-    /// command then wakes it on the same worker, without a futex wake and a context switch
-    /// per op — a third fewer context switches in the server at 64 clients × 313 ops/s).
-    /// The store is closed (the writer joined, the field dropped) on a blocking thread.
-    pub(super) async fn serve(mut self, rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
-        let stop = self.order(rx).await;
-        let joined = tokio::task::spawn_blocking(move || {
-            let r = self.writer.finish(None);
-            drop(self);
-            r
-        })
-        .await
-        .unwrap_or_else(|e| Err(NetError::ServerStopped(format!("the writer's join: {e}"))));
-        match (stop, joined) {
-            (_, Err(e)) => Err(e),
-            (Stop::Closed, Ok(())) => Ok(()),
-            (Stop::StoreFailed(why), Ok(())) => Err(NetError::ServerStopped(why)),
-        }
+    /// Runs until shut down or until the store fails.
+    pub fn run(self, rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(NetError::Io)?;
+        rt.block_on(self.serve(rx))
     }
 
-    /// Takes commands until shut down or until the store fails; the writer is left to join.
-    async fn order(&mut self, mut rx: mpsc::Receiver<Command>) -> Stop {
+    async fn serve(mut self, mut rx: mpsc::Receiver<Command>) -> Result<(), NetError> {
         loop {
-            let mut full_turn = false;
             tokio::select! {
                 biased;
                 ack = self.acks.recv() => {
-                    if let Some(stop) = self.take_ack(ack) {
-                        return stop;
+                    if let Some(end) = self.take_ack(ack) {
+                        return end;
                     }
                 }
                 done = self.hasher.done.recv(), if self.hasher.alive => match done {
@@ -480,7 +452,6 @@ impl Order {
                         return self.close("the server is shutting down");
                     };
                     let mut next = Some(cmd);
-                    let mut taken = 0;
                     while let Some(cmd) = next.take() {
                         if self.dispatch(cmd) {
                             return self.close("the server is shutting down");
@@ -490,26 +461,22 @@ impl Order {
                         // at once; the writer commits whatever queued up while it synced the
                         // last group as the next one.
                         while let Ok(ack) = self.acks.try_recv() {
-                            if let Some(stop) = self.take_ack(Some(ack)) {
-                                return stop;
+                            if let Some(end) = self.take_ack(Some(ack)) {
+                                return end;
                             }
                         }
                         self.pump();
-                        taken += 1;
                         // While a tick's physics steps are owed, one command and then one
                         // step, in turn: a queue that never empties must not hold them back.
-                        // Nor the connections' tasks on this worker: at most
-                        // `COMMANDS_PER_TURN` before the others get theirs (below).
-                        next = if self.stepping() || taken == COMMANDS_PER_TURN {
+                        next = if self.stepping() {
                             None
                         } else {
                             rx.try_recv().ok()
                         };
                     }
-                    full_turn = taken == COMMANDS_PER_TURN;
                 }
-                // Nothing else to do: the next physics step (below), after the other tasks.
-                () = tokio::task::yield_now(), if self.stepping() => {}
+                // Nothing else to do: the next physics step (below).
+                () = std::future::ready(()), if self.stepping() => {}
             }
             // One physics step after each command (or batch), while the tick owes some.
             self.step_once();
@@ -520,11 +487,6 @@ impl Order {
             }
             self.serve_hashes();
             self.pump();
-            // A long run of commands lets the connections' tasks on this worker run between
-            // turns (their readers feed it, their writers take what it released).
-            if full_turn {
-                tokio::task::yield_now().await;
-            }
         }
     }
 

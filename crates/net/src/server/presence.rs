@@ -1,4 +1,4 @@
-//! The players' presence on the ordering task: each connected client's name, position and
+//! The players' presence on the ordering thread: each connected client's name, position and
 //! aim, and what each client has been told of the others.
 //!
 //! Every change gets the next version number; a client is sent the players whose version is

@@ -1,4 +1,4 @@
-//! The ordering task's commands other than ops: a client joining (welcome, resume,
+//! The ordering thread's commands other than ops: a client joining (welcome, resume,
 //! snapshot), a viewer moving into new bricks (the bricks sent nearest first), hashes,
 //! status, and the ticks that tell idle clients the log moved on and send presence.
 

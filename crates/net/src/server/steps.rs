@@ -1,4 +1,4 @@
-//! The block world's physics steps on the ordering task, one at a time between the
+//! The block world's physics steps on the ordering thread, one at a time between the
 //! commands.
 //!
 //! ```text
@@ -24,7 +24,7 @@ use super::order::Order;
 
 /// Most physics steps one tick runs; a server further behind drops the rest (slows down).
 const MAX_STEPS_PER_TICK: u64 = 30;
-/// The ordering task's time one tick's physics steps may take (of 50 ms), summed over the
+/// The ordering thread's time one tick's physics steps may take (of 50 ms), summed over the
 /// steps (the commands taken between them do not count).
 const BLOCK_BUDGET: Duration = Duration::from_millis(8);
 

@@ -1,9 +1,9 @@
-//! The writer thread: the one owner of the world store. The ordering task hands it each
+//! The writer thread: the one owner of the world store. The ordering thread hands it each
 //! applied op (or each run of them) at once and goes on applying the next ones; the writer
 //! commits what queued up while it synced the last group as the next group, in one
-//! transaction and one sync (group commit). Before, the ordering task held the next group
+//! transaction and one sync (group commit). Before, the ordering thread held the next group
 //! until it had taken the last one's acknowledgement: two thread wake-ups between syncs, in
-//! which the disk idled. Without them an op's time from the ordering task taking it to its
+//! which the disk idled. Without them an op's time from the ordering thread taking it to its
 //! release, at 64 clients × 313 ops/s, went from 0.87–1.11 ms to 0.54–1.07 ms at the median,
 //! lower in each of five alternated pairs (BENCHMARKS.md, multiplayer, 2026-12-03 (fourth)).
 //!
@@ -64,7 +64,7 @@ pub(crate) enum Ack {
     Failed(String),
 }
 
-/// The ordering task's end of the writer.
+/// The ordering thread's end of the writer.
 pub(crate) struct Writer {
     tx: Option<mpsc::Sender<Write>>,
     thread: Option<JoinHandle<Result<(), StoreError>>>,
@@ -251,7 +251,7 @@ fn run(
             },
         };
         // Group commit: the appends that queued up while the last group synced go in one
-        // transaction, without a round trip through the ordering task.
+        // transaction, without a round trip through the ordering thread.
         let w = match w {
             Some(Write::Append(mut entries)) => {
                 while let Ok(next) = rx.try_recv() {

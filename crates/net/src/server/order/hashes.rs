@@ -2,10 +2,10 @@
 //! beside the ordering of ops.
 //!
 //! A hash reads every stored brick of its region, so the whole world's grows with the world
-//! (about 0.16 ms a differing brick). Computed on the ordering task, one client asking 100
+//! (about 0.16 ms a differing brick). Computed on the ordering thread, one client asking 100
 //! times a second held everyone's ops behind its hashes (a fresh-user trial: p99 from 40 ms
 //! to 11 s), and one whole-world hash of a large world held them for as long as it took.
-//! Now the ordering task only marks where the hash is taken
+//! Now the ordering thread only marks where the hash is taken
 //! ([`ServerMessage::HashAt`], in the client's stream after the ops it covers) and hands a
 //! snapshot of the field (a clone: shared bricks) to the **hasher** thread, which computes it
 //! while ops go on; the answer ([`ServerMessage::Hash`]) follows when it is done. One hash
@@ -27,7 +27,7 @@ use crate::protocol::{BrickBox, ServerMessage};
 const MAX_WAITING: usize = 4;
 
 /// After a hash of `d`, the next waits `DUTY_FACTOR · d` (hashes take at most
-/// `1 / (1 + DUTY_FACTOR)` of the ordering task).
+/// `1 / (1 + DUTY_FACTOR)` of the ordering thread).
 const DUTY_FACTOR: u32 = 3;
 
 /// The waiting requests, oldest first, and when the next may start.
@@ -110,7 +110,7 @@ pub(crate) struct Answer {
     request: u64,
     seq: u64,
     region: Option<BrickBox>,
-    /// The block world's hash at `seq` (taken on the ordering task, where the blocks live).
+    /// The block world's hash at `seq` (taken on the ordering thread, where the blocks live).
     blocks: [u8; 32],
 }
 
@@ -127,7 +127,7 @@ pub(crate) struct Hasher {
     pub(crate) done: UnboundedReceiver<Done>,
     /// Who the running hash is for (`None`: none runs).
     running: Option<Answer>,
-    /// Whether the thread runs (else hashes are computed on the ordering task).
+    /// Whether the thread runs (else hashes are computed on the ordering thread).
     pub(crate) alive: bool,
 }
 
@@ -251,7 +251,9 @@ impl Order {
     /// disconnected (the field it hashed is gone, and a hash of another one would not be at
     /// the mark it was sent), to resume and ask again; hashes are computed here from now on.
     pub(in crate::server) fn hasher_gone(&mut self) {
-        tracing::error!("the hasher thread stopped; hashes are now computed on the ordering task");
+        tracing::error!(
+            "the hasher thread stopped; hashes are now computed on the ordering thread"
+        );
         self.hasher.alive = false;
         if let Some(a) = self.hasher.running.take()
             && self.peers.get(&a.client).is_some_and(|p| p.conn == a.conn)

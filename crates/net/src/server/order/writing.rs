@@ -1,15 +1,16 @@
-//! The ordering task's side of the writer: ops handed to it as they are applied, its
+//! The ordering thread's side of the writer: ops handed to it as they are applied, its
 //! acknowledgements taken (releasing what became durable), the bakes' snapshots, and the
 //! last writes on a shutdown or a failure.
 
 use std::time::Instant;
 
-use super::{Order, Stop};
+use super::Order;
+use crate::error::NetError;
 use crate::server::writer::{Ack, Write};
 
 impl Order {
-    /// Takes one of the writer's reports; `Some` with why when the ordering task must stop.
-    pub(super) fn take_ack(&mut self, ack: Option<Ack>) -> Option<Stop> {
+    /// Takes one of the writer's reports; `Some` with the thread's result when it must stop.
+    pub(super) fn take_ack(&mut self, ack: Option<Ack>) -> Option<Result<(), NetError>> {
         match ack {
             Some(Ack::Durable {
                 seq,
@@ -31,12 +32,15 @@ impl Order {
         }
     }
 
-    /// The store failed: everyone is told, the ordering task stops.
-    pub(super) fn fail(&mut self, why: String) -> Stop {
+    /// The store failed: everyone is told, the thread stops.
+    pub(super) fn fail(&mut self, why: String) -> Result<(), NetError> {
         for (_, p) in std::mem::take(&mut self.peers) {
             p.link.kill("the server's world store failed");
         }
-        Stop::StoreFailed(why)
+        Err(match self.writer.finish(None) {
+            Err(e) => e,
+            Ok(()) => NetError::ServerStopped(why),
+        })
     }
 
     /// Whether nothing is applied but not yet released.
@@ -79,9 +83,8 @@ impl Order {
         self.baked = self.seq;
     }
 
-    /// Disconnects everyone and queues to the writer what the last bake does not cover (the
-    /// task's end joins the writer, closing the store).
-    pub(super) fn close(&mut self, reason: &str) -> Stop {
+    /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
+    pub(super) fn close(&mut self, reason: &str) -> Result<(), NetError> {
         for (_, p) in std::mem::take(&mut self.peers) {
             p.link.kill(reason);
         }
@@ -91,10 +94,7 @@ impl Order {
             self.writer
                 .send(Write::Append(std::mem::take(&mut self.unsent)));
         }
-        if self.seq > self.baked {
-            let w = self.bake_write();
-            self.writer.send(w);
-        }
-        Stop::Closed
+        let last = (self.seq > self.baked).then(|| self.bake_write());
+        self.writer.finish(last)
     }
 }
