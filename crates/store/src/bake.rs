@@ -36,6 +36,21 @@ pub struct Baked {
     pub(crate) seq: u64,
 }
 
+/// What a committed bake replaced, to delete when it suits the caller
+/// ([`Store::commit_bake_untidied`], [`Store::tidy_bake`]): the older versions of the bricks
+/// it wrote and the stroke rows older than its oldest kept stroke. Never read, so leaving
+/// them changes nothing a load sees; the next writable open deletes stale bricks, the next
+/// bake's tidying stale strokes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BakeTidy {
+    /// The bake's sequence number: versions of `keys` older than it go.
+    seq: u64,
+    /// The bricks the bake wrote.
+    keys: Vec<BrickKey>,
+    /// The oldest kept stroke id (`None`: no stroke is kept).
+    first: Option<u64>,
+}
+
 /// A bake encoded by [`Store::prepare_bake`], to be written by [`Store::write_bake_part`]
 /// (optionally) and [`Store::commit_bake`].
 #[derive(Debug)]
@@ -292,13 +307,31 @@ impl Store {
 
     /// The second half of a bake: writes what [`Store::write_bake_part`] did not, the history
     /// header, the blocks snapshot and the covered sequence number in one transaction (busy is
-    /// retried), then deletes the versions it replaced; returns how many bricks it wrote. Ops
-    /// appended after the prepared `seq` stay in the log, newer than the bake.
+    /// retried), then deletes the versions it replaced ([`Store::tidy_bake`]); returns how
+    /// many bricks it wrote. Ops appended after the prepared `seq` stay in the log, newer
+    /// than the bake.
     ///
     /// # Errors
     /// As [`Store::bake`], and [`StoreError::OutOfOrder`] if the file was baked since
     /// `prepared` was.
     pub fn commit_bake(&mut self, prepared: PreparedBake) -> Result<usize, StoreError> {
+        let (bricks, tidy) = self.commit_bake_untidied(prepared)?;
+        self.tidy_bake(&tidy);
+        Ok(bricks)
+    }
+
+    /// [`Store::commit_bake`] without deleting what the bake replaced: that is handed back,
+    /// for [`Store::tidy_bake`] when the caller has time (the server's writer does it after
+    /// the next group of ops, so that the ops behind a bake do not wait for its tidying too:
+    /// 2.7–4 ms of the 4–13 ms a bake's commit held them, measured at 64 clients × 313
+    /// ops/s). Returns how many bricks it wrote, and what to tidy.
+    ///
+    /// # Errors
+    /// As [`Store::commit_bake`].
+    pub fn commit_bake_untidied(
+        &mut self,
+        prepared: PreparedBake,
+    ) -> Result<(usize, BakeTidy), StoreError> {
         self.writable()?;
         self.check_bake(prepared.seq, prepared.snapshot.is_some())?;
         if prepared.after != self.bake_seq {
@@ -351,27 +384,43 @@ impl Store {
         } else {
             self.stale_strokes + p.rewritten
         };
-        // What the bake replaced: older versions of its bricks, strokes older than the oldest
-        // kept. Never read, so this is tidying only: a crash or a failure here leaves them
-        // to the next bake's tidying (strokes) or the next writable open (bricks), and the
-        // bake stands.
+        Ok((
+            p.blobs.len(),
+            BakeTidy {
+                seq: p.seq,
+                keys: p.blobs.iter().map(|(k, _, _)| *k).collect(),
+                first: p.first,
+            },
+        ))
+    }
+
+    /// Deletes what a committed bake replaced (its [`BakeTidy`]): older versions of its
+    /// bricks, stroke rows older than its oldest kept stroke, in one transaction. Never
+    /// read, so this is tidying only: a failure, a crash or a tidy never done leaves them to
+    /// the next bake's tidying (strokes) or the next writable open (bricks), and the bake
+    /// stands; nothing is reported. A tidy of an older bake after a newer one's commit
+    /// deletes only what both replaced.
+    pub fn tidy_bake(&mut self, tidy: &BakeTidy) {
+        if self.writable().is_err() {
+            return;
+        }
+        let seq = tidy.seq as i64;
         let _ = retry(|| {
             let tx = self.conn.transaction()?;
             {
                 let mut drop_old = tx.prepare_cached(
                     "DELETE FROM bricks WHERE z = ?1 AND y = ?2 AND x = ?3 AND seq < ?4",
                 )?;
-                for (k, _, _) in &p.blobs {
+                for k in &tidy.keys {
                     drop_old.execute(params![k.z, k.y, k.x, seq])?;
                 }
             }
-            match p.first {
+            match tidy.first {
                 Some(first) => tx.execute("DELETE FROM strokes WHERE last < ?1", [first as i64])?,
-                None => tx.execute("DELETE FROM strokes", [])?,
+                None => tx.execute("DELETE FROM strokes WHERE seq < ?1", [seq])?,
             };
             tx.commit()
         });
-        Ok(p.blobs.len())
     }
 
     /// Whether a bake after op `seq` (with or without a blocks snapshot) may be written.

@@ -57,7 +57,7 @@ mod strokes;
 mod tag;
 
 pub use backup::{BackupCopy, BackupDone};
-pub use bake::{Baked, PreparedBake};
+pub use bake::{BakeTidy, Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
 pub use error::StoreError;
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};

@@ -118,6 +118,65 @@ fn a_bake_writes_only_new_and_changed_strokes() {
     check_loads(&path, &field, &history);
 }
 
+/// A bake's tidying may wait (the server's writer does it after the next group of ops):
+/// until it runs, the replaced brick versions and the forgotten strokes stay; run after the
+/// next bake's rows are written ahead, and again after that bake's commit, it deletes none
+/// of the newer rows; the world loads as it is live.
+#[test]
+fn a_bake_tidied_later_deletes_only_what_it_replaced() {
+    let (_dir, path, mut field, mut history, mut store) = new_world(5_000);
+    run(&mut store, &mut field, &mut history, 1, 30);
+    store.bake(&field, &history, 30).unwrap();
+    run(&mut store, &mut field, &mut history, 31, 80);
+    let p = Store::prepare_bake(&store.baked(), &field, &history, 80, None);
+    let (bricks80, tidy80) = store.commit_bake_untidied(p).unwrap();
+    assert!(bricks80 > 0);
+    let first = history.header().first.unwrap();
+    let stale_bricks = "SELECT COUNT(*) FROM (SELECT 1 FROM bricks WHERE seq <= 80 \
+                        GROUP BY z, y, x HAVING COUNT(*) > 1)";
+    let forgotten = format!("SELECT COUNT(*) FROM strokes WHERE last < {first}");
+    assert!(count(&path, stale_bricks) > 0, "older versions wait");
+    assert!(count(&path, &forgotten) > 0, "forgotten strokes wait");
+
+    // The next bake's rows, all written ahead; then the first bake's tidying.
+    run(&mut store, &mut field, &mut history, 81, 90);
+    let mut next = Store::prepare_bake(&store.baked(), &field, &history, 90, None);
+    while !store.write_bake_part(&mut next, 1).unwrap() {}
+    let ahead_bricks = count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90");
+    let ahead_strokes = count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90");
+    assert_eq!(ahead_bricks, next.bricks() as i64);
+    assert!(ahead_strokes > 0);
+    store.tidy_bake(&tidy80);
+    assert_eq!(count(&path, stale_bricks), 0);
+    assert_eq!(count(&path, &forgotten), 0);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
+        ahead_bricks
+    );
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90"),
+        ahead_strokes
+    );
+
+    // An older tidy after a newer commit deletes nothing the newer bake wrote.
+    let (_, tidy90) = store.commit_bake_untidied(next).unwrap();
+    store.tidy_bake(&tidy80);
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
+        ahead_bricks
+    );
+    store.tidy_bake(&tidy90);
+    drop(store);
+    assert_eq!(
+        count(
+            &path,
+            "SELECT COUNT(*) FROM (SELECT 1 FROM bricks GROUP BY z, y, x HAVING COUNT(*) > 1)"
+        ),
+        0
+    );
+    check_loads(&path, &field, &history);
+}
+
 /// Rows written ahead of a commit are not read: a store dropped before the commit (a crash)
 /// loads as the last bake plus the log, and the next open deletes them. Written ahead in
 /// full and committed, the bake loads as the live world.

@@ -26,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use loam_field::{Field, History};
-use loam_store::{Baked, LogRecord, PreparedBake, Store, StoreError};
+use loam_store::{BakeTidy, Baked, LogRecord, PreparedBake, Store, StoreError};
 
 use crate::error::NetError;
 use tokio::sync::mpsc::UnboundedSender;
@@ -215,6 +215,13 @@ const BACKUP_POLL: Duration = Duration::from_millis(2);
 /// Bytes of a bake's rows written between two groups: a few milliseconds of writing.
 const BAKE_PART_BYTES: usize = 256 << 10;
 
+/// Deletes what the last committed bake replaced, if that waits.
+fn tidy_now(store: &mut Store, tidy: &mut Option<BakeTidy>) {
+    if let Some(t) = tidy.take() {
+        store.tidy_bake(&t);
+    }
+}
+
 fn run(
     mut store: Store,
     mut baker: Baker,
@@ -230,10 +237,13 @@ fn run(
     let mut pending: Option<PreparedBake> = None;
     // A write taken from the queue behind a group of appends, done next.
     let mut later: Option<Write> = None;
+    // What the last committed bake replaced, deleted after the next group (or when no
+    // write comes): the ops behind a bake's commit do not wait for its tidying too.
+    let mut tidy: Option<BakeTidy> = None;
     loop {
-        // Waiting for the next write: not past the baker's poll while a bake is on, nor past
-        // the next backup step.
-        let mut wait = (baker.busy || pending.is_some()).then_some(BAKE_POLL);
+        // Waiting for the next write: not past the baker's poll while a bake is on or its
+        // tidying waits, nor past the next backup step.
+        let mut wait = (baker.busy || pending.is_some() || tidy.is_some()).then_some(BAKE_POLL);
         if let Some(b) = &backups {
             let next = b.wait(&store).max(BACKUP_POLL);
             wait = Some(wait.map_or(next, |w| w.min(next)));
@@ -274,10 +284,13 @@ fn run(
             pending = baker.take(new_bake);
         }
         if new_bake && let Some(p) = pending.take() {
-            store.commit_bake(p).map_err(fail)?;
+            tidy_now(&mut store, &mut tidy);
+            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
         }
         match w {
-            None => {}
+            None => {
+                tidy_now(&mut store, &mut tidy);
+            }
             Some(Write::Append(entries)) => {
                 let seq = entries.last().map_or(0, LogRecord::seq);
                 let start = std::time::Instant::now();
@@ -290,6 +303,7 @@ fn run(
                     took: at - start,
                     at,
                 });
+                tidy_now(&mut store, &mut tidy);
             }
             Some(Write::Bake {
                 field,
@@ -311,7 +325,8 @@ fn run(
             && store.write_bake_part(p, BAKE_PART_BYTES).map_err(fail)?
             && let Some(p) = pending.take()
         {
-            store.commit_bake(p).map_err(fail)?;
+            tidy_now(&mut store, &mut tidy);
+            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
         }
         // A step of the backup in progress (or the start of the next one) after each group.
         if let Some(b) = backups.as_mut() {
@@ -321,6 +336,7 @@ fn run(
     if let Some(b) = backups {
         b.join();
     }
+    tidy_now(&mut store, &mut tidy);
     if let Some(p) = pending.take().or_else(|| baker.take(true)) {
         store.commit_bake(p).map_err(fail)?;
     }
