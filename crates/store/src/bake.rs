@@ -323,7 +323,7 @@ impl Store {
     /// [`Store::commit_bake`] without deleting what the bake replaced: that is handed back,
     /// for [`Store::tidy_bake`] when the caller has time (the server's writer does it after
     /// the next group of ops, so that the ops behind a bake do not wait for its tidying too:
-    /// 2.7–4 ms of the 4–13 ms a bake's commit held them, measured at 64 clients × 313
+    /// 2.7–4 ms of the 5.4–11.8 ms a bake's commit held them, measured at 64 clients × 313
     /// ops/s). Returns how many bricks it wrote, and what to tidy.
     ///
     /// # Errors
