@@ -398,8 +398,8 @@ impl Store {
     /// bricks, stroke rows older than its oldest kept stroke, in one transaction. Never
     /// read, so this is tidying only: a failure, a crash or a tidy never done leaves them to
     /// the next bake's tidying (strokes) or the next writable open (bricks), and the bake
-    /// stands; nothing is reported. A tidy of an older bake after a newer one's commit
-    /// deletes only what both replaced.
+    /// stands; nothing is reported. A late tidy (after the next bake's rows are written
+    /// ahead, or after its commit) deletes nothing the newer bake wrote.
     pub fn tidy_bake(&mut self, tidy: &BakeTidy) {
         if self.writable().is_err() {
             return;
