@@ -7,7 +7,7 @@
 //! rest), so once nothing falls the hashes of a client and the server over its region are
 //! equal exactly when their records are.
 
-use loam_blocks::{BlockDelta, BlockPos, BlockWorld, HeldBlock, Piece, PieceState};
+use loam_blocks::{BlockDelta, BlockPos, BlockWorld, HeldBlock, Piece, PieceState, WorldBox};
 use loam_field::BRICK_SAMPLES;
 
 use crate::protocol::BrickBox;
@@ -55,15 +55,7 @@ pub fn delta_box(delta: &BlockDelta, voxel_size: f64) -> Option<BrickBox> {
 pub fn block_hash(world: &BlockWorld, region: Option<BrickBox>, voxel_size: f64) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(b"loam-blocks-hash-v1");
-    for (pos, block) in world.store().iter() {
-        if region.is_some_and(|r| !r.contains(brick_of_block(pos, voxel_size))) {
-            continue;
-        }
-        let rec = HeldBlock {
-            pos,
-            block: block.clone(),
-            rests_on: world.rests_on(pos).collect(),
-        };
+    for rec in held_in(world, region, voxel_size) {
         h.update(&rmp_serde::to_vec_named(&rec).expect("records serialise"));
     }
     for p in world.pieces() {
@@ -77,24 +69,120 @@ pub fn block_hash(world: &BlockWorld, region: Option<BrickBox>, voxel_size: f64)
     *h.finalize().as_bytes()
 }
 
+/// The records of the held blocks of `world` in `region` (every one when `None`), ascending
+/// by position. A region's blocks are looked up in the store's 1 m cell index
+/// ([`loam_blocks::BlockStore::blocks_in`], over the region's box grown by a voxel), not
+/// found by a pass over every block of the world, then kept by the brick of their lowest
+/// corner exactly.
+fn held_in(
+    world: &BlockWorld,
+    region: Option<BrickBox>,
+    voxel_size: f64,
+) -> Box<dyn Iterator<Item = HeldBlock> + '_> {
+    let record = |pos, block: &loam_blocks::Block| HeldBlock {
+        pos,
+        block: block.clone(),
+        rests_on: world.rests_on(pos).collect(),
+    };
+    let Some(r) = region else {
+        return Box::new(world.store().iter().map(move |(pos, b)| record(pos, b)));
+    };
+    let brick_m = f64::from(BRICK_SAMPLES) * voxel_size;
+    let around = WorldBox {
+        min: r.min.map(|b| f64::from(b) * brick_m - voxel_size),
+        max: r.max.map(|b| (f64::from(b) + 1.0) * brick_m + voxel_size),
+    };
+    let mut found = world.store().blocks_in(around);
+    found.retain(|&pos| r.contains(brick_of_block(pos, voxel_size)));
+    Box::new(
+        found
+            .into_iter()
+            .filter_map(move |pos| Some(record(pos, world.store().get(pos)?))),
+    )
+}
+
 /// The held blocks and pieces of `world` in `region`, as a delta (for a catch-up).
 pub fn blocks_in(world: &BlockWorld, region: BrickBox, voxel_size: f64) -> BlockDelta {
     BlockDelta {
-        held: world
-            .store()
-            .iter()
-            .filter(|(pos, _)| region.contains(brick_of_block(*pos, voxel_size)))
-            .map(|(pos, block)| HeldBlock {
-                pos,
-                block: block.clone(),
-                rests_on: world.rests_on(pos).collect(),
-            })
-            .collect(),
+        held: held_in(world, Some(region), voxel_size).collect(),
         pieces: world
             .pieces()
             .filter(|p| region.contains(brick_of_piece(p, voxel_size)))
             .cloned()
             .collect(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loam_blocks::{BlockSettings, BlockSize, BlockSpec, MaterialTable};
+    use loam_physics::{PhysicsSettings, PhysicsWorld};
+
+    /// Held blocks on flat ground (y = 0) on both sides of brick borders at every voxel
+    /// size below (both signs, full and quarter blocks, some on a border), and a pillar
+    /// 40 m high.
+    fn world() -> BlockWorld {
+        let ground = |p: [f64; 3]| p[1] as f32;
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+        let stone = BlockSpec::of(MaterialTable::STONE);
+        let mut put = |size, cell| {
+            let at = BlockPos::new(size, cell).unwrap();
+            w.place(&mut physics, &ground, at, stone).unwrap();
+        };
+        for x in -40i32..40 {
+            for z in [-17, -16, -9, -8, -1, 0, 7, 8, 15, 16, 31] {
+                if (x * 7 + z).rem_euclid(3) != 0 {
+                    put(BlockSize::Full, [x, 0, z]);
+                }
+            }
+        }
+        for x in [-65, -64, -63, -1, 0, 63, 64, 127, 128] {
+            put(BlockSize::Quarter, [x, 0, 2 * 4 + 1]);
+        }
+        for y in 1..40 {
+            put(BlockSize::Full, [5, y, 0]);
+        }
+        w
+    }
+
+    /// `held_in` (the cell index) finds exactly what a pass over every block with the brick
+    /// test finds, in the same order, for regions on and across brick borders.
+    #[test]
+    fn the_blocks_of_a_region_are_those_a_full_pass_finds() {
+        let w = world();
+        assert!(w.store().len() > 600, "{}", w.store().len());
+        assert!(w.pieces().next().is_none(), "everything is held");
+        for vs in [0.25, 0.5, 1.0, 1.5] {
+            let mut seen = 0;
+            for lo in -3..=1 {
+                for size in 0..=2 {
+                    for y in [-1, 0, 1] {
+                        let r = BrickBox {
+                            min: [lo, y.min(0), lo - 1],
+                            max: [lo + size, y + size, lo + size],
+                        };
+                        let want: Vec<BlockPos> = w
+                            .store()
+                            .iter()
+                            .map(|(p, _)| p)
+                            .filter(|&p| r.contains(brick_of_block(p, vs)))
+                            .collect();
+                        let got: Vec<BlockPos> = held_in(&w, Some(r), vs).map(|h| h.pos).collect();
+                        assert_eq!(got, want, "voxel {vs} m, region {r:?}");
+                        assert_eq!(
+                            blocks_in(&w, r, vs).held.len(),
+                            want.len(),
+                            "voxel {vs} m, region {r:?}"
+                        );
+                        seen += want.len();
+                    }
+                }
+            }
+            assert!(seen > 100, "voxel {vs} m: the regions hold blocks ({seen})");
+        }
+        assert_eq!(held_in(&w, None, 1.0).count(), w.store().len());
     }
 }
