@@ -265,14 +265,17 @@ impl BlockStore {
         }
     }
 
-    /// Blocks whose box meets `region` (world metres, borders included), ascending.
+    /// Blocks whose box meets `region` (world metres, borders included), ascending. An
+    /// empty region (`min > max` on an axis) holds none.
     pub fn blocks_in(&self, region: WorldBox) -> Vec<BlockPos> {
-        let lo = region
-            .min
-            .map(|c| (c.floor() as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32);
-        let hi = region
-            .max
-            .map(|c| (c.floor() as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+        let cell = |c: f64| (c as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        // A block lies inside one 1 m cell, so one that meets the region lies in a cell
+        // from ⌈min⌉ − 1 (its top face on `min`) to ⌊max⌋.
+        let lo = region.min.map(|c| cell(c.ceil() - 1.0));
+        let hi = region.max.map(|c| cell(c.floor()));
+        if (0..3).any(|i| lo[i] > hi[i]) {
+            return Vec::new();
+        }
         let mut out = Vec::new();
         let start = [lo[0], i32::MIN, i32::MIN];
         let end = [hi[0], i32::MAX, i32::MAX];
@@ -352,6 +355,30 @@ mod tests {
             &NoGround,
             &BlockSettings::default(),
         )
+    }
+
+    /// A block whose face lies on the region's lowest side meets it (borders included);
+    /// one a hair beyond does not; an inverted region holds nothing (and does not panic).
+    #[test]
+    fn blocks_in_counts_a_face_on_the_border_and_an_empty_region_holds_none() {
+        let mut s = BlockStore::new();
+        let full = pos(BlockSize::Full, [0, 0, 0]); // x 0..1 m
+        let quarter = pos(BlockSize::Quarter, [7, 0, 0]); // x 1.75..2 m
+        place(&mut s, full).unwrap();
+        place(&mut s, quarter).unwrap();
+        let r = |x0: f64, x1: f64| WorldBox {
+            min: [x0, 0.0, 0.0],
+            max: [x1, 1.0, 1.0],
+        };
+        assert_eq!(s.blocks_in(r(1.0, 1.5)), [full]);
+        let mut both = vec![full, quarter];
+        both.sort();
+        assert_eq!(s.blocks_in(r(1.0, 1.75)), both);
+        assert_eq!(s.blocks_in(r(1.01, 1.74)), []);
+        assert_eq!(s.blocks_in(r(-3.0, -0.01)), []);
+        assert_eq!(s.blocks_in(r(-3.0, 0.0)), [full]);
+        assert_eq!(s.blocks_in(r(5.0, 3.0)), []);
+        assert_eq!(s.blocks_in(r(f64::NEG_INFINITY, f64::INFINITY)), both);
     }
 
     #[test]
