@@ -34,8 +34,8 @@ fn world() -> BlockWorld {
 fn bench(c: &mut Criterion) {
     let w = world();
     let vs = 1.0;
-    // A viewer's region at 1 m voxels: 12 m of view plus a brick of margin, 3 × 3 × 3
-    // bricks (48 m) around the origin.
+    // A viewer's region at 1 m voxels: 3 × 3 × 3 bricks of 32 m, from −32 to 64 m on
+    // each axis.
     let region = BrickBox {
         min: [-1, -1, -1],
         max: [1, 1, 1],

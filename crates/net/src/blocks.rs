@@ -88,9 +88,27 @@ fn held_in(
         return Box::new(world.store().iter().map(move |(pos, b)| record(pos, b)));
     };
     let brick_m = f64::from(BRICK_SAMPLES) * voxel_size;
+    // `brick_of_block` clamps sample indices to `i32`, so the outermost bricks hold every
+    // block beyond them: their side of the box is open.
+    let (first, last) = (
+        i32::MIN.div_euclid(BRICK_SAMPLES),
+        i32::MAX.div_euclid(BRICK_SAMPLES),
+    );
     let around = WorldBox {
-        min: r.min.map(|b| f64::from(b) * brick_m - voxel_size),
-        max: r.max.map(|b| (f64::from(b) + 1.0) * brick_m + voxel_size),
+        min: r.min.map(|b| {
+            if b <= first {
+                f64::NEG_INFINITY
+            } else {
+                f64::from(b) * brick_m - voxel_size
+            }
+        }),
+        max: r.max.map(|b| {
+            if b >= last {
+                f64::INFINITY
+            } else {
+                (f64::from(b) + 1.0) * brick_m + voxel_size
+            }
+        }),
     };
     let mut found = world.store().blocks_in(around);
     found.retain(|&pos| r.contains(brick_of_block(pos, voxel_size)));
@@ -184,5 +202,50 @@ mod tests {
             assert!(seen > 100, "voxel {vs} m: the regions hold blocks ({seen})");
         }
         assert_eq!(held_in(&w, None, 1.0).count(), w.store().len());
+        // An inverted region holds nothing.
+        let inverted = BrickBox {
+            min: [5, 0, 0],
+            max: [3, 0, 0],
+        };
+        assert_eq!(held_in(&w, Some(inverted), 1.0).count(), 0);
+    }
+
+    /// At 1 mm voxels the outermost bricks (where sample indices are clamped to `i32`) hold
+    /// the blocks beyond them, 3 000 km out, as a full pass finds.
+    #[test]
+    fn the_outermost_bricks_hold_the_blocks_beyond_them() {
+        let ground = |p: [f64; 3]| p[1] as f32;
+        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+        let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
+        let stone = BlockSpec::of(MaterialTable::STONE);
+        for x in [-3_000_000, 0, 3_000_000] {
+            let at = BlockPos::new(BlockSize::Full, [x, 0, 0]).unwrap();
+            w.place(&mut physics, &ground, at, stone).unwrap();
+        }
+        let vs = 0.001;
+        let (first, last) = (
+            i32::MIN.div_euclid(BRICK_SAMPLES),
+            i32::MAX.div_euclid(BRICK_SAMPLES),
+        );
+        for (x0, x1, want) in [
+            (last, last, 1),
+            (first, first, 1),
+            (first, last, 3),
+            (1, last - 1, 0),
+        ] {
+            let r = BrickBox {
+                min: [x0, 0, 0],
+                max: [x1, 0, 0],
+            };
+            let got: Vec<BlockPos> = held_in(&w, Some(r), vs).map(|h| h.pos).collect();
+            let full: Vec<BlockPos> = w
+                .store()
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|&p| r.contains(brick_of_block(p, vs)))
+                .collect();
+            assert_eq!(got, full, "bricks {x0}..={x1}");
+            assert_eq!(got.len(), want, "bricks {x0}..={x1}");
+        }
     }
 }

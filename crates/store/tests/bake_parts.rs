@@ -165,6 +165,10 @@ fn a_bake_tidied_later_deletes_only_what_it_replaced() {
         count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
         ahead_bricks
     );
+    assert_eq!(
+        count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90"),
+        ahead_strokes
+    );
     store.tidy_bake(&tidy90);
     drop(store);
     assert_eq!(
