@@ -69,6 +69,11 @@ pub fn block_hash(world: &BlockWorld, region: Option<BrickBox>, voxel_size: f64)
     *h.finalize().as_bytes()
 }
 
+/// The lowest and highest brick coordinates [`brick_of_block`] gives: it clamps sample
+/// indices to `i32`, so these bricks hold every block beyond them.
+const FIRST_BRICK: i32 = i32::MIN.div_euclid(BRICK_SAMPLES);
+const LAST_BRICK: i32 = i32::MAX.div_euclid(BRICK_SAMPLES);
+
 /// The records of the held blocks of `world` in `region` (every one when `None`), ascending
 /// by position. A region's blocks are looked up in the store's 1 m cell index
 /// ([`loam_blocks::BlockStore::blocks_in`], over the region's box grown by a voxel), not
@@ -88,22 +93,17 @@ fn held_in(
         return Box::new(world.store().iter().map(move |(pos, b)| record(pos, b)));
     };
     let brick_m = f64::from(BRICK_SAMPLES) * voxel_size;
-    // `brick_of_block` clamps sample indices to `i32`, so the outermost bricks hold every
-    // block beyond them: their side of the box is open.
-    let (first, last) = (
-        i32::MIN.div_euclid(BRICK_SAMPLES),
-        i32::MAX.div_euclid(BRICK_SAMPLES),
-    );
+    // The outermost bricks hold every block beyond them: their side of the box is open.
     let around = WorldBox {
         min: r.min.map(|b| {
-            if b <= first {
+            if b <= FIRST_BRICK {
                 f64::NEG_INFINITY
             } else {
                 f64::from(b) * brick_m - voxel_size
             }
         }),
         max: r.max.map(|b| {
-            if b >= last {
+            if b >= LAST_BRICK {
                 f64::INFINITY
             } else {
                 (f64::from(b) + 1.0) * brick_m + voxel_size
@@ -138,32 +138,48 @@ mod tests {
     use loam_blocks::{BlockSettings, BlockSize, BlockSpec, MaterialTable};
     use loam_physics::{PhysicsSettings, PhysicsWorld};
 
-    /// Held blocks on flat ground (y = 0) on both sides of brick borders at every voxel
-    /// size below (both signs, full and quarter blocks, some on a border), and a pillar
-    /// 40 m high.
-    fn world() -> BlockWorld {
+    /// A block world holding stone blocks at `cells` (all held: on flat ground at y = 0, or
+    /// on each other).
+    fn placed(cells: impl IntoIterator<Item = (BlockSize, [i32; 3])>) -> BlockWorld {
         let ground = |p: [f64; 3]| p[1] as f32;
         let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
         let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
         let stone = BlockSpec::of(MaterialTable::STONE);
-        let mut put = |size, cell| {
+        for (size, cell) in cells {
             let at = BlockPos::new(size, cell).unwrap();
             w.place(&mut physics, &ground, at, stone).unwrap();
-        };
+        }
+        w
+    }
+
+    /// What a pass over every block with the brick test finds in `r` (the reference).
+    fn full_pass(w: &BlockWorld, r: BrickBox, vs: f64) -> Vec<BlockPos> {
+        w.store()
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|&p| r.contains(brick_of_block(p, vs)))
+            .collect()
+    }
+
+    /// Held blocks on flat ground (y = 0) on both sides of brick borders at every voxel
+    /// size below (both signs, full and quarter blocks, some on a border), and a pillar
+    /// 40 m high.
+    fn world() -> BlockWorld {
+        let mut cells = Vec::new();
         for x in -40i32..40 {
             for z in [-17, -16, -9, -8, -1, 0, 7, 8, 15, 16, 31] {
                 if (x * 7 + z).rem_euclid(3) != 0 {
-                    put(BlockSize::Full, [x, 0, z]);
+                    cells.push((BlockSize::Full, [x, 0, z]));
                 }
             }
         }
         for x in [-65, -64, -63, -1, 0, 63, 64, 127, 128] {
-            put(BlockSize::Quarter, [x, 0, 2 * 4 + 1]);
+            cells.push((BlockSize::Quarter, [x, 0, 2 * 4 + 1]));
         }
         for y in 1..40 {
-            put(BlockSize::Full, [5, y, 0]);
+            cells.push((BlockSize::Full, [5, y, 0]));
         }
-        w
+        placed(cells)
     }
 
     /// `held_in` (the cell index) finds exactly what a pass over every block with the brick
@@ -182,12 +198,7 @@ mod tests {
                             min: [lo, y.min(0), lo - 1],
                             max: [lo + size, y + size, lo + size],
                         };
-                        let want: Vec<BlockPos> = w
-                            .store()
-                            .iter()
-                            .map(|(p, _)| p)
-                            .filter(|&p| r.contains(brick_of_block(p, vs)))
-                            .collect();
+                        let want = full_pass(&w, r, vs);
                         let got: Vec<BlockPos> = held_in(&w, Some(r), vs).map(|h| h.pos).collect();
                         assert_eq!(got, want, "voxel {vs} m, region {r:?}");
                         assert_eq!(
@@ -214,37 +225,20 @@ mod tests {
     /// the blocks beyond them, 3 000 km out, as a full pass finds.
     #[test]
     fn the_outermost_bricks_hold_the_blocks_beyond_them() {
-        let ground = |p: [f64; 3]| p[1] as f32;
-        let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-        let mut w = BlockWorld::new(MaterialTable::standard(), BlockSettings::default()).unwrap();
-        let stone = BlockSpec::of(MaterialTable::STONE);
-        for x in [-3_000_000, 0, 3_000_000] {
-            let at = BlockPos::new(BlockSize::Full, [x, 0, 0]).unwrap();
-            w.place(&mut physics, &ground, at, stone).unwrap();
-        }
+        let w = placed([-3_000_000, 0, 3_000_000].map(|x| (BlockSize::Full, [x, 0, 0])));
         let vs = 0.001;
-        let (first, last) = (
-            i32::MIN.div_euclid(BRICK_SAMPLES),
-            i32::MAX.div_euclid(BRICK_SAMPLES),
-        );
         for (x0, x1, want) in [
-            (last, last, 1),
-            (first, first, 1),
-            (first, last, 3),
-            (1, last - 1, 0),
+            (LAST_BRICK, LAST_BRICK, 1),
+            (FIRST_BRICK, FIRST_BRICK, 1),
+            (FIRST_BRICK, LAST_BRICK, 3),
+            (1, LAST_BRICK - 1, 0),
         ] {
             let r = BrickBox {
                 min: [x0, 0, 0],
                 max: [x1, 0, 0],
             };
             let got: Vec<BlockPos> = held_in(&w, Some(r), vs).map(|h| h.pos).collect();
-            let full: Vec<BlockPos> = w
-                .store()
-                .iter()
-                .map(|(p, _)| p)
-                .filter(|&p| r.contains(brick_of_block(p, vs)))
-                .collect();
-            assert_eq!(got, full, "bricks {x0}..={x1}");
+            assert_eq!(got, full_pass(&w, r, vs), "bricks {x0}..={x1}");
             assert_eq!(got.len(), want, "bricks {x0}..={x1}");
         }
     }

@@ -142,33 +142,25 @@ fn a_bake_tidied_later_deletes_only_what_it_replaced() {
     run(&mut store, &mut field, &mut history, 81, 90);
     let mut next = Store::prepare_bake(&store.baked(), &field, &history, 90, None);
     while !store.write_bake_part(&mut next, 1).unwrap() {}
-    let ahead_bricks = count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90");
-    let ahead_strokes = count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90");
-    assert_eq!(ahead_bricks, next.bricks() as i64);
-    assert!(ahead_strokes > 0);
+    // The next bake's rows as written ahead: (bricks, stroke rows).
+    let newer = || {
+        (
+            count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
+            count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90"),
+        )
+    };
+    let ahead = newer();
+    assert_eq!(ahead.0, next.bricks() as i64);
+    assert!(ahead.1 > 0);
     store.tidy_bake(&tidy80);
     assert_eq!(count(&path, stale_bricks), 0);
     assert_eq!(count(&path, &forgotten), 0);
-    assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
-        ahead_bricks
-    );
-    assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90"),
-        ahead_strokes
-    );
+    assert_eq!(newer(), ahead);
 
     // An older tidy after a newer commit deletes nothing the newer bake wrote.
     let (_, tidy90) = store.commit_bake_untidied(next).unwrap();
     store.tidy_bake(&tidy80);
-    assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM bricks WHERE seq = 90"),
-        ahead_bricks
-    );
-    assert_eq!(
-        count(&path, "SELECT COUNT(*) FROM strokes WHERE seq = 90"),
-        ahead_strokes
-    );
+    assert_eq!(newer(), ahead);
     store.tidy_bake(&tidy90);
     drop(store);
     assert_eq!(
