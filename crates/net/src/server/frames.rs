@@ -11,7 +11,6 @@
 //! Also here: the outbox's caps and [`push`], which queues a frame or notes the client as
 //! too slow.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::{Arc, Mutex};
 
@@ -23,9 +22,10 @@ use super::bucket::Bucket;
 use super::order::Peer;
 use crate::protocol::{BrickBox, CatchUp, ServerMessage, WireBrick, encode_brick};
 
-/// Encoded bricks kept for catch-ups, shared by the writers (a brick's id names its
-/// samples).
-const BRICK_CACHE: usize = 4096;
+/// Bytes of encoded bricks kept for catch-ups ([`BrickCache`]): 64 MiB, some 8 000 bricks of
+/// sculpted noise terrain (~8 KiB each) or 680 of the worst case (96 KiB, samples zstd
+/// cannot shrink).
+pub(crate) const BRICK_CACHE_BYTES: u64 = 64 << 20;
 
 /// A catch-up brick's bytes as counted against the outbox before it is encoded (an edited
 /// brick encodes to a few KiB; about 8 KiB on sculpted noise terrain).
@@ -36,8 +36,100 @@ pub(crate) const BRICK_ESTIMATE: usize = 8 << 10;
 /// server whether or not it finds any. At the default budget, 256 region changes a second.
 pub(crate) const MIN_CATCH_UP_CHARGE: usize = 64 << 10;
 
-/// Encoded bricks by key, with the id of the brick each was encoded from.
-pub(crate) type BrickCache = Mutex<BTreeMap<BrickKey, (u64, Arc<WireBrick>)>>;
+/// Encoded bricks by key, with the id of the brick each was encoded from, shared by the
+/// connections' writers: a brick that several clients catch up on, or one client again after
+/// moving away and back, is encoded once.
+///
+/// Bounded by the bytes it holds ([`BRICK_CACHE_BYTES`] by default), not by a count: a count
+/// of 4 096 held anything from 16 MiB to 384 MiB, and was cleared whole when full, so a
+/// viewer moving between two places larger than it had everything encoded again. Now the
+/// least recently used bricks go, one at a time (`hashlink::LruCache`, which the SQLite
+/// binding already builds). What it holds changes only how much is encoded, never the bytes
+/// sent: a hit needs the brick's id to match, and a brick encodes the same either way.
+pub(crate) struct BrickCache {
+    inner: Mutex<Held>,
+    limit: u64,
+}
+
+/// A [`BrickCache`]'s bricks, least recently used first, and their weight.
+struct Held {
+    map: hashlink::LruCache<BrickKey, (u64, Arc<WireBrick>)>,
+    bytes: u64,
+}
+
+/// What a cached brick weighs against its cache's bytes: its encoding and a little for the
+/// entry.
+fn weight(w: &WireBrick) -> u64 {
+    w.data.len() as u64 + 64
+}
+
+impl BrickCache {
+    /// A cache of at most `bytes` of encoded bricks (as weighed: encoded bytes plus 64 a
+    /// brick). A brick heavier than `bytes` alone is encoded but not kept.
+    pub fn new(bytes: u64) -> Self {
+        Self {
+            inner: Mutex::new(Held {
+                map: hashlink::LruCache::new_unbounded(),
+                bytes: 0,
+            }),
+            limit: bytes,
+        }
+    }
+
+    /// The encoding of the brick `key` with id `id`, if held (it becomes the most recently
+    /// used).
+    fn get(&self, key: BrickKey, id: u64) -> Option<Arc<WireBrick>> {
+        let mut held = self.inner.lock().expect("not poisoned");
+        match held.map.get(&key) {
+            Some((i, w)) if *i == id => Some(w.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `w` as the encoding of the brick `key` with id `id`, replacing what was held for
+    /// `key`, and lets the least recently used go until the bytes fit. What it lets go is
+    /// dropped after the lock.
+    fn put(&self, key: BrickKey, id: u64, w: Arc<WireBrick>) {
+        let mut gone = Vec::new();
+        let mut held = self.inner.lock().expect("not poisoned");
+        if let Some((_, old)) = held.map.remove(&key) {
+            held.bytes -= weight(&old);
+            gone.push(old);
+        }
+        if weight(&w) > self.limit {
+            return;
+        }
+        held.bytes += weight(&w);
+        held.map.insert(key, (id, w));
+        while held.bytes > self.limit {
+            let Some((_, (_, old))) = held.map.remove_lru() else {
+                break;
+            };
+            held.bytes -= weight(&old);
+            gone.push(old);
+        }
+        drop(held);
+        drop(gone);
+    }
+
+    /// Bytes held (as weighed).
+    #[cfg(test)]
+    pub fn bytes(&self) -> u64 {
+        self.inner.lock().expect("not poisoned").bytes
+    }
+
+    /// Bricks held.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.inner.lock().expect("not poisoned").map.len()
+    }
+}
+
+impl Default for BrickCache {
+    fn default() -> Self {
+        Self::new(BRICK_CACHE_BYTES)
+    }
+}
 
 /// One entry of a client's outbox.
 pub(crate) enum Frame {
@@ -161,17 +253,11 @@ pub(crate) fn charge(blocks: usize, bricks: usize) -> usize {
 
 /// `brick` (at `key`) encoded, from `cache` if it holds this brick's encoding.
 fn encoded(cache: &BrickCache, key: BrickKey, brick: &Brick) -> Arc<WireBrick> {
-    if let Some((id, w)) = cache.lock().expect("not poisoned").get(&key)
-        && *id == brick.id()
-    {
-        return w.clone();
+    if let Some(w) = cache.get(key, brick.id()) {
+        return w;
     }
     let w = Arc::new(encode_brick(key, brick));
-    let mut cache = cache.lock().expect("not poisoned");
-    if cache.len() >= BRICK_CACHE {
-        cache.clear();
-    }
-    cache.insert(key, (brick.id(), w.clone()));
+    cache.put(key, brick.id(), w.clone());
     w
 }
 
@@ -295,5 +381,53 @@ mod tests {
         let sent: usize = frames.iter().map(Bytes::len).sum();
         let left = budget.lock().unwrap().tokens();
         assert_eq!(1e9 - left, charge(blocks, sent) as f64);
+    }
+
+    /// The brick cache never holds more than its bytes, however many bricks pass through it;
+    /// a brick asked for again comes from it (the same encoding), and a brick of the same key
+    /// but other samples (a new id) is encoded anew, equal to an uncached encoding.
+    #[test]
+    fn the_brick_cache_holds_at_most_its_bytes_and_knows_a_changed_brick() {
+        let g =
+            Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default()).unwrap();
+        let s = FieldSettings::default();
+        let limit = 256 << 10;
+        let cache = BrickCache::new(limit);
+        let mut held_most = 0;
+        let mut encoded_bytes = 0;
+        // One brick read again after each new one stays the most recently used, never let go.
+        let hot_key = BrickKey::new(0, 5, 0);
+        let hot = Brick::generate(&g, hot_key, s.voxel_size, s.band());
+        let hot_wire = encoded(&cache, hot_key, &hot);
+        for i in 0..120 {
+            let k = BrickKey::new(i % 12, -1 + i / 60, i / 12 % 5);
+            let b = Brick::generate(&g, k, s.voxel_size, s.band());
+            let w = encoded(&cache, k, &b);
+            assert_eq!(*w, encode_brick(k, &b));
+            encoded_bytes += w.data.len() as u64 + 64;
+            // Asked for again at once: the same encoding, not a second one.
+            assert!(Arc::ptr_eq(&w, &encoded(&cache, k, &b)), "brick {i}");
+            assert!(cache.bytes() <= limit, "{} bytes held", cache.bytes());
+            held_most = held_most.max(cache.bytes());
+            assert!(Arc::ptr_eq(&hot_wire, &encoded(&cache, hot_key, &hot)));
+        }
+        // Bricks went through it several times its size; it stayed nearly full, lighter than
+        // its bytes by less than one brick.
+        assert!(encoded_bytes > 3 * limit, "{encoded_bytes} bytes encoded");
+        assert!(
+            held_most > limit - (96 << 10),
+            "at most {held_most} bytes held"
+        );
+        assert!(cache.len() < 120);
+        // A brick of the same key made again (an edit, a load) has a new id: encoded anew.
+        let k = BrickKey::new(11, 0, 4);
+        let old = Brick::generate(&g, k, s.voxel_size, s.band());
+        let first = encoded(&cache, k, &old);
+        let new = Brick::generate(&g, k, s.voxel_size, s.band());
+        assert_ne!(old.id(), new.id());
+        let second = encoded(&cache, k, &new);
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(*second, encode_brick(k, &new));
+        assert!(Arc::ptr_eq(&second, &encoded(&cache, k, &new)));
     }
 }
