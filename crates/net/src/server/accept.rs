@@ -17,9 +17,17 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
+use super::metered::Metered;
+
 /// Serves `router` on `listener` until the task is dropped; a request head must arrive
-/// within `head_timeout` of the connection (or of the previous response).
-pub(super) async fn serve(listener: TcpListener, router: Router, head_timeout: Duration) {
+/// within `head_timeout` of the connection (or of the previous response). Each connection
+/// may send `received.0` bytes a second, `received.1` at once ([`Metered`]).
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    head_timeout: Duration,
+    received: (f64, f64),
+) {
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -44,7 +52,10 @@ pub(super) async fn serve(listener: TcpListener, router: Router, head_timeout: D
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(head_timeout)
-                .serve_connection(TokioIo::new(tcp), service)
+                .serve_connection(
+                    TokioIo::new(Metered::new(tcp, received.0, received.1)),
+                    service,
+                )
                 .with_upgrades();
             if let Err(e) = conn.await {
                 tracing::debug!(%peer, "an HTTP connection ended: {e}");

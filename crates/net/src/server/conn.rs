@@ -379,15 +379,13 @@ async fn read_loop(
             _ = killed(&mut kill) => return,
             m = stream.next() => m,
         };
-        let bytes = match msg {
+        let msg = match msg {
             None | Some(Ok(Message::Close(_))) => return,
             Some(Err(e)) => return link.kill(format!("receive failed: {e}")),
-            Some(Ok(Message::Binary(b))) => b,
-            Some(Ok(Message::Text(_))) => {
-                return link.kill("text messages are not part of the protocol");
-            }
-            Some(Ok(_)) => continue,
+            Some(Ok(m)) => m,
         };
+        // Every message counts, pings and pongs too: each costs the server a read, and a
+        // ping a pong.
         let now = Instant::now();
         if !bucket.take(now) {
             return link.kill(format!(
@@ -395,6 +393,11 @@ async fn read_loop(
                 limits.ops_per_second, limits.op_burst
             ));
         }
+        let bytes = match msg {
+            Message::Binary(b) => b,
+            Message::Text(_) => return link.kill("text messages are not part of the protocol"),
+            _ => continue,
+        };
         let cmd = match ClientMessage::decode(&bytes, limits.max_message_bytes) {
             Err(e) => return link.kill(e.to_string()),
             Ok(ClientMessage::Hello(_)) => return link.kill("a second hello"),

@@ -29,6 +29,7 @@ mod frames;
 mod ground;
 mod latency;
 mod lumps;
+mod metered;
 mod order;
 mod presence;
 mod regions;
@@ -113,6 +114,14 @@ pub struct Limits {
     /// How long a new connection may take to send its request head (HTTP, the upgrade to a
     /// WebSocket), and then how long it may take to say hello. Default 10 s.
     pub hello_timeout: Duration,
+    /// Bytes per second a client may send on average, WebSocket framing included;
+    /// `f64::INFINITY` for no limit. Default 8 MiB/s, with a burst of twice
+    /// `max_message_bytes` and 1 MiB more. Over it, the client is disconnected ("more than …
+    /// bytes/s received"). The message rate above counts whole messages only; this counts
+    /// what tungstenite assembles them from (continuation and control frames), which a client
+    /// could otherwise send without end (`metered.rs`). At the default message rate a client
+    /// may average 8 KiB a message; ops are a few hundred bytes.
+    pub received_bytes_per_second: f64,
 }
 
 impl Default for Limits {
@@ -128,6 +137,7 @@ impl Default for Limits {
             catch_up_bytes_per_second: 16.0 * 1024.0 * 1024.0,
             catch_up_burst_bytes: 64.0 * 1024.0 * 1024.0,
             hello_timeout: Duration::from_secs(10),
+            received_bytes_per_second: 8.0 * 1024.0 * 1024.0,
         }
     }
 }
@@ -226,6 +236,9 @@ impl ServerConfig {
         }
         if l.catch_up_burst_bytes.is_nan() || l.catch_up_burst_bytes <= 0.0 {
             return bad("catch_up_burst_bytes", "a positive number or infinity");
+        }
+        if l.received_bytes_per_second.is_nan() || l.received_bytes_per_second <= 0.0 {
+            return bad("received_bytes_per_second", "a positive number or infinity");
         }
         if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
             return bad("interest_margin_m", "in [0, 10000]");
@@ -344,7 +357,16 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let router = Router::new()
         .route(WS_PATH, get(upgrade))
         .with_state(shared);
-    let http = tokio::spawn(accept::serve(listener, router, config.limits.hello_timeout));
+    let received = (
+        config.limits.received_bytes_per_second,
+        received_burst(config.limits.max_message_bytes),
+    );
+    let http = tokio::spawn(accept::serve(
+        listener,
+        router,
+        config.limits.hello_timeout,
+        received,
+    ));
     let tick = tx.clone();
     let ticker = tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_millis(50));
@@ -366,6 +388,21 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     })
 }
 
+/// The most bytes a connection's WebSocket may hold written but not yet taken by the socket:
+/// the writer's batch (tungstenite flushes past its 128 KiB write buffer) and one message
+/// of up to `max` bytes, twice over. tungstenite's default is no limit, and it answers every
+/// ping with a pong written to that buffer: a fresh-user trial pinged without reading and
+/// took the server from 81 MB to 4.1 GB in 16 s. Past the cap a read or write fails and the
+/// client is disconnected; our own messages wait in the outbox (`frames.rs`), not here.
+fn write_buffer_cap(max: usize) -> usize {
+    2 * (max + (128 << 10))
+}
+
+/// The burst of [`Limits::received_bytes_per_second`]: two messages of `max` bytes and 1 MiB.
+fn received_burst(max: usize) -> f64 {
+    (2 * max + (1 << 20)) as f64
+}
+
 async fn upgrade(
     ws: WebSocketUpgrade,
     State(shared): State<Arc<Shared>>,
@@ -377,6 +414,7 @@ async fn upgrade(
     ws.max_message_size(max)
         .max_frame_size(max)
         .read_buffer_size(READ_BUFFER)
+        .max_write_buffer_size(write_buffer_cap(max))
         .on_upgrade(move |socket| conn::run(socket, shared, peer))
 }
 

@@ -1,0 +1,64 @@
+//! Floods below the message layer: pings and frames that never make a message. Each must
+//! end with the flooding client disconnected with a reason and the server serving others
+//! (a fresh-user trial took the server to 4.1 GB with pings it never read, and kept a core
+//! busy with empty continuation frames).
+
+use futures_util::SinkExt;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+
+use crate::util::{disconnect_reason, joined, new_world, start, still_serves};
+
+/// Pings count against the message rate like any message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_count_against_the_message_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.ops_per_second = 20.0;
+        c.limits.op_burst = 5.0;
+    })
+    .await;
+    let mut ws = joined(&server.url(), None).await;
+    for _ in 0..40 {
+        if ws.send(Message::Ping(vec![7; 100].into())).await.is_err() {
+            break;
+        }
+    }
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(reason.contains("rate limit"), "{reason:?}");
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+/// A message begun and never finished (empty continuation frames, each a few bytes, which
+/// no message limit sees) runs into the byte budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_never_ends_runs_into_the_byte_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.max_message_bytes = 8192;
+        c.limits.received_bytes_per_second = 64.0 * 1024.0;
+    })
+    .await;
+    let mut ws = joined(&server.url(), None).await;
+    let start = Frame::message(vec![1u8; 16], OpCode::Data(Data::Binary), false);
+    ws.send(Message::Frame(start)).await.unwrap();
+    // The burst is 2 × 8 KiB + 1 MiB; each empty frame is 6 bytes (header and mask): about
+    // 180 000 frames. Up to ten times that are sent, until the server closes.
+    'flood: for _ in 0..200 {
+        for _ in 0..10_000 {
+            let f = Frame::message(Vec::<u8>::new(), OpCode::Data(Data::Continue), false);
+            if ws.feed(Message::Frame(f)).await.is_err() {
+                break 'flood;
+            }
+        }
+        if ws.flush().await.is_err() {
+            break;
+        }
+    }
+    let reason = disconnect_reason(&mut ws).await;
+    assert!(reason.contains("bytes/s received"), "{reason:?}");
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
