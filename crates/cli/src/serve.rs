@@ -216,7 +216,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     );
     anyhow::ensure!(
         args.world.is_file(),
-        "no world file {:?} (make one with `loam world new {}`)",
+        "no world file {:?} (make one with `loam world new {} --session \
+         examples/generated.json`, or another session's terrain)",
         args.world,
         args.world.display()
     );

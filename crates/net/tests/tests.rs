@@ -10,6 +10,7 @@ mod catch_up;
 mod converge;
 mod crash;
 mod editor_world;
+mod failed_start;
 mod floods;
 mod limits;
 mod outbox;

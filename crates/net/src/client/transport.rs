@@ -33,6 +33,30 @@ pub(crate) fn with_default_path(url: &str) -> String {
     }
 }
 
+/// Checks the port a URL names, if it names one: the URL parser takes a port it cannot read
+/// (`ws://HOST:99999`) as none, and the connection then goes to port 80, failing with a
+/// "connection refused" that does not say why.
+///
+/// # Errors
+/// [`NetError::Config`] (`url`) naming the port.
+pub(crate) fn check_port(url: &str) -> Result<(), NetError> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    // After an IPv6 literal's `]`, or the only `:` of a name or IPv4 address.
+    let port = match host_port.rsplit_once(']') {
+        Some((_, after)) => after.strip_prefix(':'),
+        None => host_port.split_once(':').map(|(_, p)| p),
+    };
+    match port {
+        Some(p) if p.parse::<u16>().is_err() => Err(NetError::Config {
+            name: "url",
+            why: format!("the port {p:?} in {url:?} is not a number from 0 to 65535"),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The connect error, with what to do when the server has nothing at the URL's path.
 fn connect_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> NetError {
     use tokio_tungstenite::tungstenite::Error;
@@ -57,6 +81,7 @@ pub(super) async fn open(
         .max_message_size(Some(max))
         .max_frame_size(Some(max))
         .read_buffer_size(crate::server::READ_BUFFER);
+    check_port(&config.url)?;
     let url = with_default_path(&config.url);
     let connect = connect_async_with_config(url.as_str(), Some(ws_config), true);
     let (mut ws, _) = tokio::time::timeout(config.timeout, connect)
@@ -167,7 +192,42 @@ pub(super) async fn next_incoming(ws: &mut Ws, max: usize) -> Result<Incoming, N
 
 #[cfg(test)]
 mod tests {
-    use super::with_default_path;
+    use super::{check_port, with_default_path};
+
+    /// A port that is not a 16-bit number is refused by name; good ports, no port and IPv6
+    /// literals pass.
+    #[test]
+    fn a_port_out_of_range_is_named() {
+        for ok in [
+            "ws://127.0.0.1:7878",
+            "ws://127.0.0.1:7878/ws",
+            "ws://localhost/ws",
+            "ws://[::1]:7878/ws",
+            "ws://[::1]/ws",
+            "ws://user@host:65535",
+            "ws://host:0?x=1",
+        ] {
+            assert!(check_port(ok).is_ok(), "{ok}");
+        }
+        let e = check_port("ws://127.0.0.1:99999/ws").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            crate::NetError::Config {
+                name: "url",
+                why: "the port \"99999\" in \"ws://127.0.0.1:99999/ws\" is not a number from 0 to 65535"
+                    .into()
+            }
+            .to_string()
+        );
+        for bad in [
+            "ws://[::1]:70000",
+            "ws://h:-1/ws",
+            "ws://h:/ws",
+            "ws://h:80x",
+        ] {
+            assert!(check_port(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_url_without_a_path_gets_the_servers() {

@@ -323,13 +323,16 @@ pub struct ServerHandle {
 /// its generator cannot be built; [`NetError::Io`] if the address cannot be bound.
 pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     config.validate()?;
+    // The address first: opening the world writes to it (WAL mode, a journal beside it), and
+    // a server that cannot listen (an address in use, not this machine's) must leave the
+    // file as it was.
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
     let cfg = config.clone();
     let order = tokio::task::spawn_blocking(move || Order::open(&cfg))
         .await
         .map_err(|e| NetError::ServerStopped(e.to_string()))??;
     let resume_secret = order.resume_secret;
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    let addr = listener.local_addr()?;
     let (tx, rx) = mpsc::channel(4096);
     let (stop_tx, stop_rx) = watch::channel(None);
     let thread = std::thread::Builder::new()
@@ -519,7 +522,10 @@ impl ServerHandle {
             .await
             .map_err(|e| NetError::ServerStopped(e.to_string()))?
             .map_err(|_| NetError::ServerStopped("the ordering thread panicked".into()))?;
+        // Awaited: the listener is closed when this returns, so a server started next on
+        // the same address (a restart) can bind it.
         self.http.abort();
+        let _ = (&mut self.http).await;
         r
     }
 }
