@@ -109,7 +109,9 @@ pub struct BenchReport {
     pub clients: usize,
     /// Ops sent, warm-up included.
     pub sent: u64,
-    /// Ops confirmed, warm-up included.
+    /// Ops confirmed, warm-up included: `sent = confirmed + lost_ops` at the end of a run.
+    /// Ops the server took just before a client's connection dropped count here though
+    /// their round trip is unknown (they are not in the latencies).
     pub confirmed: u64,
     /// Seconds of the measured window: from the end of the warm-up to the end of sending,
     /// or to the last confirmation of an op sent in it if that is later.
@@ -159,6 +161,8 @@ struct One {
     dropped: u64,
     /// Ops never confirmed.
     lost: u64,
+    /// Ops confirmed on a reconnect (taken by the server before the drop; no latency).
+    resumed: u64,
     converged: bool,
     diverged: Option<Diverged>,
     last_ack: Instant,
@@ -257,6 +261,7 @@ async fn one(
         warmup: Vec::new(),
         dropped: 0,
         lost: 0,
+        resumed: 0,
         converged: false,
         diverged: None,
         last_ack: start,
@@ -275,6 +280,8 @@ async fn one(
         }
         ClientEvent::Refused { .. } => out.lost += 1,
         ClientEvent::Lost { op_ids } => out.lost += op_ids.len() as u64,
+        // Taken by the server before a drop: confirmed, with no round trip to measure.
+        ClientEvent::Resumed { op_ids } => out.resumed += op_ids.len() as u64,
         _ => {}
     };
     while Instant::now() < end {
@@ -438,7 +445,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
     }
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
-    let (mut sent, mut dropped, mut lost, mut converged) = (0, 0, 0, true);
+    let (mut sent, mut dropped, mut lost, mut resumed, mut converged) = (0, 0, 0, 0, true);
     let mut unchecked = Vec::new();
     let mut diverged = Vec::new();
     let mut last = measured;
@@ -456,6 +463,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         sent += one.sent;
         dropped += one.dropped;
         lost += one.lost;
+        resumed += one.resumed;
         converged &= one.converged;
         // Neither matched nor found to differ: never compared.
         if !one.converged && one.diverged.is_none() {
@@ -482,7 +490,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         diverged,
         clients: cfg.clients,
         sent,
-        confirmed: (latencies.len() + warmup.len()) as u64,
+        confirmed: (latencies.len() + warmup.len()) as u64 + resumed,
         seconds,
         warmup_s: cfg.warmup_s,
         warmup_p99_ms: percentile(&warmup, 0.99),

@@ -185,3 +185,25 @@ async fn a_server_restarted_mid_run_counts_dropped_connections_and_converges() {
     assert!(status.accepted > 0, "{report:?}");
     second.shutdown().await.unwrap();
 }
+
+/// A client sending faster than the server's message rate is dropped again and again; on
+/// each reconnect the ops the server had taken are confirmed (`Resumed`), so the run's
+/// totals add up: every op sent is confirmed or lost (ten went uncounted before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_taken_before_a_rate_limit_drop_count_as_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    // The default limits (1 000 messages/s, a burst of 1 000), as in the trial that found it.
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut cfg = BenchConfig::new(server.url(), 2, 2500.0, 2.0, factory());
+    cfg.warmup_s = 0.1;
+    let report = bench_net(cfg).await.unwrap();
+    assert!(report.dropped >= 2, "{report:?}");
+    assert!(report.confirmed > 0, "{report:?}");
+    assert_eq!(
+        report.confirmed + report.lost_ops,
+        report.sent,
+        "{report:?}"
+    );
+    assert!(report.converged, "{report:?}");
+    server.shutdown().await.unwrap();
+}

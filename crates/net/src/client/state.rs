@@ -112,6 +112,13 @@ pub enum ClientEvent {
         /// Their op ids.
         op_ids: Vec<u64>,
     },
+    /// Own ops sent before a reconnect that the server had taken (its welcome's last op
+    /// id): confirmed, and in the world the client resumes into (their records come again
+    /// in the server's order, as anyone's). Their round trip is not known.
+    Resumed {
+        /// Their op ids (terrain and block ops), ascending.
+        op_ids: Vec<u64>,
+    },
     /// Other players joined, changed (moved, aimed) or left ([`crate::Client::players`]
     /// holds them as they are now).
     Presence {

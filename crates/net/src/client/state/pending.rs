@@ -123,8 +123,19 @@ impl State {
         let before = self.pending.len();
         match welcome.last_op_id {
             Some(last) => {
+                let mut op_ids: Vec<u64> = self
+                    .pending
+                    .iter()
+                    .map(|p| p.op_id)
+                    .chain(self.pending_blocks.keys().copied())
+                    .filter(|&id| id <= last)
+                    .collect();
                 self.pending.retain(|p| p.op_id > last);
                 self.pending_blocks.retain(|&id, _| id > last);
+                if !op_ids.is_empty() {
+                    op_ids.sort_unstable();
+                    self.events.push_back(ClientEvent::Resumed { op_ids });
+                }
             }
             None => {
                 let (sent, queued): (VecDeque<Pending>, VecDeque<Pending>) =
