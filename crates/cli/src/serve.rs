@@ -456,6 +456,7 @@ mod tests {
             clients: 64,
             sent: 220_000,
             confirmed: 220_000,
+            resumed_ops: 0,
             seconds: 10.0,
             warmup_s: 1.0,
             warmup_p99_ms: Some(80.0),

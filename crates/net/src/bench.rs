@@ -109,10 +109,13 @@ pub struct BenchReport {
     pub clients: usize,
     /// Ops sent, warm-up included.
     pub sent: u64,
-    /// Ops confirmed, warm-up included: `sent = confirmed + lost_ops` at the end of a run.
-    /// Ops the server took just before a client's connection dropped count here though
-    /// their round trip is unknown (they are not in the latencies).
+    /// Ops confirmed, warm-up included. At the end of a run
+    /// `sent = confirmed + resumed_ops + lost_ops`.
     pub confirmed: u64,
+    /// Ops the server had taken when a client's connection dropped, their answers lost with
+    /// it ([`ClientEvent::Resumed`]): applied (in the world the client resumed into) or
+    /// refused; no round trip.
+    pub resumed_ops: u64,
     /// Seconds of the measured window: from the end of the warm-up to the end of sending,
     /// or to the last confirmation of an op sent in it if that is later.
     pub seconds: f64,
@@ -161,7 +164,7 @@ struct One {
     dropped: u64,
     /// Ops never confirmed.
     lost: u64,
-    /// Ops confirmed on a reconnect (taken by the server before the drop; no latency).
+    /// Ops found taken by the server on a reconnect ([`ClientEvent::Resumed`]).
     resumed: u64,
     converged: bool,
     diverged: Option<Diverged>,
@@ -280,7 +283,7 @@ async fn one(
         }
         ClientEvent::Refused { .. } => out.lost += 1,
         ClientEvent::Lost { op_ids } => out.lost += op_ids.len() as u64,
-        // Taken by the server before a drop: confirmed, with no round trip to measure.
+        // Taken by the server before a drop, their answers lost with the connection.
         ClientEvent::Resumed { op_ids } => out.resumed += op_ids.len() as u64,
         _ => {}
     };
@@ -332,6 +335,9 @@ async fn one(
     let wait = Instant::now() + Duration::from_secs(10);
     // Down at the end: one more try, so that its last ops and its hash can be compared.
     if !client.is_connected() && client.reconnect().await.is_err() {
+        while let Some(e) = client.queued_event() {
+            take(e, &mut out);
+        }
         out.lost += client.pending_ops() as u64;
         return Ok(out);
     }
@@ -345,6 +351,10 @@ async fn one(
             }
             Err(_) => break,
         }
+    }
+    // What a reconnect queued (ops found taken or lost) when nothing was left to wait for.
+    while let Some(e) = client.queued_event() {
+        take(e, &mut out);
     }
     out.lost += client.pending_ops() as u64;
     let report = match client.sync(false).await {
@@ -490,7 +500,8 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, NetError> {
         diverged,
         clients: cfg.clients,
         sent,
-        confirmed: (latencies.len() + warmup.len()) as u64 + resumed,
+        confirmed: (latencies.len() + warmup.len()) as u64,
+        resumed_ops: resumed,
         seconds,
         warmup_s: cfg.warmup_s,
         warmup_p99_ms: percentile(&warmup, 0.99),

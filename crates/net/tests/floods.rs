@@ -8,7 +8,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 
-use crate::util::{disconnect_reason, joined, new_world, start, still_serves};
+use loam_net::protocol::ServerMessage;
+
+use crate::util::{disconnect_reason, joined, new_world, raw, recv_raw, start, still_serves};
 
 /// Pings count against the message rate like any message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,6 +61,31 @@ async fn a_message_that_never_ends_runs_into_the_byte_budget() {
     }
     let reason = disconnect_reason(&mut ws).await;
     assert!(reason.contains("bytes/s received"), "{reason:?}");
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+/// Before its hello a connection may ping a little, not without end (the rate limit starts
+/// with the hello).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_before_the_hello_are_few() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let mut ws = raw(&server.url()).await;
+    for _ in 0..100 {
+        if ws.send(Message::Ping(vec![1; 8].into())).await.is_err() {
+            break;
+        }
+    }
+    match recv_raw(&mut ws).await {
+        Some(ServerMessage::Refused(r)) => {
+            assert!(
+                r.reason.contains("pings or pongs before the hello"),
+                "{r:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     still_serves(&server.url()).await;
     server.shutdown().await.unwrap();
 }

@@ -191,6 +191,12 @@ impl Client {
         self.rtt
     }
 
+    /// The next event already queued (a reconnect queues [`ClientEvent::Resumed`] and
+    /// [`ClientEvent::Lost`]), without waiting for the server; `None` if there is none.
+    pub fn queued_event(&mut self) -> Option<ClientEvent> {
+        self.state.events.pop_front()
+    }
+
     /// The next event. Cancel-safe: a call dropped before it returns loses nothing.
     ///
     /// # Errors

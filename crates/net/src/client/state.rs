@@ -29,6 +29,8 @@ mod pending;
 #[cfg(test)]
 mod predict_tests;
 #[cfg(test)]
+mod resume_tests;
+#[cfg(test)]
 mod test_state;
 
 use super::strokes::OwnStrokes;
@@ -112,9 +114,11 @@ pub enum ClientEvent {
         /// Their op ids.
         op_ids: Vec<u64>,
     },
-    /// Own ops sent before a reconnect that the server had taken (its welcome's last op
-    /// id): confirmed, and in the world the client resumes into (their records come again
-    /// in the server's order, as anyone's). Their round trip is not known.
+    /// Own ops sent before a reconnect that the server had taken (up to its welcome's last
+    /// op id): each was applied, and is in the world the client resumes into (its record
+    /// comes again in the server's order, as anyone's), or refused with the refusal lost
+    /// with the connection. The server will not take them again; their round trip is not
+    /// known.
     Resumed {
         /// Their op ids (terrain and block ops), ascending.
         op_ids: Vec<u64>,

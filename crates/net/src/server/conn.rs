@@ -178,11 +178,22 @@ fn only_gone(e: axum::Error) -> Result<(), String> {
 /// Why a connection closed before its hello (logged below warnings: nothing was refused).
 const CLOSED_BEFORE_HELLO: &str = "the connection closed before its hello";
 
+/// Pings and pongs a connection may send before its hello.
+const CONTROL_BEFORE_HELLO: u32 = 64;
+
 async fn first_message(stream: &mut Stream) -> First {
+    let mut control = 0;
     loop {
         match stream.next().await {
             Some(Ok(Message::Binary(b))) => return First::Binary(b),
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {
+                control += 1;
+                if control > CONTROL_BEFORE_HELLO {
+                    return First::Bad(format!(
+                        "more than {CONTROL_BEFORE_HELLO} pings or pongs before the hello"
+                    ));
+                }
+            }
             Some(Ok(Message::Text(_))) => return First::Text,
             Some(Err(e)) => {
                 return only_gone(e).map_or_else(First::Bad, |()| First::Closed);

@@ -404,7 +404,7 @@ mod tests {
             let b = Brick::generate(&g, k, s.voxel_size, s.band());
             let w = encoded(&cache, k, &b);
             assert_eq!(*w, encode_brick(k, &b));
-            encoded_bytes += w.data.len() as u64 + 64;
+            encoded_bytes += weight(&w);
             // Asked for again at once: the same encoding, not a second one.
             assert!(Arc::ptr_eq(&w, &encoded(&cache, k, &b)), "brick {i}");
             assert!(cache.bytes() <= limit, "{} bytes held", cache.bytes());

@@ -80,8 +80,8 @@ pub struct Limits {
     /// Most clients connected at once; more are refused, except a client resuming with its
     /// key while its old connection still counts (it replaces that one). Default 128.
     pub max_clients: usize,
-    /// Messages (ops, viewer moves, hash requests) per second a client may send on average.
-    /// Default 1000.
+    /// Messages (ops, viewer moves, hash requests; pings and pongs too) per second a client
+    /// may send on average. Default 1000.
     pub ops_per_second: f64,
     /// Messages a client may send in a burst above the average rate. Default 1000.
     pub op_burst: f64,
@@ -395,15 +395,16 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
 /// the writer's batch (tungstenite flushes past its 128 KiB write buffer) and one message
 /// of up to `max` bytes, twice over. tungstenite's default is no limit, and it answers every
 /// ping with a pong written to that buffer: a fresh-user trial pinged without reading and
-/// took the server from 81 MB to 4.1 GB in 16 s. Past the cap a read or write fails and the
-/// client is disconnected; our own messages wait in the outbox (`frames.rs`), not here.
+/// took the server from 81 MB to 4.1 GB in 16 s (pings now also count against the message
+/// rate). Past the cap a pong waits for room and a write of ours fails, which ends the
+/// connection's writer; our own messages wait in the outbox (`frames.rs`), not here.
 fn write_buffer_cap(max: usize) -> usize {
-    2 * (max + (128 << 10))
+    max.saturating_add(128 << 10).saturating_mul(2)
 }
 
 /// The burst of [`Limits::received_bytes_per_second`]: two messages of `max` bytes and 1 MiB.
 fn received_burst(max: usize) -> f64 {
-    (2 * max + (1 << 20)) as f64
+    2.0 * max as f64 + f64::from(1u32 << 20)
 }
 
 async fn upgrade(

@@ -16,8 +16,9 @@ pub(super) fn generator() -> Arc<Generator> {
     Arc::new(Generator::noise(&NoiseTerrainSettings::default(), &caves).unwrap())
 }
 
-pub(super) fn state(g: &Arc<Generator>) -> State {
-    let welcome = Welcome {
+/// The welcome [`state`] was made from: client 7 at op 5, nothing resumed.
+pub(super) fn welcome() -> Welcome {
+    Welcome {
         protocol: PROTOCOL_VERSION,
         client_id: 7,
         resume_key: [1, 2],
@@ -29,8 +30,11 @@ pub(super) fn state(g: &Arc<Generator>) -> State {
         seq: 5,
         resumed: false,
         last_op_id: None,
-    };
-    let mut s = State::new(&welcome, Arc::clone(g)).unwrap();
+    }
+}
+
+pub(super) fn state(g: &Arc<Generator>) -> State {
+    let mut s = State::new(&welcome(), Arc::clone(g)).unwrap();
     s.region = Some(BrickBox {
         min: [0, -2, 0],
         max: [0, 2, 0],
