@@ -25,7 +25,7 @@ use crate::protocol::{BrickBox, CatchUp, ServerMessage, WireBrick, encode_brick}
 /// Bytes of encoded bricks kept for catch-ups ([`BrickCache`]): 64 MiB, some 8 000 bricks of
 /// sculpted noise terrain (~8 KiB each) or 680 of the worst case (96 KiB, samples zstd
 /// cannot shrink).
-pub(crate) const BRICK_CACHE_BYTES: u64 = 64 << 20;
+const BRICK_CACHE_BYTES: u64 = 64 << 20;
 
 /// A catch-up brick's bytes as counted against the outbox before it is encoded (an edited
 /// brick encodes to a few KiB; about 8 KiB on sculpted noise terrain).
