@@ -333,13 +333,23 @@ async fn one(
         }
     }
     let wait = Instant::now() + Duration::from_secs(10);
-    // Down at the end: one more try, so that its last ops and its hash can be compared.
-    if !client.is_connected() && client.reconnect().await.is_err() {
-        while let Some(e) = client.queued_event() {
-            take(e, &mut out);
+    // Down at the end: more tries within the wait (a restarted server may still be opening
+    // its world), so that its last ops and its hash can be compared.
+    while !client.is_connected() {
+        match client.reconnect().await {
+            Ok(_) => {}
+            Err(e @ NetError::AnotherWorld(_)) => return Err(e),
+            Err(_) if Instant::now() + RECONNECT_EVERY < wait => {
+                tokio::time::sleep(RECONNECT_EVERY).await;
+            }
+            Err(_) => {
+                while let Some(e) = client.queued_event() {
+                    take(e, &mut out);
+                }
+                out.lost += client.pending_ops() as u64;
+                return Ok(out);
+            }
         }
-        out.lost += client.pending_ops() as u64;
-        return Ok(out);
     }
     while client.pending_ops() > 0 && Instant::now() < wait {
         match tokio::time::timeout_at(wait.into(), client.next_event()).await {

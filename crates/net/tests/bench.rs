@@ -33,7 +33,7 @@ async fn four_clients_under_load_converge_and_the_baked_world_loads() {
     assert_eq!(built.load(Ordering::SeqCst), 1);
     assert!(report.converged, "{report:?}");
     assert!(report.diverged.is_empty());
-    assert_eq!((report.dropped, report.lost_ops), (0, 0));
+    assert_eq!((report.dropped, report.lost_ops), (0, 0), "{report:?}");
     assert_eq!(report.clients, 4);
     assert!(report.sent > 0);
     assert_eq!(report.confirmed, report.sent, "every op came back ordered");

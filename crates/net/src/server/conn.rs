@@ -108,7 +108,10 @@ fn close_frame(reason: &str) -> Message {
     }))
 }
 
-async fn refuse(sink: &mut Sink, r: Refusal, peer: SocketAddr) {
+/// Sends the refusal and a close frame, then lingers (a refused client may still be sending:
+/// closing the socket on its unread data would reset the connection and could destroy the
+/// client's copy of the refusal).
+async fn refuse(sink: &mut Sink, stream: &mut Stream, r: Refusal, peer: SocketAddr) {
     let reason = r.reason.clone();
     if reason == CLOSED_BEFORE_HELLO {
         tracing::debug!(%peer, "a connection closed before its hello");
@@ -119,6 +122,7 @@ async fn refuse(sink: &mut Sink, r: Refusal, peer: SocketAddr) {
         .send(Message::Binary(ServerMessage::Refused(r).encode().into()))
         .await;
     let _ = sink.send(close_frame(&reason)).await;
+    linger(stream).await;
 }
 
 /// Whether `a` equals `b`, in time that depends only on their lengths.
@@ -278,7 +282,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     let (mut sink, mut stream) = socket.split();
     let hello = match handshake(&mut stream, &shared).await {
         Ok(h) => h,
-        Err(r) => return refuse(&mut sink, r, peer).await,
+        Err(r) => return refuse(&mut sink, &mut stream, r, peer).await,
     };
     let before = shared.active.fetch_add(1, Ordering::SeqCst);
     let slot = Slot(shared.clone());
@@ -296,7 +300,13 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         shared.limits.max_clients
     );
     if full && !own_resume {
-        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
+        return refuse(
+            &mut sink,
+            &mut stream,
+            refusal(RefusalCode::ServerFull, why),
+            peer,
+        )
+        .await;
     }
     let over_limit = full.then_some(why);
     let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
@@ -319,14 +329,20 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     };
     if shared.commands.send(join).await.is_err() {
         let r = refusal(RefusalCode::ServerFull, "the server is stopping");
-        return refuse(&mut sink, r, peer).await;
+        return refuse(&mut sink, &mut stream, r, peer).await;
     }
     let Ok(client) = client.await else {
         // The ordering thread gave the join up (it says why: its first frames did not fit
         // the outbox, or it resumed past the limit with nothing to replace), or stopped.
         let why = kill_rx.borrow().clone();
         let why = why.unwrap_or_else(|| "the server is stopping".into());
-        return refuse(&mut sink, refusal(RefusalCode::ServerFull, why), peer).await;
+        return refuse(
+            &mut sink,
+            &mut stream,
+            refusal(RefusalCode::ServerFull, why),
+            peer,
+        )
+        .await;
     };
     let mut writer = tokio::spawn(write_loop(
         sink,
