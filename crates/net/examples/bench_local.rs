@@ -20,7 +20,10 @@
 //! with `taskset`, the nearest this machine comes to clients on other machines):
 //! `LOAM_BENCH_SERVE=1 bench_local …` starts only the server, prints its URL and serves
 //! until its standard input closes; `LOAM_BENCH_URL=ws://… bench_local …` runs only the
-//! clients against it.
+//! clients against it. With `LOAM_BENCH_STATUS=1` as well, the server prints a status line
+//! on stderr every 2 s: sequence, physics steps, pieces (falling), and the last 2 s of its
+//! latency (physics steps, ground results, ticks, ops) — how a server ages over consecutive
+//! client runs.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -95,7 +98,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = serve(config).await?;
     if std::env::var_os("LOAM_BENCH_SERVE").is_some() {
         println!("{}", server.url());
-        tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin())).await??;
+        let stdin = tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin()));
+        tokio::pin!(stdin);
+        let every = std::env::var_os("LOAM_BENCH_STATUS").is_some();
+        loop {
+            tokio::select! {
+                r = &mut stdin => {
+                    r??;
+                    break;
+                }
+                _ = tokio::time::sleep(std::time::Duration::from_secs(2)), if every => {
+                    eprintln!("{}", status_line(&server).await?);
+                }
+            }
+        }
         server.shutdown().await?;
         return Ok(());
     }
@@ -211,4 +227,27 @@ fn thread_report(
         .map(|(name, (r, w))| format!("{name} {:.2}/{:.2}", s(*r), s(*w)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// One line of the server's state and the latency since the last line (`LOAM_BENCH_STATUS`).
+async fn status_line(server: &loam_net::ServerHandle) -> Result<String, loam_net::NetError> {
+    let st = server.status().await?;
+    let l = server.take_latency().await?;
+    Ok(format!(
+        "seq {} step {} pieces {} falling {} | steps n {} mean {:.2} p99 {:.2} max {:.2} ms \
+         | ground n {} p99 {:.2} ms | ticks p99 {:.2} ms | ops p99 {:.2} queued p99 {:.2} ms",
+        st.seq,
+        st.step,
+        st.pieces,
+        st.falling,
+        l.steps.count,
+        l.steps.mean_ms,
+        l.steps.p99_ms,
+        l.steps.max_ms,
+        l.ground.count,
+        l.ground.p99_ms,
+        l.ticks.p99_ms,
+        l.ops.p99_ms,
+        l.queued.p99_ms
+    ))
 }
