@@ -146,13 +146,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let g = status.ground;
     eprintln!(
-        "ground worker: {} searches, {} colliders ({} refreshed), busy {:.2} s, generator cache {} hits / {} misses",
+        "ground worker: {} searches, {} colliders ({} refreshed), busy {:.2} s, generator cache {} hits / {} misses; {} colliders rescued by the ordering thread",
         g.searches,
         g.colliders,
         g.refreshed,
         g.busy_us as f64 * 1e-6,
         g.cache_hits,
-        g.cache_misses
+        g.cache_misses,
+        g.rescued
     );
     let l = window;
     let p = |name: &str, p: loam_net::Percentiles| {
@@ -234,12 +235,14 @@ async fn status_line(server: &loam_net::ServerHandle) -> Result<String, loam_net
     let st = server.status().await?;
     let l = server.take_latency().await?;
     Ok(format!(
-        "seq {} step {} pieces {} falling {} | steps n {} mean {:.2} p99 {:.2} max {:.2} ms \
-         | ground n {} p99 {:.2} ms | ticks p99 {:.2} ms | ops p99 {:.2} queued p99 {:.2} ms",
+        "seq {} step {} pieces {} falling {} rescued {} | steps n {} mean {:.2} p99 {:.2} max \
+         {:.2} ms | ground n {} p99 {:.2} ms | ticks p99 {:.2} ms | ops p99 {:.2} queued p99 \
+         {:.2} ms",
         st.seq,
         st.step,
         st.pieces,
         st.falling,
+        st.ground.rescued,
         l.steps.count,
         l.steps.mean_ms,
         l.steps.p99_ms,

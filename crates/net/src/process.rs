@@ -42,7 +42,10 @@ pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
 /// load benchmark in two processes the round trip's p99 was lower in 6 of 8 alternated pairs
 /// with `SCHED_IDLE` (BENCHMARKS.md, multiplayer, 2026-12-04, second section), and the
 /// worker did as many searches (it runs in the time the CPUs would idle). Under a load that
-/// leaves no idle time at all, lumps fall and bakes land later; the ops go first.
+/// leaves no idle time at all (other processes keeping every core busy) such a thread gets
+/// almost nothing: lumps fall and bakes land much later; the ops go first. Terrain colliders
+/// do not wait so: a collider job the ground worker holds too long is built on the ordering
+/// thread (`server/ground.rs`, `RESCUE_AFTER`).
 pub(crate) fn lower_thread_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: sched_setscheduler reads `param` (a live local) and its integer arguments;

@@ -18,6 +18,8 @@
 //! was applied at (`step_base + physics.step_count()`), so a replay of the log steps exactly
 //! as often between the same ops.
 
+use std::time::Instant;
+
 use bytes::Bytes;
 use loam_blocks::{
     BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
@@ -28,7 +30,7 @@ use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
 
 use super::colliders::Colliders;
-use super::ground::{Done, Job, run_here};
+use super::ground::{Done, Job, RESCUE_AFTER, run_here};
 use super::order::{BlockItem, Item, Order};
 use crate::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 use crate::error::NetError;
@@ -376,8 +378,15 @@ impl Order {
     /// Hands stale colliders to the ground worker with a snapshot of the field: missing
     /// ones (they hold falling pieces) unless such a build is under way, even while a
     /// refresh waits for its turn; only changed ones (a refresh, paced more slowly: see
-    /// `ground.rs`) when no collider job is under way. The end of each starts the next.
+    /// `ground.rs`) when no collider job is under way. The end of each starts the next. A
+    /// collider job the worker has held for [`RESCUE_AFTER`] (starved of CPU) is taken over
+    /// here, one chunk per call.
     pub(super) fn build_colliders(&mut self) {
+        if self.ground.starved(Instant::now(), RESCUE_AFTER) {
+            // One chunk per call (once or twice a tick, and at each result): ops wait for it.
+            let n = self.colliders.rescue(&mut self.physics, &self.field, 1);
+            self.ground.rescued += n as u64;
+        }
         if self.ground.building {
             return;
         }
@@ -415,11 +424,7 @@ impl Order {
         built: Vec<([i32; 3], Option<loam_physics::TerrainShape>)>,
         refresh: bool,
     ) {
-        if refresh {
-            self.ground.refreshing = false;
-        } else {
-            self.ground.building = false;
-        }
+        self.ground.collider_job_ended(refresh);
         self.colliders
             .install(&mut self.physics, at, built, refresh);
         self.build_colliders();
@@ -434,8 +439,8 @@ impl Order {
         );
         self.ground.alive = false;
         self.ground.searching = 0;
-        self.ground.building = false;
-        self.ground.refreshing = false;
+        self.ground.collider_job_ended(false);
+        self.ground.collider_job_ended(true);
         self.colliders.abandon_builds();
     }
 

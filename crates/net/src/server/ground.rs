@@ -45,11 +45,17 @@
 //!
 //! Under such load lumps fall later (about half a second after the dig) and fewer (digs
 //! take more of them away before the search comes to them); the ops go first.
+//!
+//! A rest is at most [`MAX_REST`] (a job's time is wall-clock time, which a starved worker
+//! stretches), and a collider job that has been with the worker for [`RESCUE_AFTER`] is taken
+//! over by the ordering thread a chunk at a time: the worker's `SCHED_IDLE` gets almost no
+//! CPU on a machine whose cores other processes keep busy, and pieces must not hang in the
+//! air there. (Lump searches are not taken over: the lumps fall late.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc as std_mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use loam_blocks::{Island, IslandSettings, field_collider_cached, find_islands_cached};
 use loam_field::{Field, GeneratorBrickCache, SampleBox};
@@ -64,6 +70,20 @@ const DUTY_FACTOR: u32 = 4;
 /// refresh waits `REFRESH_FACTOR · d`: refreshes take at most a ninth of a core, and lump
 /// searches and missing colliders go between them.
 const REFRESH_FACTOR: u32 = 8;
+
+/// The longest rest after one job. A job's time is measured on the wall clock, so a job that
+/// waited long for a CPU would otherwise make the worker rest longer still: starved of CPU
+/// by a busy machine, it fell further behind with every job.
+const MAX_REST: Duration = Duration::from_millis(500);
+
+/// A collider job (missing chunks or a refresh) with the worker this long is taken over by
+/// the ordering thread, a chunk at a time ([`super::colliders::Colliders::rescue`]). The
+/// worker runs under `SCHED_IDLE`, which gets a CPU only when no ordinary thread wants one:
+/// on a machine whose cores another process keeps busy it made almost no progress, and the
+/// pieces whose ground was dug away hung in the air (two busy loops on the 2-core machine:
+/// a tower over a hole dug for 10 s never fell). Under the load benchmark the jobs come
+/// back within a fraction of this.
+pub(crate) const RESCUE_AFTER: Duration = Duration::from_secs(2);
 
 /// Bricks of generator values the worker keeps (128 KiB each: 16 MiB), the bricks of about
 /// as many collider chunks or a few dozen dig sites.
@@ -84,6 +104,9 @@ pub struct GroundWork {
     pub cache_hits: u64,
     /// …and generated whole and kept.
     pub cache_misses: u64,
+    /// Terrain colliders the ordering thread built itself because a collider job had been
+    /// with the worker for [`RESCUE_AFTER`] (a worker starved of CPU; not the worker's).
+    pub rescued: u64,
 }
 
 /// [`GroundWork`], counted by the worker and read by the ordering thread.
@@ -141,10 +164,10 @@ impl Pace {
     }
 
     /// A job (a refresh or not) ended at `end` after `took`.
-    fn ended(&mut self, refresh: bool, end: Instant, took: std::time::Duration) {
-        self.free_at = Some(end + took * DUTY_FACTOR);
+    fn ended(&mut self, refresh: bool, end: Instant, took: Duration) {
+        self.free_at = Some(end + (took * DUTY_FACTOR).min(MAX_REST));
         if refresh {
-            self.refresh_at = Some(end + took * REFRESH_FACTOR);
+            self.refresh_at = Some(end + (took * REFRESH_FACTOR).min(MAX_REST));
         }
     }
 }
@@ -211,6 +234,12 @@ pub(crate) struct Ground {
     pub(crate) building: bool,
     /// …and whether a refresh is (waiting for its turn, or under way).
     pub(crate) refreshing: bool,
+    /// When the collider job under way (not a refresh) was handed over…
+    building_since: Option<Instant>,
+    /// …and the refresh.
+    refreshing_since: Option<Instant>,
+    /// Chunks the ordering thread built for a starved worker ([`GroundWork::rescued`]).
+    pub(crate) rescued: u64,
     /// Whether the worker runs (else its jobs are done on the ordering thread).
     pub(crate) alive: bool,
     counters: Arc<Counters>,
@@ -239,6 +268,9 @@ impl Ground {
             searching: 0,
             building: false,
             refreshing: false,
+            building_since: None,
+            refreshing_since: None,
+            rescued: 0,
             alive: true,
             counters,
         })
@@ -254,6 +286,7 @@ impl Ground {
             busy_us: c.busy_us.load(Relaxed),
             cache_hits: c.cache_hits.load(Relaxed),
             cache_misses: c.cache_misses.load(Relaxed),
+            rescued: self.rescued,
         }
     }
 
@@ -266,10 +299,35 @@ impl Ground {
         self.jobs.send(job).map_err(|e| Box::new(e.0))?;
         match searching {
             Some(n) => self.searching = n,
-            None if refresh => self.refreshing = true,
-            None => self.building = true,
+            None if refresh => {
+                self.refreshing = true;
+                self.refreshing_since = Some(Instant::now());
+            }
+            None => {
+                self.building = true;
+                self.building_since = Some(Instant::now());
+            }
         }
         Ok(())
+    }
+
+    /// The worker's collider job (a refresh or not) came back, or was given up.
+    pub(crate) fn collider_job_ended(&mut self, refresh: bool) {
+        if refresh {
+            self.refreshing = false;
+            self.refreshing_since = None;
+        } else {
+            self.building = false;
+            self.building_since = None;
+        }
+    }
+
+    /// Whether a collider job has been with the worker for `after` or longer at `now`.
+    pub(crate) fn starved(&self, now: Instant, after: Duration) -> bool {
+        [self.building_since, self.refreshing_since]
+            .into_iter()
+            .flatten()
+            .any(|t| now.saturating_duration_since(t) >= after)
     }
 }
 
@@ -333,8 +391,6 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     fn job(refresh: bool) -> Job {
@@ -376,5 +432,32 @@ mod tests {
         pace.ended(false, t + ms(200), ms(50));
         assert_eq!(pace.start_at(&urgent), Some(t + ms(200 + 50 * duty)));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(200 + 50 * duty)));
+        // A job that took a second of wall clock (waiting for a CPU, mostly): the rests
+        // are capped.
+        pace.ended(true, t + ms(2000), ms(1000));
+        assert_eq!(pace.start_at(&urgent), Some(t + ms(2000) + MAX_REST));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(2000) + MAX_REST));
+    }
+
+    /// A collider job is starved once the worker has held it for the given time; its end
+    /// (or a refresh's, for a refresh) clears it.
+    #[test]
+    fn a_collider_job_held_too_long_is_starved() {
+        let mut ground = Ground::start().unwrap();
+        let t = Instant::now();
+        assert!(!ground.starved(t + RESCUE_AFTER * 10, RESCUE_AFTER));
+        ground.send(job(false)).ok().unwrap();
+        ground.send(job(true)).ok().unwrap();
+        let after = Instant::now() + RESCUE_AFTER;
+        assert!(!ground.starved(t, RESCUE_AFTER));
+        assert!(ground.starved(after, RESCUE_AFTER));
+        ground.collider_job_ended(false);
+        assert!(
+            ground.starved(after, RESCUE_AFTER),
+            "the refresh is still held"
+        );
+        ground.collider_job_ended(true);
+        assert!(!ground.starved(after, RESCUE_AFTER));
+        assert!(!ground.building && !ground.refreshing);
     }
 }
