@@ -43,8 +43,10 @@ pub fn disable_transparent_huge_pages() -> std::io::Result<bool> {
 /// with `SCHED_IDLE` (BENCHMARKS.md, multiplayer, 2026-12-04, second section), and the
 /// worker did as many searches (it runs in the time the CPUs would idle). Under a load that
 /// leaves no idle time at all (other processes keeping every core busy) such a thread gets
-/// almost nothing: lumps fall and bakes land much later; the ops go first. Terrain colliders
-/// do not wait so: a collider job the ground worker holds too long is built on the ordering
+/// almost nothing: lumps fall and bakes land much later; the ops go first (nothing of the
+/// ordering thread's or the writer's waits for such a thread: a bake that comes while the
+/// baker is busy waits beside the appends, `server/writer.rs`). Terrain colliders do not
+/// wait so: a collider job the ground worker holds too long is built on the ordering
 /// thread (`server/ground.rs`, `RESCUE_AFTER`).
 pub(crate) fn lower_thread_priority() {
     #[cfg(target_os = "linux")]
@@ -63,6 +65,27 @@ pub(crate) fn lower_thread_priority() {
             );
         }
     }
+}
+
+/// The calling thread's time on a CPU so far (`CLOCK_THREAD_CPUTIME_ID`, POSIX); `None`
+/// where there is no such clock.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec through the pointer, a live local.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            let secs = u64::try_from(t.tv_sec).ok()?;
+            let nanos = u32::try_from(t.tv_nsec).ok()?;
+            return Some(std::time::Duration::new(secs, nanos));
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 #[cfg(test)]
@@ -108,5 +131,22 @@ mod tests {
             "policy {policy}, nice {nice}"
         );
         assert_eq!(policy_and_nice(), before);
+    }
+
+    /// The thread's CPU clock runs while it works and not while it sleeps.
+    #[cfg(unix)]
+    #[test]
+    fn the_thread_cpu_clock_counts_work_not_sleep() {
+        let t0 = super::thread_cpu_time().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let slept = super::thread_cpu_time().unwrap() - t0;
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let worked = super::thread_cpu_time().unwrap() - t0 - slept;
+        assert!(slept < std::time::Duration::from_millis(20), "{slept:?}");
+        assert!(worked > slept, "{worked:?} {slept:?}");
     }
 }

@@ -469,21 +469,23 @@ async fn pieces_fall_on_a_machine_whose_cores_are_all_busy() {
 }
 
 /// Processes (`sh` loops) that keep `n` cores busy until dropped. Processes, not threads
-/// of the test: busy threads of the server's own process did not starve its worker.
+/// of the test: busy threads of the server's own process did not starve its worker. Each
+/// loop also ends by itself once the test's process is gone (a test killed by a timeout
+/// runs no `Drop`).
 struct BusyCores(Vec<std::process::Child>);
 
 impl BusyCores {
     fn start(n: usize) -> Self {
-        Self(
-            (0..n)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .expect("sh starts")
-                })
-                .collect(),
-        )
+        let mut busy = Self(Vec::new());
+        for _ in 0..n {
+            let child = std::process::Command::new("sh")
+                .args(["-c", "p=$PPID; while kill -0 $p 2>/dev/null; do :; done"])
+                .spawn()
+                .expect("sh starts");
+            // Held (and so killed on a panic) from the moment it runs.
+            busy.0.push(child);
+        }
+        busy
     }
 }
 
@@ -563,6 +565,10 @@ async fn tower_drops_while_digs_go_on(busy_cores: usize) {
     }
     drop(busy);
     let end = server.status().await.unwrap();
+    if busy_cores > 0 {
+        // Whether the worker was starved here (chunks rescued) or got a CPU after all.
+        eprintln!("{busy_cores} cores busy: {:?}", end.ground);
+    }
     assert!(!digs.is_finished(), "the digs went on all along");
     digs.abort();
     assert!(

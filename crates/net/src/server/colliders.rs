@@ -148,21 +148,37 @@ impl Colliders {
 
     /// Builds up to `most` chunks here from `field` (the bodies touching them wake), for a
     /// ground worker starved of CPU (`ground.rs`, `RESCUE_AFTER`): missing ones first, then
-    /// those changed near a piece, whether or not a build of them is under way (the
-    /// worker's, from an older snapshot, is dropped when it comes). Chunks changed far from
-    /// every piece wait for the worker. Returns how many it built.
+    /// those changed near a piece, round robin like [`Self::next_builds`] (chunks changed
+    /// every tick cannot keep the others waiting), whether or not a build of them is under
+    /// way: the build here takes a stamp of its own, so the worker's, from an older
+    /// snapshot, is dropped when it comes. Chunks changed far from every piece wait for the
+    /// worker. Returns how many it built.
     pub fn rescue(&mut self, physics: &mut PhysicsWorld, field: &Field, most: usize) -> usize {
-        let now = self.clock;
-        let keys: Vec<[i32; 3]> = self
-            .missing
-            .keys()
-            .chain(self.dirty.keys())
-            .take(most)
-            .copied()
-            .collect();
+        use std::ops::Bound::{Excluded, Unbounded};
+        let mut keys: Vec<[i32; 3]> = self.missing.keys().take(most).copied().collect();
+        let after = self.last_dirty.map_or(Unbounded, Excluded);
+        let dirty = self
+            .dirty
+            .range((after, Unbounded))
+            .chain(self.dirty.iter())
+            .map(|(k, _)| *k)
+            .filter(|k| !self.missing.contains_key(k));
+        let mut seen = BTreeSet::new();
+        for k in dirty {
+            if keys.len() >= most || !seen.insert(k) {
+                break;
+            }
+            keys.push(k);
+            self.last_dirty = Some(k);
+        }
+        if keys.is_empty() {
+            return 0;
+        }
+        let now = self.stamp();
         for &k in &keys {
             self.missing.remove(&k);
             self.dirty.remove(&k);
+            self.quiet.remove(&k);
             physics.set_chunk(k, field_collider(field, k));
             self.installed.insert(k, now);
         }
@@ -296,11 +312,12 @@ impl Colliders {
     /// Marks the loaded chunks that the changed samples `lo..=hi` meet for a rebuild, if
     /// a piece is within [`NEAR_M`] of the change (`near`, [`pieces_near`]); else as
     /// quiet, rebuilt when a piece comes near.
+    ///
+    /// A missing chunk is marked too: a build of it from a snapshot before the change (under
+    /// way now) is put in, and the chunk stays stale (it was skipped, and such a build was
+    /// taken as clean: the change was lost to the collider until the next one).
     pub fn changed(&mut self, lo: [i32; 3], hi: [i32; 3], near: bool) {
         for k in self.meeting(lo, hi) {
-            if self.missing.contains_key(&k) {
-                continue;
-            }
             let s = self.stamp();
             if near {
                 self.quiet.remove(&k);

@@ -300,6 +300,8 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         shared.limits.max_clients
     );
     if full && !own_resume {
+        // Not held while the refused connection lingers.
+        drop(slot);
         return refuse(
             &mut sink,
             &mut stream,
@@ -328,6 +330,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         reply,
     };
     if shared.commands.send(join).await.is_err() {
+        drop(slot);
         let r = refusal(RefusalCode::ServerFull, "the server is stopping");
         return refuse(&mut sink, &mut stream, r, peer).await;
     }
@@ -336,6 +339,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         // the outbox, or it resumed past the limit with nothing to replace), or stopped.
         let why = kill_rx.borrow().clone();
         let why = why.unwrap_or_else(|| "the server is stopping".into());
+        drop(slot);
         return refuse(
             &mut sink,
             &mut stream,

@@ -46,8 +46,8 @@
 //! Under such load lumps fall later (about half a second after the dig) and fewer (digs
 //! take more of them away before the search comes to them); the ops go first.
 //!
-//! A rest is at most [`MAX_REST`] (a job's time is wall-clock time, which a starved worker
-//! stretches), and a collider job that has been with the worker for [`RESCUE_AFTER`] is taken
+//! A rest for a job's wall-clock time (which a starved worker stretches) is at most
+//! [`MAX_REST`], though never below the factor times its CPU time; and a collider job that has been with the worker for [`RESCUE_AFTER`] is taken
 //! over by the ordering thread a chunk at a time: the worker's `SCHED_IDLE` gets almost no
 //! CPU on a machine whose cores other processes keep busy, and pieces must not hang in the
 //! air there. (Lump searches are not taken over: the lumps fall late.)
@@ -71,9 +71,11 @@ const DUTY_FACTOR: u32 = 4;
 /// searches and missing colliders go between them.
 const REFRESH_FACTOR: u32 = 8;
 
-/// The longest rest after one job. A job's time is measured on the wall clock, so a job that
-/// waited long for a CPU would otherwise make the worker rest longer still: starved of CPU
-/// by a busy machine, it fell further behind with every job.
+/// The longest rest after one job for its wall-clock time. A job's time is measured on the
+/// wall clock (under load a job that waited for a CPU makes the worker back off more), so a
+/// job that waited long would otherwise make the worker rest longer still: starved of CPU
+/// by a busy machine, it fell further behind with every job. The rest is never shorter than
+/// the factor times the job's time on a CPU, so the worker's share of a core holds.
 const MAX_REST: Duration = Duration::from_millis(500);
 
 /// A collider job (missing chunks or a refresh) with the worker this long is taken over by
@@ -163,11 +165,15 @@ impl Pace {
         }
     }
 
-    /// A job (a refresh or not) ended at `end` after `took`.
-    fn ended(&mut self, refresh: bool, end: Instant, took: Duration) {
-        self.free_at = Some(end + (took * DUTY_FACTOR).min(MAX_REST));
+    /// A job (a refresh or not) ended at `end` after `took` on the wall clock, `cpu` of it
+    /// on a CPU. A rest is the factor times the wall clock's time, but at most [`MAX_REST`]
+    /// (a starved worker's wall-clock time is mostly waiting), and never less than the
+    /// factor times the CPU time (the share of a core holds whatever the wait).
+    fn ended(&mut self, refresh: bool, end: Instant, took: Duration, cpu: Duration) {
+        let rest = |factor: u32| (took * factor).min(MAX_REST).max(cpu * factor);
+        self.free_at = Some(end + rest(DUTY_FACTOR));
         if refresh {
-            self.refresh_at = Some(end + (took * REFRESH_FACTOR).min(MAX_REST));
+            self.refresh_at = Some(end + rest(REFRESH_FACTOR));
         }
     }
 }
@@ -363,10 +369,15 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
         let job = queue.remove(i);
         let refresh = job.is_refresh();
         let start = Instant::now();
+        let cpu_start = crate::process::thread_cpu_time();
         // The snapshot is dropped inside `run`, before the ordering thread hears of it.
         let result = run(job, &mut cache);
         let end = Instant::now();
         let took = end - start;
+        let cpu = match (cpu_start, crate::process::thread_cpu_time()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => took,
+        };
         match &result {
             Done::Islands(_) => counters.searches.fetch_add(1, Relaxed),
             Done::Colliders { built, refresh, .. } => {
@@ -385,7 +396,7 @@ fn worker(jobs: &std_mpsc::Receiver<Job>, done: &UnboundedSender<Done>, counters
         if done.send(result).is_err() {
             return;
         }
-        pace.ended(refresh, end, took);
+        pace.ended(refresh, end, took, cpu);
     }
 }
 
@@ -417,26 +428,30 @@ mod tests {
         let (duty, slow) = (DUTY_FACTOR, REFRESH_FACTOR);
         assert!(slow > duty);
         // A missing collider's build of 10 ms: everything rests 10 · DUTY_FACTOR.
-        pace.ended(false, t, ms(10));
+        pace.ended(false, t, ms(10), ms(10));
         assert_eq!(pace.start_at(&urgent), Some(t + ms(10 * duty)));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(10 * duty)));
         // A refresh of 10 ms ending at 100: the next refresh waits 10 · REFRESH_FACTOR,
         // anything else 10 · DUTY_FACTOR.
-        pace.ended(true, t + ms(100), ms(10));
+        pace.ended(true, t + ms(100), ms(10), ms(10));
         assert_eq!(pace.start_at(&urgent), Some(t + ms(100 + 10 * duty)));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(100 + 10 * slow)));
         // A search of 1 ms after it does not shorten the refresh's wait…
-        pace.ended(false, t + ms(100 + 10 * duty), ms(1));
+        pace.ended(false, t + ms(100 + 10 * duty), ms(1), ms(1));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(100 + 10 * slow)));
         // …and a long one lengthens it to its own rest.
-        pace.ended(false, t + ms(200), ms(50));
+        pace.ended(false, t + ms(200), ms(50), ms(50));
         assert_eq!(pace.start_at(&urgent), Some(t + ms(200 + 50 * duty)));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(200 + 50 * duty)));
-        // A job that took a second of wall clock (waiting for a CPU, mostly): the rests
-        // are capped.
-        pace.ended(true, t + ms(2000), ms(1000));
+        // A job that took a second of wall clock, 10 ms of it on a CPU (it waited for one):
+        // the rests are capped…
+        pace.ended(true, t + ms(2000), ms(1000), ms(10));
         assert_eq!(pace.start_at(&urgent), Some(t + ms(2000) + MAX_REST));
         assert_eq!(pace.start_at(&refresh), Some(t + ms(2000) + MAX_REST));
+        // …but not below the factors times the CPU time: a second on a CPU rests 4 s.
+        pace.ended(true, t + ms(3000), ms(1000), ms(1000));
+        assert_eq!(pace.start_at(&urgent), Some(t + ms(3000 + 1000 * duty)));
+        assert_eq!(pace.start_at(&refresh), Some(t + ms(3000 + 1000 * slow)));
     }
 
     /// A collider job is starved once the worker has held it for the given time; its end

@@ -14,7 +14,10 @@
 //! group, and commits it (a small transaction) once all are written. Before, a bake held
 //! every append behind it for its whole encoding (200 ms for 81 bricks), and later for its
 //! whole write (120–200 ms for 2 MB of bricks and a 5–10 MB history), and every client's
-//! edits with them.
+//! edits with them. A bake that comes while the baker still encodes the last one waits
+//! beside the appends until the baker is done: the writer used to wait for the baker there,
+//! and the baker, at its low priority, took 28 s on a machine whose cores other programs kept
+//! busy, with every client's acks held.
 //!
 //! SQLite's WAL checkpoints (copying the log back into the world file) run on the store's
 //! checkpointer thread every [`CHECKPOINT_EVERY`] (Linux), not inside a group's commit: there
@@ -138,6 +141,12 @@ struct Baker {
 
 impl Baker {
     fn start() -> std::io::Result<Self> {
+        Self::start_gated(None)
+    }
+
+    /// [`Self::start`]; with a `gate`, each job waits until the gate's lock can be taken (a
+    /// test's stand-in for a baker starved of CPU).
+    fn start_gated(gate: Option<std::sync::Arc<std::sync::Mutex<()>>>) -> std::io::Result<Self> {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (tx, done) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -145,6 +154,9 @@ impl Baker {
             .spawn(move || {
                 crate::process::lower_thread_priority();
                 for j in rx {
+                    if let Some(g) = &gate {
+                        drop(g.lock());
+                    }
                     let blocks = Some((j.step, j.blocks.as_slice()));
                     let p = Store::prepare_bake(&j.baked, &j.field, &j.history, j.seq, blocks);
                     if tx.send(p).is_err() {
@@ -240,10 +252,14 @@ fn run(
     // What the last committed bake replaced, deleted after the next group (or when no
     // write comes): the ops behind a bake's commit do not wait for its tidying too.
     let mut tidy: Option<BakeTidy> = None;
+    // A bake that came while the baker was still encoding the last one: handed over once
+    // that one is done (a later one replaces it).
+    let mut waiting: Option<Write> = None;
     loop {
-        // Waiting for the next write: not past the baker's poll while a bake is on or its
-        // tidying waits, nor past the next backup step.
-        let mut wait = (baker.busy || pending.is_some() || tidy.is_some()).then_some(BAKE_POLL);
+        // Waiting for the next write: not past the baker's poll while a bake is on or waits
+        // or its tidying waits, nor past the next backup step.
+        let busy = baker.busy || pending.is_some() || tidy.is_some() || waiting.is_some();
+        let mut wait = busy.then_some(BAKE_POLL);
         if let Some(b) = &backups {
             let next = b.wait(&store).max(BACKUP_POLL);
             wait = Some(wait.map_or(next, |w| w.min(next)));
@@ -277,12 +293,22 @@ fn run(
             }
             w => w,
         };
-        // A new bake waits for the last one to be written (so that it leaves out what that
-        // one writes): what is left of it is written at once.
-        let new_bake = matches!(w, Some(Write::Bake { .. }));
         if pending.is_none() {
-            pending = baker.take(new_bake);
+            pending = baker.take(false);
         }
+        // A new bake waits for the last one to be written (so that it leaves out what that
+        // one writes). While the baker still encodes the last one, it waits beside the
+        // appends: the writer used to wait for the baker here, and the baker, at its low
+        // priority, took 28 s on a machine whose cores were all busy, with every ack held.
+        let w = match w {
+            Some(bake @ Write::Bake { .. }) if baker.busy => {
+                waiting = Some(bake);
+                None
+            }
+            w => w,
+        };
+        // What is left of the last one is written at once.
+        let new_bake = matches!(w, Some(Write::Bake { .. }));
         if new_bake && let Some(p) = pending.take() {
             tidy_now(&mut store, &mut tidy);
             tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
@@ -320,6 +346,10 @@ fn run(
                 blocks,
             }),
         }
+        // The waiting bake goes next once the baker is done with the last one.
+        if !baker.busy && later.is_none() {
+            later = waiting.take();
+        }
         // One part of the pending bake after each group; its commit once all are written.
         if let Some(p) = pending.as_mut()
             && store.write_bake_part(p, BAKE_PART_BYTES).map_err(fail)?
@@ -340,5 +370,114 @@ fn run(
     if let Some(p) = pending.take().or_else(|| baker.take(true)) {
         store.commit_bake(p).map_err(fail)?;
     }
+    // A bake that waited (the last one, given at the stop, may be it): encoded and
+    // written now.
+    if let Some(Write::Bake {
+        field,
+        history,
+        seq,
+        step,
+        blocks,
+    }) = waiting.or(later)
+    {
+        baker.give(Job {
+            baked: store.baked(),
+            field,
+            history,
+            seq,
+            step,
+            blocks,
+        });
+        if let Some(p) = baker.take(true) {
+            store.commit_bake(p).map_err(fail)?;
+        }
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use loam_blocks::{BlockSettings, BlockWorld, MaterialTable};
+    use loam_field::{CsgMode, EditOp, FieldSettings, Generator, LOG_VERSION, LogEntry};
+    use tokio::sync::mpsc::unbounded_channel;
+
+    use super::*;
+
+    fn dig(seq: u64) -> Write {
+        Write::Append(vec![LogRecord::Terrain(LogEntry {
+            v: LOG_VERSION,
+            seq,
+            stroke: seq,
+            op: EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [seq as f64, 0.0, 0.0],
+                radius: 1.5,
+                material: 0,
+                blend: 0.0,
+            },
+        })])
+    }
+
+    /// A bake that comes while the baker still encodes the last one (the baker starved of
+    /// CPU: here held at a gate) waits beside the appends: the append after it is durable
+    /// and acknowledged meanwhile (the writer used to wait for the baker first), and both
+    /// bakes are written once the baker goes on.
+    #[test]
+    fn appends_go_on_while_the_baker_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let settings = FieldSettings::default();
+        let store = Store::create(&path, "{}", &settings, None).unwrap();
+        let g = Generator::noise(&Default::default(), &Default::default()).unwrap();
+        let field = Field::new(settings, Arc::new(g)).unwrap();
+        let blocks = BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
+            .unwrap()
+            .save()
+            .encode();
+        let bake = |seq| Write::Bake {
+            field: Box::new(field.clone()),
+            history: Box::new(History::default()),
+            seq,
+            step: 0,
+            blocks: blocks.clone(),
+        };
+        let gate = Arc::new(Mutex::new(()));
+        let held = gate.lock().unwrap();
+        let baker = Baker::start_gated(Some(gate.clone())).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let (back, mut acks) = unbounded_channel();
+        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &back));
+        let durable = |acks: &mut tokio::sync::mpsc::UnboundedReceiver<Ack>, want: u64| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match acks.try_recv() {
+                    Ok(Ack::Durable { seq, .. }) if seq == want => return,
+                    Ok(Ack::Durable { .. }) => {}
+                    Ok(Ack::Failed(e)) => panic!("{e}"),
+                    Err(_) => {
+                        assert!(Instant::now() < deadline, "op {want} not durable in 5 s");
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
+            }
+        };
+        tx.send(dig(1)).unwrap();
+        durable(&mut acks, 1);
+        // The first bake goes to the baker, which waits at the gate; the second waits.
+        tx.send(bake(1)).unwrap();
+        tx.send(dig(2)).unwrap();
+        durable(&mut acks, 2);
+        tx.send(bake(2)).unwrap();
+        tx.send(dig(3)).unwrap();
+        durable(&mut acks, 3);
+        drop(held);
+        drop(tx);
+        writer.join().unwrap().unwrap();
+        let store = Store::open(&path).unwrap();
+        let info = store.info().unwrap();
+        assert_eq!((info.bake_seq, store.last_seq()), (2, 3));
+    }
 }

@@ -357,8 +357,7 @@ fn a_starved_workers_chunks_are_built_here_and_its_late_build_is_dropped() {
     assert!(!c.stale());
     assert_eq!(c.rescue(&mut physics, &field, 8), 0, "nothing left for it");
     // The worker's build of the first two comes back (empty shapes, which would take the
-    // colliders out): from a snapshot older than the rescue's, so dropped. (A build from
-    // the same snapshot as the collider in place would be the same collider.)
+    // colliders out): from a snapshot older than the rescue's, so dropped.
     c.install(
         &mut physics,
         at,
@@ -367,4 +366,77 @@ fn a_starved_workers_chunks_are_built_here_and_its_late_build_is_dropped() {
     );
     assert_eq!(physics.chunk_count(), 3);
     assert!(c.ready());
+}
+
+/// A rescue right after the worker's snapshot, with nothing changed between (the same
+/// clock): the worker's build still loses to it.
+#[test]
+fn a_rescue_wins_over_a_build_of_the_same_moment() {
+    let field = flat();
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let mut c = Colliders::default();
+    c.ensure(&field, [16.0, 16.0, 16.0]);
+    let (keys, at) = c.next_builds(64);
+    assert_eq!(c.rescue(&mut physics, &field, 4), 1);
+    c.install(&mut physics, at, vec![(keys[0], None)], false);
+    assert!(
+        physics.has_chunk([0, 0, 0]),
+        "the worker's (empty) build was dropped"
+    );
+    assert!(c.ready() && !c.stale());
+}
+
+/// A change to a missing chunk while its build is under way is not lost: the build (from
+/// before the change) goes in, and the chunk stays stale for a rebuild with the change.
+#[test]
+fn a_change_to_a_missing_chunk_under_build_keeps_it_stale() {
+    let field = flat();
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let mut c = Colliders::default();
+    c.ensure(&field, [16.0, 16.0, 16.0]);
+    let (keys, at) = c.next_builds(64);
+    c.changed([5, 5, 5], [6, 6, 6], true);
+    let built = vec![(keys[0], field_collider(&field, keys[0]))];
+    c.install(&mut physics, at, built, false);
+    assert!(
+        c.ready(),
+        "the build from before the change serves meanwhile"
+    );
+    assert!(c.stale(), "and the chunk is built again");
+    let (again, at2) = c.next_builds(64);
+    assert_eq!(again, vec![[0, 0, 0]]);
+    c.install(
+        &mut physics,
+        at2,
+        vec![(again[0], field_collider(&field, again[0]))],
+        true,
+    );
+    assert!(!c.stale());
+}
+
+/// The rescue takes changed chunks in turn: one changed again before every call does not
+/// keep another waiting.
+#[test]
+fn the_rescue_takes_changed_chunks_in_turn() {
+    let field = flat();
+    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let mut c = Colliders::default();
+    c.ensure(&field, [16.0, 16.0, 16.0]);
+    c.ensure(&field, [48.0, 16.0, 16.0]);
+    assert_eq!(c.rescue(&mut physics, &field, 2), 2);
+    c.changed([45, 5, 5], [46, 6, 6], true);
+    let mut built = Vec::new();
+    for _ in 0..2 {
+        // (0, 0, 0) is changed again before every call.
+        c.changed([5, 5, 5], [6, 6, 6], true);
+        let before = c.installed.clone();
+        assert_eq!(c.rescue(&mut physics, &field, 1), 1);
+        built.extend(
+            c.installed
+                .iter()
+                .filter(|(k, t)| before.get(*k) != Some(*t))
+                .map(|(k, _)| *k),
+        );
+    }
+    assert_eq!(built, vec![[0, 0, 0], [1, 0, 0]]);
 }
