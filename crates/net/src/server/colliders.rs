@@ -154,23 +154,8 @@ impl Colliders {
     /// snapshot, is dropped when it comes. Chunks changed far from every piece wait for the
     /// worker. Returns how many it built.
     pub fn rescue(&mut self, physics: &mut PhysicsWorld, field: &Field, most: usize) -> usize {
-        use std::ops::Bound::{Excluded, Unbounded};
         let mut keys: Vec<[i32; 3]> = self.missing.keys().take(most).copied().collect();
-        let after = self.last_dirty.map_or(Unbounded, Excluded);
-        let dirty = self
-            .dirty
-            .range((after, Unbounded))
-            .chain(self.dirty.iter())
-            .map(|(k, _)| *k)
-            .filter(|k| !self.missing.contains_key(k));
-        let mut seen = BTreeSet::new();
-        for k in dirty {
-            if keys.len() >= most || !seen.insert(k) {
-                break;
-            }
-            keys.push(k);
-            self.last_dirty = Some(k);
-        }
+        self.dirty_in_turn(&mut keys, most, |_, _| true);
         if keys.is_empty() {
             return 0;
         }
@@ -192,7 +177,6 @@ impl Colliders {
     /// Empty when there is nothing to build. Install what comes back with
     /// [`Self::install`], saying which kind it was.
     pub fn next_builds(&mut self, most: usize) -> (Vec<[i32; 3]>, u64) {
-        use std::ops::Bound::{Excluded, Unbounded};
         let mut keys: Vec<[i32; 3]> = self
             .missing
             .keys()
@@ -204,27 +188,42 @@ impl Colliders {
             self.building.extend(keys.iter().copied());
             return (keys, self.clock);
         }
+        self.dirty_in_turn(&mut keys, most, |c, k| {
+            !c.building.contains(k) && !c.refreshing.contains(k)
+        });
+        self.refreshing.extend(keys.iter().copied());
+        (keys, self.clock)
+    }
+
+    /// Adds changed chunks (not missing ones) that `take` accepts to `keys` until it holds
+    /// `most`: round robin in key order, from the one after the last taken, so chunks
+    /// changed again every tick cannot keep the others waiting.
+    fn dirty_in_turn(
+        &mut self,
+        keys: &mut Vec<[i32; 3]>,
+        most: usize,
+        take: impl Fn(&Self, &[i32; 3]) -> bool,
+    ) {
+        use std::ops::Bound::{Excluded, Unbounded};
         let after = self.last_dirty.map_or(Unbounded, Excluded);
-        let dirty = self
+        let mut taken = None;
+        let mut seen = BTreeSet::new();
+        for k in self
             .dirty
             .range((after, Unbounded))
             .chain(self.dirty.iter())
             .map(|(k, _)| *k)
-            .filter(|k| {
-                !self.building.contains(k)
-                    && !self.refreshing.contains(k)
-                    && !self.missing.contains_key(k)
-            });
-        let mut seen = BTreeSet::new();
-        for k in dirty {
+            .filter(|k| !self.missing.contains_key(k) && take(self, k))
+        {
             if keys.len() >= most || !seen.insert(k) {
                 break;
             }
             keys.push(k);
-            self.last_dirty = Some(k);
+            taken = Some(k);
         }
-        self.refreshing.extend(keys.iter().copied());
-        (keys, self.clock)
+        if taken.is_some() {
+            self.last_dirty = taken;
+        }
     }
 
     /// Puts in the colliders built from a snapshot of stamp `at` ([`Self::next_builds`];

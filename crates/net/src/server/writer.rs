@@ -253,8 +253,11 @@ fn run(
     // write comes): the ops behind a bake's commit do not wait for its tidying too.
     let mut tidy: Option<BakeTidy> = None;
     // A bake that came while the baker was still encoding the last one: handed over once
-    // that one is done (a later one replaces it).
+    // that one is written (a newer one replaces it: a bake is a whole snapshot).
     let mut waiting: Option<Write> = None;
+    // The sequence number of the last bake given to the baker: an older or equal one that
+    // comes after it is dropped (the store refuses bakes out of order).
+    let mut given: Option<u64> = None;
     loop {
         // Waiting for the next write: not past the baker's poll while a bake is on or waits
         // or its tidying waits, nor past the next backup step.
@@ -301,9 +304,16 @@ fn run(
         // appends: the writer used to wait for the baker here, and the baker, at its low
         // priority, took 28 s on a machine whose cores were all busy, with every ack held.
         let w = match w {
-            Some(bake @ Write::Bake { .. }) if baker.busy => {
-                waiting = Some(bake);
-                None
+            Some(bake @ Write::Bake { .. }) => {
+                // Newer than any waiting one, which it replaces (committing an older bake
+                // after it would be refused by the store, and stop the server).
+                waiting = None;
+                if baker.busy {
+                    waiting = Some(bake);
+                    None
+                } else {
+                    Some(bake)
+                }
             }
             w => w,
         };
@@ -331,23 +341,11 @@ fn run(
                 });
                 tidy_now(&mut store, &mut tidy);
             }
-            Some(Write::Bake {
-                field,
-                history,
-                seq,
-                step,
-                blocks,
-            }) => baker.give(Job {
-                baked: store.baked(),
-                field,
-                history,
-                seq,
-                step,
-                blocks,
-            }),
+            Some(bake @ Write::Bake { .. }) => give_bake(&mut baker, &store, bake, &mut given),
         }
-        // The waiting bake goes next once the baker is done with the last one.
-        if !baker.busy && later.is_none() {
+        // The waiting bake goes next once the last one is encoded and written (in parts,
+        // between the groups, as any).
+        if !baker.busy && pending.is_none() && later.is_none() {
             later = waiting.take();
         }
         // One part of the pending bake after each group; its commit once all are written.
@@ -372,14 +370,33 @@ fn run(
     }
     // A bake that waited (the last one, given at the stop, may be it): encoded and
     // written now.
-    if let Some(Write::Bake {
+    // (`later`, if it holds one, is the newer.)
+    if let Some(bake) = later.or(waiting) {
+        give_bake(&mut baker, &store, bake, &mut given);
+        if let Some(p) = baker.take(true) {
+            store.commit_bake(p).map_err(fail)?;
+        }
+    }
+    Ok(())
+}
+
+/// Hands a [`Write::Bake`] to the baker, to leave out what the store's last bake has,
+/// unless it is no newer than the last one `given` (which it then updates); any other
+/// write is not a bake: nothing is done.
+fn give_bake(baker: &mut Baker, store: &Store, w: Write, given: &mut Option<u64>) {
+    if let Write::Bake {
         field,
         history,
         seq,
         step,
         blocks,
-    }) = waiting.or(later)
+    } = w
     {
+        if given.is_some_and(|g| seq <= g) {
+            tracing::debug!(seq, "a bake no newer than the last one given is dropped");
+            return;
+        }
+        *given = Some(seq);
         baker.give(Job {
             baked: store.baked(),
             field,
@@ -388,11 +405,7 @@ fn run(
             step,
             blocks,
         });
-        if let Some(p) = baker.take(true) {
-            store.commit_bake(p).map_err(fail)?;
-        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -421,14 +434,8 @@ mod tests {
         })])
     }
 
-    /// A bake that comes while the baker still encodes the last one (the baker starved of
-    /// CPU: here held at a gate) waits beside the appends: the append after it is durable
-    /// and acknowledged meanwhile (the writer used to wait for the baker first), and both
-    /// bakes are written once the baker goes on.
-    #[test]
-    fn appends_go_on_while_the_baker_is_held() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.loam");
+    fn world(dir: &std::path::Path) -> (std::path::PathBuf, Store, Field, Vec<u8>) {
+        let path = dir.join("w.loam");
         let settings = FieldSettings::default();
         let store = Store::create(&path, "{}", &settings, None).unwrap();
         let g = Generator::noise(&Default::default(), &Default::default()).unwrap();
@@ -437,13 +444,48 @@ mod tests {
             .unwrap()
             .save()
             .encode();
-        let bake = |seq| Write::Bake {
+        (path, store, field, blocks)
+    }
+
+    fn bake(field: &Field, blocks: &[u8], seq: u64) -> Write {
+        Write::Bake {
             field: Box::new(field.clone()),
             history: Box::new(History::default()),
             seq,
             step: 0,
-            blocks: blocks.clone(),
-        };
+            blocks: blocks.to_vec(),
+        }
+    }
+
+    /// A bake no newer than the last one given to the baker is dropped (the store would
+    /// refuse it after the newer one, and the writer's failure stops the server).
+    #[test]
+    fn a_bake_older_than_the_last_given_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store, field, blocks) = world(dir.path());
+        let mut baker = Baker::start().unwrap();
+        let mut given = None;
+        give_bake(&mut baker, &store, bake(&field, &blocks, 2), &mut given);
+        let p = baker.take(true).expect("the bake of 2 is encoded");
+        give_bake(&mut baker, &store, bake(&field, &blocks, 1), &mut given);
+        give_bake(&mut baker, &store, bake(&field, &blocks, 2), &mut given);
+        assert!(!baker.busy, "neither was given");
+        assert_eq!(given, Some(2));
+        drop(p);
+        give_bake(&mut baker, &store, bake(&field, &blocks, 3), &mut given);
+        assert!(baker.busy && baker.take(true).is_some());
+        assert_eq!(given, Some(3));
+    }
+
+    /// A bake that comes while the baker still encodes the last one (the baker starved of
+    /// CPU: here held at a gate) waits beside the appends: the append after it is durable
+    /// and acknowledged meanwhile (the writer used to wait for the baker first), and both
+    /// bakes are written once the baker goes on.
+    #[test]
+    fn appends_go_on_while_the_baker_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store, field, blocks) = world(dir.path());
+        let bake = |seq| bake(&field, &blocks, seq);
         let gate = Arc::new(Mutex::new(()));
         let held = gate.lock().unwrap();
         let baker = Baker::start_gated(Some(gate.clone())).unwrap();
