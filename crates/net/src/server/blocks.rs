@@ -387,11 +387,11 @@ impl Order {
             let n = self.colliders.rescue(&mut self.physics, &self.field, 1);
             self.ground.rescued += n as u64;
         }
-        if self.ground.building {
+        if self.ground.building() {
             return;
         }
         let urgent = self.colliders.wants_missing();
-        if !urgent && (self.ground.refreshing || !self.colliders.stale()) {
+        if !urgent && (self.ground.refreshing() || !self.colliders.stale()) {
             return;
         }
         let (keys, at) = self.colliders.next_builds(BUILDS_PER_JOB);

@@ -138,10 +138,7 @@ impl Colliders {
             .chain(std::mem::take(&mut self.dirty).into_keys())
             .chain(std::mem::take(&mut self.quiet).into_keys())
             .collect();
-        for k in stale {
-            physics.set_chunk(k, field_collider(field, k));
-            self.installed.insert(k, now);
-        }
+        self.build_here(physics, field, stale, now);
         self.building.clear();
         self.refreshing.clear();
     }
@@ -160,14 +157,29 @@ impl Colliders {
             return 0;
         }
         let now = self.stamp();
-        for &k in &keys {
-            self.missing.remove(&k);
-            self.dirty.remove(&k);
-            self.quiet.remove(&k);
-            physics.set_chunk(k, field_collider(field, k));
-            self.installed.insert(k, now);
+        for k in &keys {
+            self.missing.remove(k);
+            self.dirty.remove(k);
+            self.quiet.remove(k);
         }
-        keys.len()
+        let n = keys.len();
+        self.build_here(physics, field, keys, now);
+        n
+    }
+
+    /// Builds `keys`' colliders from `field` on this thread and puts them in, as of stamp
+    /// `at`.
+    fn build_here(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        field: &Field,
+        keys: impl IntoIterator<Item = [i32; 3]>,
+        at: u64,
+    ) {
+        for k in keys {
+            physics.set_chunk(k, field_collider(field, k));
+            self.installed.insert(k, at);
+        }
     }
 
     /// Up to `most` stale chunks, marked as under way, and the stamp a snapshot of the field

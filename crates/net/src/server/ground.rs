@@ -47,8 +47,9 @@
 //! take more of them away before the search comes to them); the ops go first.
 //!
 //! A rest for a job's wall-clock time (which a starved worker stretches) is at most
-//! [`MAX_REST`], though never below the factor times its CPU time; and a collider job that has been with the worker for [`RESCUE_AFTER`] is taken
-//! over by the ordering thread a chunk at a time: the worker's `SCHED_IDLE` gets almost no
+//! [`MAX_REST`], though never below the factor times its CPU time; and a collider job that
+//! has been with the worker for [`RESCUE_AFTER`] is taken over by the ordering thread a
+//! chunk at a time: the worker's `SCHED_IDLE` gets almost no
 //! CPU on a machine whose cores other processes keep busy, and pieces must not hang in the
 //! air there. (Lump searches are not taken over: the lumps fall late.)
 
@@ -236,13 +237,9 @@ pub(crate) struct Ground {
     pub(crate) done: UnboundedReceiver<Done>,
     /// Changed boxes the search under way covers (0: none under way).
     pub(crate) searching: usize,
-    /// Whether a collider job other than a refresh is under way…
-    pub(crate) building: bool,
-    /// …and whether a refresh is (waiting for its turn, or under way).
-    pub(crate) refreshing: bool,
-    /// When the collider job under way (not a refresh) was handed over…
+    /// When the collider job under way other than a refresh was handed over, if one is…
     building_since: Option<Instant>,
-    /// …and the refresh.
+    /// …and the refresh (waiting for its turn, or under way).
     refreshing_since: Option<Instant>,
     /// Chunks the ordering thread built for a starved worker ([`GroundWork::rescued`]).
     pub(crate) rescued: u64,
@@ -272,8 +269,6 @@ impl Ground {
             jobs,
             done,
             searching: 0,
-            building: false,
-            refreshing: false,
             building_since: None,
             refreshing_since: None,
             rescued: 0,
@@ -305,14 +300,8 @@ impl Ground {
         self.jobs.send(job).map_err(|e| Box::new(e.0))?;
         match searching {
             Some(n) => self.searching = n,
-            None if refresh => {
-                self.refreshing = true;
-                self.refreshing_since = Some(Instant::now());
-            }
-            None => {
-                self.building = true;
-                self.building_since = Some(Instant::now());
-            }
+            None if refresh => self.refreshing_since = Some(Instant::now()),
+            None => self.building_since = Some(Instant::now()),
         }
         Ok(())
     }
@@ -320,12 +309,20 @@ impl Ground {
     /// The worker's collider job (a refresh or not) came back, or was given up.
     pub(crate) fn collider_job_ended(&mut self, refresh: bool) {
         if refresh {
-            self.refreshing = false;
             self.refreshing_since = None;
         } else {
-            self.building = false;
             self.building_since = None;
         }
+    }
+
+    /// Whether a collider job other than a refresh is under way.
+    pub(crate) fn building(&self) -> bool {
+        self.building_since.is_some()
+    }
+
+    /// Whether a refresh is (waiting for its turn, or under way).
+    pub(crate) fn refreshing(&self) -> bool {
+        self.refreshing_since.is_some()
     }
 
     /// Whether a collider job has been with the worker for `after` or longer at `now`.
@@ -474,6 +471,6 @@ mod tests {
         );
         ground.collider_job_ended(true);
         assert!(!ground.starved(after, RESCUE_AFTER));
-        assert!(!ground.building && !ground.refreshing);
+        assert!(!ground.building() && !ground.refreshing());
     }
 }
