@@ -38,15 +38,26 @@ pub(crate) struct PeerLink {
     /// Bytes in `tx` not yet taken by the connection's writer ([`Frame::len`]: a catch-up
     /// not yet encoded counts what it holds).
     pub queued: Arc<AtomicUsize>,
-    kill: Arc<watch::Sender<Option<String>>>,
+    kill: Switch,
 }
 
 impl PeerLink {
     /// Closes the connection: the client gets a `Disconnect` with `reason` (the first reason
     /// given wins), then the close frame.
     pub fn kill(&self, reason: impl Into<String>) {
+        self.kill.kill(reason);
+    }
+}
+
+/// The switch that closes a connection with a reason: the ordering thread's (through
+/// [`PeerLink`]), the reader's and the writer's; the first reason given wins.
+#[derive(Clone)]
+struct Switch(Arc<watch::Sender<Option<String>>>);
+
+impl Switch {
+    fn kill(&self, reason: impl Into<String>) {
         let reason = reason.into();
-        self.kill.send_if_modified(|r| {
+        self.0.send_if_modified(|r| {
             if r.is_none() {
                 *r = Some(reason);
                 true
@@ -317,7 +328,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
     let link = PeerLink {
         tx,
         queued: Arc::new(AtomicUsize::new(0)),
-        kill: Arc::new(kill_tx),
+        kill: Switch(Arc::new(kill_tx)),
     };
     let name = hello.name.clone();
     let (reply, client) = oneshot::channel();
@@ -352,7 +363,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         sink,
         rx,
         link.queued.clone(),
-        kill_rx.clone(),
+        (link.kill.clone(), kill_rx.clone()),
         shared.encodes.clone(),
     ));
     read_loop(&mut stream, &shared, conn, client, &link, kill_rx.clone()).await;
@@ -481,6 +492,25 @@ async fn read_loop(
     }
 }
 
+/// Kills the connection after a failed send, unless the failure is only the connection
+/// having closed (the reader ends it then, a client's close counting as leaving).
+fn send_failed(switch: &Switch, e: axum::Error) {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    use tokio_tungstenite::tungstenite::error::ProtocolError;
+    let e = e.into_inner();
+    let closed = matches!(
+        e.downcast_ref::<WsError>(),
+        Some(
+            WsError::ConnectionClosed
+                | WsError::AlreadyClosed
+                | WsError::Protocol(ProtocolError::SendAfterClosing)
+        )
+    );
+    if !closed {
+        switch.kill(format!("send failed: {e}"));
+    }
+}
+
 /// Stops a catch-up's encoding when dropped: a writer that leaves (killed, or its task
 /// dropped) does not leave the encoding running on a blocking thread.
 struct StopOnDrop(Arc<std::sync::atomic::AtomicBool>);
@@ -491,13 +521,20 @@ impl Drop for StopOnDrop {
     }
 }
 
-async fn write_loop(
-    mut sink: Sink,
+/// Sends the outbox's frames in batches until the connection is killed; a send that fails
+/// (the socket reset, or tungstenite's capped write buffer full: the client takes nothing,
+/// not even the pongs to its pings) kills it with the error, so that the client's slot is
+/// freed at once rather than when its outbox fills or TCP gives up. Ends with the
+/// `Disconnect` and close frame, which a failed connection may not take.
+async fn write_loop<S>(
+    mut sink: S,
     mut rx: mpsc::Receiver<Frame>,
     queued: Arc<AtomicUsize>,
-    mut kill: watch::Receiver<Option<String>>,
+    (switch, mut kill): (Switch, watch::Receiver<Option<String>>),
     encodes: Arc<tokio::sync::Semaphore>,
-) {
+) where
+    S: futures_util::Sink<Message, Error = axum::Error> + Unpin,
+{
     'frames: loop {
         let frame = tokio::select! {
             biased;
@@ -513,8 +550,9 @@ async fn write_loop(
             queued.fetch_sub(frame.len(), Ordering::Relaxed);
             match frame {
                 Frame::Ready(b) => {
-                    if sink.feed(Message::Binary(b)).await.is_err() {
-                        return;
+                    if let Err(e) = sink.feed(Message::Binary(b)).await {
+                        send_failed(&switch, e);
+                        break 'frames;
                     }
                     fed += 1;
                 }
@@ -527,7 +565,10 @@ async fn write_loop(
                         _ = killed(&mut kill) => break 'frames,
                         p = encodes.clone().acquire_owned() => match p {
                             Ok(p) => p,
-                            Err(_) => return,
+                            Err(_) => {
+                                switch.kill("the server is stopping");
+                                break 'frames;
+                            }
                         },
                     };
                     let encode = tokio::task::spawn_blocking(move || {
@@ -539,12 +580,16 @@ async fn write_loop(
                         _ = killed(&mut kill) => break 'frames,
                         m = encode => match m {
                             Ok(m) => m,
-                            Err(_) => return,
+                            Err(e) => {
+                                switch.kill(format!("a catch-up's encoding failed: {e}"));
+                                break 'frames;
+                            }
                         },
                     };
                     for m in messages {
-                        if sink.feed(Message::Binary(m)).await.is_err() {
-                            return;
+                        if let Err(e) = sink.feed(Message::Binary(m)).await {
+                            send_failed(&switch, e);
+                            break 'frames;
                         }
                         fed += 1;
                     }
@@ -554,8 +599,9 @@ async fn write_loop(
                 next = rx.try_recv().ok();
             }
         }
-        if sink.flush().await.is_err() {
-            return;
+        if let Err(e) = sink.flush().await {
+            send_failed(&switch, e);
+            break;
         }
     }
     let reason = kill
@@ -572,6 +618,80 @@ async fn write_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that takes `ok` messages, then fails every send with tungstenite's "write
+    /// buffer full" (a client that takes nothing).
+    struct FailingSink {
+        ok: usize,
+        taken: Vec<Message>,
+    }
+
+    impl futures_util::Sink<Message> for FailingSink {
+        type Error = axum::Error;
+        fn poll_ready(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn start_send(mut self: std::pin::Pin<&mut Self>, m: Message) -> Result<(), Self::Error> {
+            use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
+            if self.taken.len() == self.ok {
+                let full = WsError::WriteBufferFull(Box::new(WsMessage::Binary(Bytes::new())));
+                return Err(axum::Error::new(full));
+            }
+            self.taken.push(m);
+            Ok(())
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_close(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A send that fails closes the connection with the error (the reader and the ordering
+    /// thread see the reason and the client's slot is freed), where the writer used to end
+    /// silently and leave the client joined until its outbox filled.
+    #[tokio::test]
+    async fn a_failed_send_kills_the_connection_with_the_error() {
+        let (kill_tx, kill_rx) = watch::channel(None);
+        let switch = Switch(Arc::new(kill_tx));
+        let (tx, rx) = mpsc::channel(8);
+        for i in 0..3u8 {
+            tx.send(Frame::Ready(Bytes::from(vec![i]))).await.unwrap();
+        }
+        let mut sink = FailingSink {
+            ok: 2,
+            taken: Vec::new(),
+        };
+        let encodes = Arc::new(tokio::sync::Semaphore::new(1));
+        let queued = Arc::new(AtomicUsize::new(3));
+        write_loop(&mut sink, rx, queued, (switch, kill_rx.clone()), encodes).await;
+        let why = kill_rx.borrow().clone();
+        assert_eq!(
+            why.as_deref(),
+            Some("send failed: Write buffer is full"),
+            "the reason"
+        );
+        // The two frames sent before the failure, nothing after it (the goodbye failed too).
+        assert_eq!(
+            sink.taken,
+            vec![
+                Message::Binary(Bytes::from(vec![0u8])),
+                Message::Binary(Bytes::from(vec![1u8]))
+            ]
+        );
+        // The writer ended (its end of the outbox dropped) though the outbox was open.
+        assert!(tx.is_closed());
+    }
 
     /// Refusals of a viewer name the bad number readably, however large.
     #[test]

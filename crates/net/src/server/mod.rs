@@ -396,8 +396,8 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
 /// of up to `max` bytes, twice over. tungstenite's default is no limit, and it answers every
 /// ping with a pong written to that buffer: a fresh-user trial pinged without reading and
 /// took the server from 81 MB to 4.1 GB in 16 s (pings now also count against the message
-/// rate). Past the cap a pong waits for room and a write of ours fails, which ends the
-/// connection's writer; our own messages wait in the outbox (`frames.rs`), not here.
+/// rate). Past the cap a pong waits for room and a write of ours fails, which closes the
+/// connection with the error; our own messages wait in the outbox (`frames.rs`), not here.
 fn write_buffer_cap(max: usize) -> usize {
     max.saturating_add(128 << 10).saturating_mul(2)
 }
