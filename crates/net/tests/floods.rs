@@ -3,6 +3,8 @@
 //! (a fresh-user trial took the server to 4.1 GB with pings it never read, and kept a core
 //! busy with empty continuation frames).
 
+use std::time::Duration;
+
 use futures_util::SinkExt;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
@@ -10,7 +12,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 
 use loam_net::protocol::ServerMessage;
 
-use crate::util::{disconnect_reason, joined, new_world, raw, recv_raw, start, still_serves};
+use crate::util::{
+    disconnect_reason, joined, new_world, raw, recv_raw, start, still_serves, viewer,
+};
 
 /// Pings count against the message rate like any message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,6 +97,58 @@ async fn pings_before_the_hello_are_few() {
         }
         other => panic!("{other:?}"),
     }
+    still_serves(&server.url()).await;
+    server.shutdown().await.unwrap();
+}
+
+/// Connections open at once are capped at `max_clients + max_waiting_connections`: past
+/// it, a connection is answered 503 and closed at once, while those within it stay open
+/// (here until the hello timeout). Once they close, clients join again. Without the cap, a
+/// flood of connections that never say hello holds a file descriptor each (the world store
+/// needs them too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_connections_are_capped_and_the_rest_answered_busy() {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.max_clients = 2;
+        c.limits.max_waiting_connections = 3;
+    })
+    .await;
+    let addr = server.local_addr();
+    let mut idle = Vec::new();
+    for _ in 0..5 {
+        idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    // The sixth: answered and closed, without a request.
+    let mut sixth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), sixth.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "the sixth connection was held open");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{answer:?}"
+    );
+    // The five within the cap are still open (the hello timeout is 10 s).
+    for s in &mut idle {
+        let mut buf = [0u8; 16];
+        let r = tokio::time::timeout(Duration::from_millis(200), s.read(&mut buf)).await;
+        assert!(r.is_err(), "a connection within the cap was closed: {r:?}");
+    }
+    // A client over the cap is refused by its WebSocket handshake, with the status.
+    let e = loam_net::Client::connect(loam_net::ClientConfig::new(
+        server.url(),
+        viewer(0.0, 0.0, 0.0, 8.0),
+        crate::util::factory(),
+    ))
+    .await
+    .err()
+    .expect("joined over the cap");
+    assert!(e.to_string().contains("503"), "{e}");
+    drop(idle);
+    // Their places come back as the server sees them close.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     still_serves(&server.url()).await;
     server.shutdown().await.unwrap();
 }

@@ -6,28 +6,50 @@
 //! more, none counted against `--max-clients`, which only counts clients after their hello.
 //! Here hyper closes a connection whose request head is not in within the deadline (and,
 //! between two requests on one connection, whose next head is not); after the upgrade the
-//! hello has its own deadline ([`super::Limits::hello_timeout`]).
+//! hello has its own deadline ([`super::Limits::hello_timeout`]). Connections open at once
+//! are capped ([`super::Limits::max_waiting_connections`] beyond the clients).
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::extract::ConnectInfo;
 use axum::{Extension, Router};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use super::metered::Metered;
 
-/// Serves `router` on `listener` until the task is dropped; a request head must arrive
-/// within `head_timeout` of the connection (or of the previous response). Each connection
-/// may send `received.0` bytes a second, `received.1` at once ([`Metered`]).
-pub(super) async fn serve(
-    listener: TcpListener,
-    router: Router,
-    head_timeout: Duration,
-    received: (f64, f64),
-) {
+/// What [`serve`] lets in.
+pub(super) struct Admission {
+    /// How long a connection may take to send a request head (from its start, or from the
+    /// previous response).
+    pub head_timeout: Duration,
+    /// Bytes a second each connection may send on average, and at once ([`Metered`]).
+    pub received: (f64, f64),
+    /// Most connections open at once, joined or not; past it a new one is answered 503
+    /// and closed.
+    pub max_open: usize,
+}
+
+/// The answer to a connection over [`Admission::max_open`]: the client's WebSocket
+/// handshake fails with the status rather than a bare close.
+const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// Serves `router` on `listener` until the task is dropped, within `admission`.
+pub(super) async fn serve(listener: TcpListener, router: Router, admission: Admission) {
+    let Admission {
+        head_timeout,
+        received,
+        max_open,
+    } = admission;
+    // One permit per open connection, held by its stream (through the upgrade to the end
+    // of the WebSocket).
+    let open = Arc::new(Semaphore::new(max_open.min(Semaphore::MAX_PERMITS)));
+    let mut last_warned: Option<Instant> = None;
     loop {
         let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -39,6 +61,16 @@ pub(super) async fn serve(
                 continue;
             }
         };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            // Not read from: the answer is all it gets (a write into an empty socket
+            // buffer does not block), then the close.
+            let _ = tcp.try_write(BUSY);
+            if last_warned.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                last_warned = Some(Instant::now());
+                tracing::warn!(%peer, max_open, "refused a connection: too many open");
+            }
+            continue;
+        };
         // Small messages go out at once (no Nagle delay).
         let _ = tcp.set_nodelay(true);
         keep_alive(&tcp);
@@ -49,13 +81,11 @@ pub(super) async fn serve(
                 .layer(Extension(ConnectInfo::<SocketAddr>(peer))),
         );
         tokio::spawn(async move {
+            let stream = Metered::new(tcp, received.0, received.1).holding(permit);
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(head_timeout)
-                .serve_connection(
-                    TokioIo::new(Metered::new(tcp, received.0, received.1)),
-                    service,
-                )
+                .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
             if let Err(e) = conn.await {
                 tracing::debug!(%peer, "an HTTP connection ended: {e}");

@@ -31,6 +31,9 @@ pub(super) struct Metered<S> {
     /// the closing connection can still read (and drop) what the client sent, and its
     /// `Disconnect` is not destroyed by a reset (`conn.rs`, `linger`).
     tripped: bool,
+    /// The connection's place among the open ones ([`Self::holding`]), given back when the
+    /// stream is dropped.
+    _place: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl<S> Metered<S> {
@@ -42,7 +45,14 @@ impl<S> Metered<S> {
             rate,
             burst,
             tripped: false,
+            _place: None,
         }
+    }
+
+    /// The stream holding `place` (a permit of the server's open connections) for its life.
+    pub fn holding(mut self, place: tokio::sync::OwnedSemaphorePermit) -> Self {
+        self._place = Some(place);
+        self
     }
 }
 

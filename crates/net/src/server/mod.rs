@@ -122,6 +122,13 @@ pub struct Limits {
     /// could otherwise send without end (`metered.rs`). At the default message rate a client
     /// may average 8 KiB a message; ops are a few hundred bytes.
     pub received_bytes_per_second: f64,
+    /// Open connections allowed beyond `max_clients`: those still in their HTTP upgrade or
+    /// hello, refused ones closing, and a dead link that a resuming client replaces. Past
+    /// `max_clients` plus this, a new connection is answered `503 Service Unavailable` and
+    /// closed at once (`accept.rs`). Default 256. Without a cap, a flood of connections that
+    /// never say hello (each held up to `hello_timeout`) could use up the process's file
+    /// descriptors, which the world store needs too.
+    pub max_waiting_connections: usize,
 }
 
 impl Default for Limits {
@@ -138,6 +145,7 @@ impl Default for Limits {
             catch_up_burst_bytes: 64.0 * 1024.0 * 1024.0,
             hello_timeout: Duration::from_secs(10),
             received_bytes_per_second: 8.0 * 1024.0 * 1024.0,
+            max_waiting_connections: 256,
         }
     }
 }
@@ -367,8 +375,12 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let http = tokio::spawn(accept::serve(
         listener,
         router,
-        config.limits.hello_timeout,
-        received,
+        accept::Admission {
+            head_timeout: config.limits.hello_timeout,
+            received,
+            max_open: (config.limits.max_clients)
+                .saturating_add(config.limits.max_waiting_connections),
+        },
     ));
     let tick = tx.clone();
     let ticker = tokio::spawn(async move {
