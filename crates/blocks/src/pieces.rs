@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::{Block, BlockId, BlockPos};
 use crate::error::BlockError;
+use crate::ground::Ground;
 use crate::material::MaterialTable;
 use crate::raycast::ray_box;
 
@@ -141,6 +142,16 @@ impl Piece {
             }
         }
         (lo, hi)
+    }
+
+    /// Whether every one of its blocks has its centre inside the ground (value < 0) at the
+    /// current pose: terrain was built over it.
+    pub(crate) fn buried(&self, ground: &dyn Ground) -> bool {
+        self.blocks.iter().all(|b| {
+            let h = b.pos.size.edge() / 2.0;
+            let c = self.local_min(b.pos).map(|m| m + h);
+            ground.value(self.to_world(c)) < 0.0
+        })
     }
 
     /// Whether the pose is farther than `distance` metres or `degrees` from `rest`

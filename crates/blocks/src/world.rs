@@ -289,6 +289,11 @@ impl BlockWorld {
 
     /// The terrain changed in `region` (a dig or build; see [`WorldBox::from_samples`]):
     /// looks at the ground again under the blocks there, and drops what lost its support.
+    /// A piece there whose every block has its centre inside the ground now (terrain built
+    /// over rubble or a falling piece) is buried: removed, as a piece that fell below
+    /// [`crate::BlockSettings::fall_limit_y`] is. Left in, it would sink through the
+    /// ground (a terrain collider is a surface, solid on neither side) down to that
+    /// limit, asking for the collider of every chunk on the way.
     ///
     /// # Errors
     /// [`BlockError::NonFinite`] for a region with NaN or infinite corners (nothing
@@ -303,12 +308,35 @@ impl BlockWorld {
         if !region.min.iter().chain(&region.max).all(|c| c.is_finite()) {
             return Err(BlockError::NonFinite { what: "region" });
         }
-        let lost = self
+        let mut lost = self
             .store
             .update_ground(ground, region, self.settings.ground_probe);
         let mut changes = Changes::default();
+        for id in self.pieces_in(physics, region)? {
+            if self.pieces.get(&id).is_some_and(|p| p.buried(ground)) {
+                lost.extend(self.remove_piece(physics, id, &mut changes));
+            }
+        }
         self.collapse(physics, lost, &mut changes)?;
         Ok(changes)
+    }
+
+    /// The pieces with a part in `region` (the physics world's broad phase), ascending.
+    fn pieces_in(
+        &self,
+        physics: &PhysicsWorld,
+        region: WorldBox,
+    ) -> Result<Vec<PieceId>, BlockError> {
+        let centre = [0, 1, 2].map(|i| ((region.min[i] + region.max[i]) * 0.5) as f32);
+        // At least a millimetre: the query wants a box of some size.
+        let half = [0, 1, 2].map(|i| (((region.max[i] - region.min[i]) * 0.5) as f32).max(1e-3));
+        let mut ids: Vec<PieceId> = physics
+            .dynamic_bodies_in_box(centre, half)?
+            .into_iter()
+            .filter_map(|b| self.by_body.get(&b).copied())
+            .collect();
+        ids.sort();
+        Ok(ids)
     }
 
     /// The nearest block (held or in a piece) that the ray meets within `max_distance`

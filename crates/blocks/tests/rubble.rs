@@ -207,3 +207,70 @@ fn restored_rubble_falls_when_its_support_goes_before_the_first_step() {
     let y = lowest_corner(&w, d);
     assert!((y - 1.0).abs() < 0.1, "{d:?} at {y}");
 }
+
+/// Terrain built over rubble buries it: a piece whose every block has its centre inside
+/// the ground after a terrain change in its region is removed, and what rested on it
+/// falls; a piece only partly covered, or outside the changed region, stays. (Left in, a
+/// buried piece sank through the ground, whose collider is only its surface, down to the
+/// fall limit, 1 000 m below: on a server under digs and builds, dozens at once, each
+/// asking for the collider of every chunk on its way.)
+#[test]
+fn rubble_that_terrain_is_built_over_is_buried() {
+    use loam_blocks::WorldBox;
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    let a = w
+        .place(&mut physics, &flat, full(0, 3, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    let b = w
+        .place(&mut physics, &flat, full(5, 3, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    settle(&mut w, &mut physics, 300);
+    // A block resting only on rubble `a`.
+    let top = full(0, 1, 0);
+    assert!(
+        w.place(&mut physics, &flat, top, stone())
+            .unwrap()
+            .new_pieces
+            .is_empty()
+    );
+    assert!(w.store().get(top).unwrap().on_rubble);
+
+    // The ground raised to 0.9 m west of x = 3 (over `a`'s centre, 0.5 m up, and under
+    // the held block's bottom, 1 m up) and to 0.4 m east of it (`b` half covered).
+    let raised = |west: f64, east: f64| {
+        move |p: [f64; 3]| (p[1] - if p[0] < 3.0 { west } else { east }) as f32
+    };
+    let everywhere = WorldBox {
+        min: [-2.0, -1.0, -2.0],
+        max: [8.0, 2.0, 2.0],
+    };
+    let c = w
+        .terrain_changed(&mut physics, &raised(0.9, 0.4), everywhere)
+        .unwrap();
+    assert_eq!(c.removed_pieces, vec![a]);
+    assert!(w.piece(a).is_none() && w.piece_body(a).is_none());
+    assert_eq!(c.new_pieces.len(), 1, "{c:?}");
+    assert_eq!(piece_cells(&w, c.new_pieces[0]), vec![top]);
+    assert!(w.piece(b).is_some());
+
+    // Covered, but the change was elsewhere: it stays until a change reaches it.
+    let west = WorldBox {
+        min: [-2.0, -1.0, -2.0],
+        max: [2.0, 2.0, 2.0],
+    };
+    let c = w
+        .terrain_changed(&mut physics, &raised(0.9, 0.9), west)
+        .unwrap();
+    assert!(!c.removed_pieces.contains(&b), "{c:?}");
+    let east = WorldBox {
+        min: [4.0, -1.0, -2.0],
+        max: [7.0, 2.0, 2.0],
+    };
+    let c = w
+        .terrain_changed(&mut physics, &raised(0.9, 0.9), east)
+        .unwrap();
+    assert_eq!(c.removed_pieces, vec![b]);
+}
