@@ -62,9 +62,17 @@ pub(super) async fn serve(listener: TcpListener, router: Router, admission: Admi
             }
         };
         let Ok(permit) = open.clone().try_acquire_owned() else {
-            // Not read from: the answer is all it gets (a write into an empty socket
-            // buffer does not block), then the close.
+            // The answer is all it gets (a write into an empty socket buffer does not
+            // block), then the close; what the client sent so far (its request) is read
+            // and dropped first, as a socket closed with unread data is reset, and a reset
+            // can destroy the client's copy of the answer.
             let _ = tcp.try_write(BUSY);
+            let mut sink = [0u8; 4096];
+            for _ in 0..4 {
+                if !matches!(tcp.try_read(&mut sink), Ok(n) if n > 0) {
+                    break;
+                }
+            }
             if last_warned.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 last_warned = Some(Instant::now());
                 tracing::warn!(%peer, max_open, "refused a connection: too many open");
