@@ -86,6 +86,19 @@ impl PhysicsWorld {
         Ok(self.spawn_dynamic(center, ColliderBuilder::ball(radius).density(density)))
     }
 
+    /// Marks a new dynamic body as ours (its user data, [`body_tag`]) and gives it the
+    /// world's sleep speed ([`crate::PhysicsSettings::sleep_speed`]); returns the tag.
+    pub(crate) fn tag_dynamic(&mut self, handle: RigidBodyHandle) -> u128 {
+        let tag = body_tag(handle);
+        let sleep_speed = self.settings.sleep_speed;
+        if let Some(b) = self.rapier.bodies.get_mut(handle) {
+            b.user_data = tag;
+            // Rapier scales it by the length unit, 1 here (metres).
+            b.activation_mut().normalized_linear_threshold = sleep_speed;
+        }
+        tag
+    }
+
     fn spawn_dynamic(&mut self, center: [f32; 3], collider: ColliderBuilder) -> BodyId {
         let handle = self.rapier.insert_body(
             RigidBodyBuilder::dynamic()
@@ -93,10 +106,8 @@ impl PhysicsWorld {
                 .ccd_enabled(true),
         );
         let id = BodyId(handle);
-        if let Some(b) = self.rapier.bodies.get_mut(handle) {
-            b.user_data = body_tag(handle);
-        }
-        self.insert_collider_now(collider.user_data(body_tag(handle)).build(), Some(handle));
+        let tag = self.tag_dynamic(handle);
+        self.insert_collider_now(collider.user_data(tag).build(), Some(handle));
         id
     }
 

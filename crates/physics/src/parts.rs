@@ -7,7 +7,7 @@ use rapier3d::prelude::{ColliderBuilder, LockedAxes, QueryFilter, RigidBodyBuild
 
 use crate::BodyId;
 use crate::error::{PhysicsError, check_finite, check_min};
-use crate::world::{PhysicsWorld, arr3, body_tag, vec3};
+use crate::world::{PhysicsWorld, arr3, vec3};
 
 /// Most parts one compound body may have.
 pub const MAX_PARTS: usize = 1 << 16;
@@ -210,10 +210,7 @@ impl PhysicsWorld {
                     LockedAxes::empty()
                 }),
         );
-        let tag = body_tag(handle);
-        if let Some(b) = self.rapier.bodies.get_mut(handle) {
-            b.user_data = tag;
-        }
+        let tag = self.tag_dynamic(handle);
         for (i, c) in colliders.into_iter().enumerate() {
             let part_tag = tag | (u128::from(i as u32) << 64);
             self.insert_collider_now(c.user_data(part_tag).build(), Some(handle));

@@ -158,4 +158,23 @@ fn bad_world_settings_are_rejected() {
             ..
         })
     ));
+    for bad in [-0.1, f32::NAN] {
+        let s = PhysicsSettings {
+            sleep_speed: bad,
+            ..Default::default()
+        };
+        assert!(
+            matches!(
+                PhysicsWorld::new(s),
+                Err(PhysicsError::OutOfRange {
+                    what: "sleep_speed",
+                    ..
+                } | PhysicsError::NonFinite {
+                    what: "sleep_speed",
+                    ..
+                })
+            ),
+            "{bad}"
+        );
+    }
 }
