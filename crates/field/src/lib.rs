@@ -78,4 +78,5 @@ pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,
 };
 pub use sculpt::falloff::Falloff;
+pub use sculpt::plan::edit_samples;
 pub use write::{MAX_WRITE_SAMPLES, SampleWriteError};

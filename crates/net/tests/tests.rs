@@ -6,6 +6,7 @@
 mod backup;
 mod bench;
 mod blocks;
+mod budget;
 mod catch_up;
 mod converge;
 mod crash;

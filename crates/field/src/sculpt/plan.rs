@@ -6,7 +6,7 @@ use noise::{NoiseFn, Perlin};
 use crate::brick::MaterialId;
 use crate::coords::{SampleBox, SamplePos, world_to_sample_ceil, world_to_sample_floor};
 use crate::edit::Plan;
-use crate::field::Field;
+use crate::field::{Field, FieldSettings};
 use crate::generator::wrap_noise;
 use crate::op::{CsgMode, EditError, EditOp};
 use crate::quant::Quant;
@@ -18,12 +18,12 @@ mod ball;
 
 /// The samples of the world box `lo..=hi` (metres), checked against the field's limits.
 fn sample_box(
-    field: &Field,
+    settings: &FieldSettings,
     lo: [f64; 3],
     hi: [f64; 3],
     center: [f64; 3],
 ) -> Result<Option<SampleBox>, EditError> {
-    let vs = field.settings.voxel_size;
+    let vs = settings.voxel_size;
     let err = |_| EditError::OutOfRange { center };
     let mut min = [0; 3];
     let mut max = [0; 3];
@@ -39,10 +39,10 @@ fn sample_box(
         max: SamplePos::new(max[0], max[1], max[2]),
     };
     let samples = b.volume();
-    if samples > field.settings.max_edit_samples {
+    if samples > settings.max_edit_samples {
         return Err(EditError::TooManySamples {
             samples,
-            max: field.settings.max_edit_samples,
+            max: settings.max_edit_samples,
         });
     }
     Ok(Some(b))
@@ -81,8 +81,8 @@ struct Reach {
 
 /// The [`Reach`] of a shape op (`Shape`), a brush or paint; the errors of its plan that do
 /// not depend on the field's values (range, size).
-fn reach(field: &Field, op: &EditOp) -> Result<Reach, EditError> {
-    let band = field.settings.band();
+fn reach(settings: &FieldSettings, op: &EditOp) -> Result<Reach, EditError> {
+    let band = settings.band();
     let (lo, hi, center, halo) = match *op {
         EditOp::Sphere { .. }
         | EditOp::Cuboid { .. }
@@ -111,7 +111,7 @@ fn reach(field: &Field, op: &EditOp) -> Result<Reach, EditError> {
             return Err(EditError::NeedsHistory { kind: op.kind() });
         }
     };
-    let b = sample_box(field, lo, hi, center)?;
+    let b = sample_box(settings, lo, hi, center)?;
     if let Some(b) = b {
         grown(b, halo, center)?;
     }
@@ -121,7 +121,31 @@ fn reach(field: &Field, op: &EditOp) -> Result<Reach, EditError> {
 /// The checks of planning `op` (a validated shape, brush or paint op) that do not read the
 /// field: `Ok` exactly when planning it would not fail.
 pub(crate) fn check(field: &Field, op: &EditOp) -> Result<(), EditError> {
-    reach(field, op).map(|_| ())
+    reach(&field.settings, op).map(|_| ())
+}
+
+/// The samples `op` (a validated shape, brush or paint op) reads and may write: its box
+/// (its extent plus the band, `FieldSettings::band`) grown by the one-sample halo a brush
+/// reads around it; 0 for an op that covers no sample, and for `undo` / `redo` (their
+/// reach is their stroke's, which only the [`crate::History`] knows). The work of applying
+/// an op, and the bricks it may create, grow with it: a server charges it against each
+/// client's edit budget. At 1 m voxels a 1 m ball is 7³ = 343 samples, a 64 m ball 133³,
+/// some 2.35 million.
+///
+/// # Errors
+/// As planning the op would fail without reading the field: its box outside the sample
+/// range ([`EditError::OutOfRange`]) or above `max_edit_samples`
+/// ([`EditError::TooManySamples`]).
+pub fn edit_samples(settings: &FieldSettings, op: &EditOp) -> Result<u64, EditError> {
+    if matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+        return Ok(0);
+    }
+    let r = reach(settings, op)?;
+    let Some(b) = r.b else {
+        return Ok(0);
+    };
+    let (_, dims) = grown(b, r.halo, r.center)?;
+    Ok(dims.iter().map(|&d| d as u64).product())
 }
 
 /// The field's values and materials over `b` grown by `halo` samples, x fastest.
@@ -396,7 +420,7 @@ fn shape_with(field: &Field, op: &EditOp, fast: bool) -> Result<Plan, EditError>
     let (vs, band) = (field.settings.voxel_size, field.settings.band());
     let m = band + s.blend;
     let mut plan = Plan::default();
-    let r = reach(field, op)?;
+    let r = reach(&field.settings, op)?;
     let Some(b) = r.b else {
         return Ok(plan);
     };
@@ -505,7 +529,7 @@ pub(crate) fn brush(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
         _ => unreachable!("not a brush"),
     };
     let mut plan = Plan::default();
-    let r = reach(field, op)?;
+    let r = reach(&field.settings, op)?;
     let Some(b) = r.b else {
         return Ok(plan);
     };
@@ -591,7 +615,7 @@ pub(crate) fn paint(field: &Field, op: &EditOp) -> Result<Plan, EditError> {
     };
     let vs = field.settings.voxel_size;
     let mut plan = Plan::default();
-    let r = reach(field, op)?;
+    let r = reach(&field.settings, op)?;
     let Some(b) = r.b else {
         return Ok(plan);
     };

@@ -1,5 +1,6 @@
-//! Token buckets: a client's messages per second ([`crate::Limits::ops_per_second`]) and its
-//! catch-up bytes per second ([`crate::Limits::catch_up_bytes_per_second`]).
+//! Token buckets: a client's messages per second ([`crate::Limits::ops_per_second`]), its
+//! catch-up bytes per second ([`crate::Limits::catch_up_bytes_per_second`]) and its terrain
+//! ops' samples per second ([`crate::Limits::edit_samples_per_second`]).
 
 use std::time::Instant;
 
@@ -49,6 +50,16 @@ impl Bucket {
     pub fn has_some(&mut self, now: Instant) -> bool {
         self.refill(now);
         self.tokens > 0.0
+    }
+
+    /// Tokens a second.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// Most tokens saved up.
+    pub fn burst(&self) -> f64 {
+        self.burst
     }
 
     /// Tokens left, as of the last refill.

@@ -416,6 +416,11 @@ async fn read_loop(
 ) {
     let limits = &shared.limits;
     let mut bucket = Bucket::full(limits.ops_per_second, limits.op_burst, Instant::now());
+    let mut edits = Bucket::full(
+        limits.edit_samples_per_second,
+        limits.edit_samples_burst,
+        Instant::now(),
+    );
     loop {
         let msg = tokio::select! {
             _ = killed(&mut kill) => return,
@@ -446,7 +451,9 @@ async fn read_loop(
             Ok(ClientMessage::Op { op_id, entry }) => Command::Op {
                 client,
                 op_id,
-                entry: LogEntry::decode(&entry).map_err(|e| e.to_string()),
+                entry: LogEntry::decode(&entry)
+                    .map_err(|e| e.to_string())
+                    .and_then(|e| charge_edit(&mut edits, &shared.field_settings, e, now)),
                 at: now,
             },
             Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp {
@@ -509,6 +516,30 @@ fn send_failed(switch: &Switch, e: axum::Error) {
     if !closed {
         switch.kill(format!("send failed: {e}"));
     }
+}
+
+/// Charges a terrain op's samples ([`loam_field::edit_samples`]) to the client's edit
+/// budget, or says why it is refused: the budget is spent (an op the field would refuse
+/// anyway passes uncharged, for the ordering thread to refuse with the field's reason).
+fn charge_edit(
+    edits: &mut Bucket,
+    settings: &loam_field::FieldSettings,
+    entry: LogEntry,
+    now: Instant,
+) -> Result<LogEntry, String> {
+    let Ok(samples) = loam_field::edit_samples(settings, &entry.op) else {
+        return Ok(entry);
+    };
+    if samples > 0 && !edits.has_some(now) {
+        return Err(format!(
+            "edit budget spent: terrain ops may cover {} samples a second (burst {}); \
+             this one covers {samples}",
+            edits.rate(),
+            edits.burst()
+        ));
+    }
+    edits.charge(samples as f64);
+    Ok(entry)
 }
 
 /// Stops a catch-up's encoding when dropped: a writer that leaves (killed, or its task

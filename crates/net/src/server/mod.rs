@@ -129,6 +129,20 @@ pub struct Limits {
     /// never say hello (each held up to `hello_timeout`) could use up the process's file
     /// descriptors, which the world store needs too.
     pub max_waiting_connections: usize,
+    /// Field samples a client's terrain ops may cover per second on average
+    /// ([`loam_field::edit_samples`]: an op's box, band included); `f64::INFINITY` for no
+    /// limit. Default 2 million (a 1 m dig is 343, an 8 m brush stroke at 60 ops/s some
+    /// 0.6 million a second, a 64 m ball 2.35 million), with a burst of
+    /// `edit_samples_burst`. An op is taken while the client's balance is above zero and
+    /// charged in full, so a large op leaves a debt the client waits out; an op that comes
+    /// while the balance is at or below zero is refused (by op id, with the reason; the
+    /// world unchanged). The message rate counts messages, not work: without this, one
+    /// client sending 10 balls of 64 m a second (far under the rate) stalled everyone's
+    /// ops for a minute and grew the world file by 145 MB (a fresh-user trial).
+    pub edit_samples_per_second: f64,
+    /// The samples of terrain ops a client may have in hand at once above the average.
+    /// Default 8 million.
+    pub edit_samples_burst: f64,
 }
 
 impl Default for Limits {
@@ -146,6 +160,8 @@ impl Default for Limits {
             hello_timeout: Duration::from_secs(10),
             received_bytes_per_second: 8.0 * 1024.0 * 1024.0,
             max_waiting_connections: 256,
+            edit_samples_per_second: 2.0e6,
+            edit_samples_burst: 8.0e6,
         }
     }
 }
@@ -248,6 +264,14 @@ impl ServerConfig {
         if l.received_bytes_per_second.is_nan() || l.received_bytes_per_second <= 0.0 {
             return bad("received_bytes_per_second", "a positive number or infinity");
         }
+        for (what, v) in [
+            ("edit_samples_per_second", l.edit_samples_per_second),
+            ("edit_samples_burst", l.edit_samples_burst),
+        ] {
+            if v.is_nan() || v <= 0.0 {
+                return bad(what, "a positive number or infinity");
+            }
+        }
         if !(self.interest_margin_m >= 0.0 && self.interest_margin_m <= 1e4) {
             return bad("interest_margin_m", "in [0, 10000]");
         }
@@ -305,6 +329,9 @@ pub(crate) struct Shared {
     /// The ordering thread's [`order::Order::resume_secret`]: a client resuming with its
     /// key is let in past [`Limits::max_clients`] (it replaces its own connection).
     pub resume_secret: [u8; 32],
+    /// The served field's settings (voxel size, band): what an op's edit samples are
+    /// counted with ([`Limits::edit_samples_per_second`]).
+    pub field_settings: loam_field::FieldSettings,
     /// Catch-up encodings running at once, all connections together: at most one per CPU,
     /// so that many clients moving at once queue their encodings instead of taking every
     /// core from the ordering thread ([`frames::CatchUpJob::encode`]).
@@ -341,6 +368,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         .await
         .map_err(|e| NetError::ServerStopped(e.to_string()))??;
     let resume_secret = order.resume_secret;
+    let field_settings = *order.field.settings();
     let (tx, rx) = mpsc::channel(4096);
     let (stop_tx, stop_rx) = watch::channel(None);
     let thread = std::thread::Builder::new()
@@ -361,6 +389,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         active: AtomicUsize::new(0),
         next_conn: AtomicU64::new(1),
         resume_secret,
+        field_settings,
         encodes: Arc::new(tokio::sync::Semaphore::new(
             std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
         )),
