@@ -38,7 +38,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Open the editor on a world file (created if missing); without a display, render the
-    /// example session headless instead.
+    /// example session headless instead (joining a server, --connect, needs a display: it
+    /// says how to run under Xvfb).
     Edit(edit::EditArgs),
     /// Render a session's camera and ops to a PNG, headless (no window, no GPU needed).
     Render(render::RenderArgs),

@@ -178,3 +178,39 @@ async fn a_full_server_lets_a_player_resume_its_own_connection() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// A resume claiming a region that is not a box, or one larger than 2²⁴ bricks, is
+/// refused, each with its own reason (a fresh-user trial was told "not a valid box" for a
+/// box that was only too large).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_region_too_large_or_inverted_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let cases = [
+        (
+            [0, 0, 0],
+            [300, 300, 300],
+            "the resume region is too large: 27270901 bricks, at most 16777216",
+        ),
+        ([5, 0, 0], [0, 0, 0], "the resume region is not a valid box"),
+    ];
+    for (min, max, expect) in cases {
+        let mut ws = raw(&server.url()).await;
+        let ClientMessage::Hello(mut h) =
+            ClientMessage::decode(&resume_hello(1, [0, 0], 0), 1 << 20).unwrap()
+        else {
+            unreachable!()
+        };
+        if let Some(r) = &mut h.resume {
+            r.region = BrickBox { min, max };
+        }
+        send_raw(&mut ws, ClientMessage::Hello(h).encode()).await;
+        let reason = recv_until(&mut ws, |m| match m {
+            ServerMessage::Refused(r) => Some(r.reason),
+            _ => None,
+        })
+        .await;
+        assert_eq!(reason, expect);
+    }
+    still_serves(&server.url()).await;
+}

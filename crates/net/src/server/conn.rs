@@ -268,13 +268,22 @@ async fn handshake(stream: &mut Stream, shared: &Shared) -> Result<Hello, Refusa
     }
     check_viewer(&hello.viewer, limits.max_view_radius_m)
         .map_err(|e| refusal(RefusalCode::BadHello, e))?;
-    if let Some(r) = &hello.resume
-        && (!r.region.is_valid() || r.region.volume() > MAX_RESUME_BRICKS)
-    {
-        return Err(refusal(
-            RefusalCode::BadHello,
-            "the resume region is not a valid box",
-        ));
+    if let Some(r) = &hello.resume {
+        if !r.region.is_valid() {
+            return Err(refusal(
+                RefusalCode::BadHello,
+                "the resume region is not a valid box",
+            ));
+        }
+        if r.region.volume() > MAX_RESUME_BRICKS {
+            return Err(refusal(
+                RefusalCode::BadHello,
+                format!(
+                    "the resume region is too large: {} bricks, at most {MAX_RESUME_BRICKS}",
+                    r.region.volume()
+                ),
+            ));
+        }
     }
     if hello.name.trim().is_empty() {
         // A player shown as nothing (`loam edit --name ''` is refused the same way).

@@ -78,7 +78,8 @@ pub struct Limits {
     /// Largest message accepted, bytes. Default [`DEFAULT_MAX_MESSAGE_BYTES`] (1 MiB).
     pub max_message_bytes: usize,
     /// Most clients connected at once; more are refused, except a client resuming with its
-    /// key while its old connection still counts (it replaces that one). Default 128.
+    /// key while its old connection still counts (it replaces that one). Default 128
+    /// (`loam serve --max-clients` defaults to 256).
     pub max_clients: usize,
     /// Messages (ops, viewer moves, hash requests; pings and pongs too) per second a client
     /// may send on average. Default 1000.
