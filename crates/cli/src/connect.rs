@@ -151,7 +151,7 @@ async fn run(
                     }
                     Ok(ClientEvent::CaughtUp { bricks, .. }) => {
                         field_changed = true;
-                        status.note = format!("caught up: {bricks} bricks");
+                        status.note = format!("caught up ({bricks} bricks in the last catch-up)");
                     }
                     Ok(ClientEvent::Lost { op_ids }) => {
                         field_changed = true;
