@@ -30,7 +30,8 @@ pub struct Changes {
     /// Pieces made (blocks that lost their support, or what was left of a piece after a
     /// block broke off it), in order.
     pub new_pieces: Vec<PieceId>,
-    /// Pieces gone (split after a block broke off, emptied, or fallen below the limit).
+    /// Pieces gone (split after a block broke off, emptied, fallen below the limit, or
+    /// buried by a terrain change).
     pub removed_pieces: Vec<PieceId>,
 }
 
@@ -289,11 +290,14 @@ impl BlockWorld {
 
     /// The terrain changed in `region` (a dig or build; see [`WorldBox::from_samples`]):
     /// looks at the ground again under the blocks there, and drops what lost its support.
-    /// A piece there whose every block has its centre inside the ground now (terrain built
-    /// over rubble or a falling piece) is buried: removed, as a piece that fell below
+    /// A piece there whose every block has its centre inside the ground now, by half its
+    /// edge or more (terrain built over rubble or a falling piece), is buried: removed, as a piece that fell below
     /// [`crate::BlockSettings::fall_limit_y`] is. Left in, it would sink through the
     /// ground (a terrain collider is a surface, solid on neither side) down to that
-    /// limit, asking for the collider of every chunk on the way.
+    /// limit, asking for the collider of every chunk on the way. Which pieces are buried
+    /// depends on where they are when the change comes: a replay that applies a terrain op
+    /// after other physics steps than it came after live (terrain ops carry no step) may
+    /// bury a piece that was still moving differently, as it may land it differently.
     ///
     /// # Errors
     /// [`BlockError::NonFinite`] for a region with NaN or infinite corners (nothing

@@ -681,6 +681,19 @@ fn edit_samples_counts_the_box_an_op_reads() {
         edit_samples(&s, &dig([3e9, 0.0, 0.0], 1.0)),
         Err(EditError::OutOfRange { .. })
     ));
+    // Not validated before: bad numbers and sizes are the validation's errors, no panic
+    // (a box with a zero rotation, a ball whose box overflows the sample count).
+    let zero_turn = EditOp::Cuboid {
+        mode: CsgMode::Union,
+        center: [0.0; 3],
+        half_extents: [1.0; 3],
+        rotation: [0.0; 4],
+        material: 0,
+        blend: 0.0,
+    };
+    assert!(edit_samples(&s, &zero_turn).is_err());
+    assert!(edit_samples(&s, &dig([0.0; 3], 1e7)).is_err());
+    assert!(edit_samples(&s, &dig([0.0, f64::NAN, 0.0], 1.0)).is_err());
     // What a build writes lies within what it counts.
     let mut f = flat_field(10.0);
     let op = build([4.0, 10.0, 4.0], 3.0, 1);

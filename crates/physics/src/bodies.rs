@@ -93,8 +93,10 @@ impl PhysicsWorld {
         let sleep_speed = self.settings.sleep_speed;
         if let Some(b) = self.rapier.bodies.get_mut(handle) {
             b.user_data = tag;
-            // Rapier scales it by the length unit, 1 here (metres).
-            b.activation_mut().normalized_linear_threshold = sleep_speed;
+            // Rapier lets a body sleep while half its step's drift is under threshold × dt
+            // (the threshold scaled by the length unit, 1 here: metres): a speed of twice
+            // the threshold.
+            b.activation_mut().normalized_linear_threshold = sleep_speed / 2.0;
         }
         tag
     }

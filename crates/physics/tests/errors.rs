@@ -158,7 +158,7 @@ fn bad_world_settings_are_rejected() {
             ..
         })
     ));
-    for bad in [-0.1, f32::NAN] {
+    for bad in [-0.1, f32::NAN, 2.5] {
         let s = PhysicsSettings {
             sleep_speed: bad,
             ..Default::default()

@@ -124,7 +124,7 @@ pub(crate) fn check(field: &Field, op: &EditOp) -> Result<(), EditError> {
     reach(&field.settings, op).map(|_| ())
 }
 
-/// The samples `op` (a validated shape, brush or paint op) reads and may write: its box
+/// The samples `op` (any op: it is validated first) reads and may write: its box
 /// (its extent plus the band, `FieldSettings::band`) grown by the one-sample halo a brush
 /// reads around it; 0 for an op that covers no sample, and for `undo` / `redo` (their
 /// reach is their stroke's, which only the [`crate::History`] knows). The work of applying
@@ -133,10 +133,12 @@ pub(crate) fn check(field: &Field, op: &EditOp) -> Result<(), EditError> {
 /// some 2.35 million.
 ///
 /// # Errors
-/// As planning the op would fail without reading the field: its box outside the sample
-/// range ([`EditError::OutOfRange`]) or above `max_edit_samples`
-/// ([`EditError::TooManySamples`]).
+/// As applying the op would fail without reading the field: a bad number or size
+/// ([`EditOp::validate`] with `max_edit_radius`), its box outside the sample range
+/// ([`EditError::OutOfRange`]) or above `max_edit_samples` ([`EditError::TooManySamples`]).
 pub fn edit_samples(settings: &FieldSettings, op: &EditOp) -> Result<u64, EditError> {
+    // Planning takes validated ops (a zero rotation, a radius of 1e7 m would panic).
+    op.validate(settings.max_edit_radius)?;
     if matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
         return Ok(0);
     }

@@ -39,6 +39,36 @@ pub(super) struct Admission {
 const BUSY: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
+/// Connections over [`Admission::max_open`] being answered and closed at once; past it
+/// one is closed unanswered.
+const MAX_CLOSING: usize = 32;
+
+/// How long a refused connection is read from before it is closed.
+const CLOSING_LINGER: Duration = Duration::from_secs(1);
+
+/// Answers a connection over the cap 503 and closes it, on a task of its own (at most
+/// [`MAX_CLOSING`] at once; past that the socket is closed unanswered): after the answer,
+/// what the client sends is read and dropped up to its close or [`CLOSING_LINGER`], as a
+/// socket closed with unread data is reset, and a reset can destroy the client's copy of
+/// the answer.
+fn refuse_busy(mut tcp: tokio::net::TcpStream, closing: &Arc<Semaphore>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(place) = closing.clone().try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _place = place;
+        let _ = tokio::time::timeout(CLOSING_LINGER, async {
+            tcp.write_all(BUSY).await?;
+            tcp.shutdown().await?;
+            let mut sink = [0u8; 4096];
+            while tcp.read(&mut sink).await? > 0 {}
+            std::io::Result::Ok(())
+        })
+        .await;
+    });
+}
+
 /// Serves `router` on `listener` until the task is dropped, within `admission`.
 pub(super) async fn serve(listener: TcpListener, router: Router, admission: Admission) {
     let Admission {
@@ -49,6 +79,7 @@ pub(super) async fn serve(listener: TcpListener, router: Router, admission: Admi
     // One permit per open connection, held by its stream (through the upgrade to the end
     // of the WebSocket).
     let open = Arc::new(Semaphore::new(max_open.min(Semaphore::MAX_PERMITS)));
+    let closing = Arc::new(Semaphore::new(MAX_CLOSING));
     let mut last_warned: Option<Instant> = None;
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -62,17 +93,7 @@ pub(super) async fn serve(listener: TcpListener, router: Router, admission: Admi
             }
         };
         let Ok(permit) = open.clone().try_acquire_owned() else {
-            // The answer is all it gets (a write into an empty socket buffer does not
-            // block), then the close; what the client sent so far (its request) is read
-            // and dropped first, as a socket closed with unread data is reset, and a reset
-            // can destroy the client's copy of the answer.
-            let _ = tcp.try_write(BUSY);
-            let mut sink = [0u8; 4096];
-            for _ in 0..4 {
-                if !matches!(tcp.try_read(&mut sink), Ok(n) if n > 0) {
-                    break;
-                }
-            }
+            refuse_busy(tcp, &closing);
             if last_warned.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 last_warned = Some(Instant::now());
                 tracing::warn!(%peer, max_open, "refused a connection: too many open");

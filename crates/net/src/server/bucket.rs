@@ -52,16 +52,6 @@ impl Bucket {
         self.tokens > 0.0
     }
 
-    /// Tokens a second.
-    pub fn rate(&self) -> f64 {
-        self.rate
-    }
-
-    /// Most tokens saved up.
-    pub fn burst(&self) -> f64 {
-        self.burst
-    }
-
     /// Tokens left, as of the last refill.
     #[cfg(test)]
     pub fn tokens(&self) -> f64 {

@@ -425,11 +425,7 @@ async fn read_loop(
 ) {
     let limits = &shared.limits;
     let mut bucket = Bucket::full(limits.ops_per_second, limits.op_burst, Instant::now());
-    let mut edits = Bucket::full(
-        limits.edit_samples_per_second,
-        limits.edit_samples_burst,
-        Instant::now(),
-    );
+
     loop {
         let msg = tokio::select! {
             _ = killed(&mut kill) => return,
@@ -460,9 +456,7 @@ async fn read_loop(
             Ok(ClientMessage::Op { op_id, entry }) => Command::Op {
                 client,
                 op_id,
-                entry: LogEntry::decode(&entry)
-                    .map_err(|e| e.to_string())
-                    .and_then(|e| charge_edit(&mut edits, &shared.field_settings, e, now)),
+                entry: LogEntry::decode(&entry).map_err(|e| e.to_string()),
                 at: now,
             },
             Ok(ClientMessage::BlockOp { op_id, op }) => Command::BlockOp {
@@ -509,46 +503,28 @@ async fn read_loop(
 }
 
 /// Kills the connection after a failed send, unless the failure is only the connection
-/// having closed (the reader ends it then, a client's close counting as leaving).
+/// having closed or the client having gone (a reset, a broken pipe): the reader sees that
+/// too and ends it, a client's close counting as leaving.
 fn send_failed(switch: &Switch, e: axum::Error) {
+    use std::io::ErrorKind;
     use tokio_tungstenite::tungstenite::Error as WsError;
     use tokio_tungstenite::tungstenite::error::ProtocolError;
     let e = e.into_inner();
-    let closed = matches!(
-        e.downcast_ref::<WsError>(),
+    let closed = match e.downcast_ref::<WsError>() {
         Some(
             WsError::ConnectionClosed
-                | WsError::AlreadyClosed
-                | WsError::Protocol(ProtocolError::SendAfterClosing)
-        )
-    );
+            | WsError::AlreadyClosed
+            | WsError::Protocol(ProtocolError::SendAfterClosing),
+        ) => true,
+        Some(WsError::Io(io)) => matches!(
+            io.kind(),
+            ErrorKind::BrokenPipe | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+        ),
+        _ => false,
+    };
     if !closed {
         switch.kill(format!("send failed: {e}"));
     }
-}
-
-/// Charges a terrain op's samples ([`loam_field::edit_samples`]) to the client's edit
-/// budget, or says why it is refused: the budget is spent (an op the field would refuse
-/// anyway passes uncharged, for the ordering thread to refuse with the field's reason).
-fn charge_edit(
-    edits: &mut Bucket,
-    settings: &loam_field::FieldSettings,
-    entry: LogEntry,
-    now: Instant,
-) -> Result<LogEntry, String> {
-    let Ok(samples) = loam_field::edit_samples(settings, &entry.op) else {
-        return Ok(entry);
-    };
-    if samples > 0 && !edits.has_some(now) {
-        return Err(format!(
-            "edit budget spent: terrain ops may cover {} samples a second (burst {}); \
-             this one covers {samples}",
-            edits.rate(),
-            edits.burst()
-        ));
-    }
-    edits.charge(samples as f64);
-    Ok(entry)
 }
 
 /// Stops a catch-up's encoding when dropped: a writer that leaves (killed, or its task

@@ -25,6 +25,7 @@ mod blocks;
 mod bucket;
 mod colliders;
 mod conn;
+mod edit_budget;
 mod frames;
 mod ground;
 mod latency;
@@ -131,13 +132,14 @@ pub struct Limits {
     /// descriptors, which the world store needs too.
     pub max_waiting_connections: usize,
     /// Field samples a client's terrain ops may cover per second on average
-    /// ([`loam_field::edit_samples`]: an op's box, band included); `f64::INFINITY` for no
-    /// limit. Default 2 million (a 1 m dig is 343, an 8 m brush stroke at 60 ops/s some
-    /// 0.6 million a second, a 64 m ball 2.35 million), with a burst of
-    /// `edit_samples_burst`. An op is taken while the client's balance is above zero and
-    /// charged in full, so a large op leaves a debt the client waits out; an op that comes
-    /// while the balance is at or below zero is refused (by op id, with the reason; the
-    /// world unchanged). The message rate counts messages, not work: without this, one
+    /// ([`loam_field::edit_samples`]: an op's box, band included; an undo or redo, the
+    /// samples it changed); `f64::INFINITY` for no limit. Default 2 million (a 1 m dig is
+    /// 343, an 8 m brush stroke at 60 ops/s some 0.6 million a second, a 64 m ball 2.35
+    /// million), with a burst of `edit_samples_burst`. An op is taken while the client's
+    /// balance is above zero and charged in full, so a large op leaves a debt the client
+    /// waits out; an op that comes while the balance is at or below zero is refused (by op
+    /// id, with the reason; the world unchanged). The balance is the client's (by id), not
+    /// its connection's: reconnecting does not refill it (`edit_budget.rs`). The message rate counts messages, not work: without this, one
     /// client sending 10 balls of 64 m a second (far under the rate) stalled everyone's
     /// ops for a minute and grew the world file by 145 MB (a fresh-user trial).
     pub edit_samples_per_second: f64,
@@ -330,9 +332,6 @@ pub(crate) struct Shared {
     /// The ordering thread's [`order::Order::resume_secret`]: a client resuming with its
     /// key is let in past [`Limits::max_clients`] (it replaces its own connection).
     pub resume_secret: [u8; 32],
-    /// The served field's settings (voxel size, band): what an op's edit samples are
-    /// counted with ([`Limits::edit_samples_per_second`]).
-    pub field_settings: loam_field::FieldSettings,
     /// Catch-up encodings running at once, all connections together: at most one per CPU,
     /// so that many clients moving at once queue their encodings instead of taking every
     /// core from the ordering thread ([`frames::CatchUpJob::encode`]).
@@ -369,7 +368,6 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         .await
         .map_err(|e| NetError::ServerStopped(e.to_string()))??;
     let resume_secret = order.resume_secret;
-    let field_settings = *order.field.settings();
     let (tx, rx) = mpsc::channel(4096);
     let (stop_tx, stop_rx) = watch::channel(None);
     let thread = std::thread::Builder::new()
@@ -390,7 +388,6 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
         active: AtomicUsize::new(0),
         next_conn: AtomicU64::new(1),
         resume_secret,
-        field_settings,
         encodes: Arc::new(tokio::sync::Semaphore::new(
             std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
         )),

@@ -224,6 +224,8 @@ pub(crate) struct Order {
     /// The catch-up budgets of clients that left, until they refill: a client that comes
     /// back with its resume key takes its own up again (reconnecting does not refill it).
     pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<super::bucket::Bucket>>>,
+    /// Each client's edit budget (`edit_budget.rs`).
+    pub(super) edit_budgets: super::edit_budget::EditBudgets,
     pub(super) bake_every: u64,
     pub(super) baked: u64,
     pub(super) peers: BTreeMap<u64, Peer>,
@@ -393,6 +395,10 @@ impl Order {
                 cfg.limits.catch_up_burst_bytes,
             ),
             spent_budgets: BTreeMap::new(),
+            edit_budgets: super::edit_budget::EditBudgets::new(
+                cfg.limits.edit_samples_per_second,
+                cfg.limits.edit_samples_burst,
+            ),
             bake_every: cfg.bake_every_ops,
             baked: loaded.last_seq,
             peers: BTreeMap::new(),
@@ -593,6 +599,13 @@ impl Order {
             Err(why) => return self.refuse(client, op_id, why),
         };
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
+        // An op the field refuses is refused below with the field's reason, uncharged.
+        let samples = loam_field::edit_samples(self.field.settings(), &entry.op).ok();
+        let now = Instant::now();
+        let known = if reverts { None } else { samples };
+        if let Err(why) = self.edit_budgets.admit(client, known, now) {
+            return self.refuse(client, op_id, why);
+        }
         let stroke = match (&entry.op, self.open) {
             (EditOp::Undo { stroke } | EditOp::Redo { stroke }, _) => *stroke,
             (_, Some((c, s, g))) if c == client && s == entry.stroke => g,
@@ -604,6 +617,12 @@ impl Order {
         };
         self.open = (!reverts).then_some((client, entry.stroke, stroke));
         let changed = outcome.changed;
+        let cost = if reverts {
+            changed.map_or(0, |b| b.volume())
+        } else {
+            samples.unwrap_or(0)
+        };
+        self.edit_budgets.charge(client, cost, now);
         let may_cut = super::blocks::may_cut(&entry.op);
         self.accept_terrain(client, op_id, stroke, entry.op, &outcome);
         if let Some(changed) = changed {

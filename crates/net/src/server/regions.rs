@@ -394,6 +394,7 @@ impl Order {
         self.cut_loose();
         self.start_steps();
         let now = Instant::now();
+        self.edit_budgets.prune(now);
         let mut dead = Vec::new();
         for (&id, p) in &mut self.peers {
             if p.informed < self.released && now.duration_since(p.informed_at) >= SEQ_EVERY {
