@@ -144,15 +144,13 @@ impl Piece {
         (lo, hi)
     }
 
-    /// Whether every one of its blocks has its centre at least half its edge inside the
-    /// ground (value < −edge / 2) at the current pose: terrain was built over it. The
-    /// margin keeps a block resting on the ground, whose collider (a mesh of the field)
-    /// may lie a little below the field's surface on a ridge, from counting as buried.
-    pub(crate) fn buried(&self, ground: &dyn Ground) -> bool {
+    /// Whether every one of its blocks has its centre at least `edges` of its edge inside
+    /// the ground (value < −edges · edge) at the current pose.
+    pub(crate) fn inside(&self, ground: &dyn Ground, edges: f64) -> bool {
         self.blocks.iter().all(|b| {
-            let h = b.pos.size.edge() / 2.0;
-            let c = self.local_min(b.pos).map(|m| m + h);
-            f64::from(ground.value(self.to_world(c))) < -h
+            let e = b.pos.size.edge();
+            let c = self.local_min(b.pos).map(|m| m + e / 2.0);
+            f64::from(ground.value(self.to_world(c))) < -edges * e
         })
     }
 

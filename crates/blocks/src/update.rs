@@ -15,6 +15,7 @@ use loam_physics::{FixedId, HitTarget, PhysicsWorld};
 use crate::block::{BlockId, BlockPos};
 use crate::damage::{break_energy, impact_energy};
 use crate::error::BlockError;
+use crate::ground::Ground;
 use crate::pieces::{PieceId, PieceState, SavedPose};
 use crate::world::{BlockWorld, Changes};
 
@@ -77,6 +78,37 @@ impl BlockWorld {
     ) -> Result<StepReport, BlockError> {
         physics.step(dt_seconds)?;
         self.update(physics)
+    }
+
+    /// Removes the falling pieces that sank into the ground: every block's centre a whole
+    /// edge or more inside it (value < −edge). Terrain built over part of a piece (not
+    /// enough to bury it, [`Self::terrain_changed`]) leaves its centre under the surface
+    /// collider, a surface solid on neither side, and it sinks through it down to
+    /// [`crate::BlockSettings::fall_limit_y`], asking for a collider of every chunk on its
+    /// way; nothing at rest on the ground or falling through air is that deep. What rested
+    /// on a removed piece falls as after any removal. Call after each step, with the ground
+    /// the colliders are built from. Returns what changed (the pieces removed, ascending).
+    ///
+    /// # Errors
+    /// [`BlockError::Physics`] only if the physics world is not the one this world uses.
+    pub fn bury_sunken(
+        &mut self,
+        physics: &mut PhysicsWorld,
+        ground: &dyn Ground,
+    ) -> Result<Changes, BlockError> {
+        let sunk: Vec<PieceId> = self
+            .pieces
+            .values()
+            .filter(|p| matches!(p.state, PieceState::Falling) && p.inside(ground, 1.0))
+            .map(|p| p.id)
+            .collect();
+        let mut changes = Changes::default();
+        let mut seeds = Vec::new();
+        for id in sunk {
+            seeds.extend(self.remove_piece(physics, id, &mut changes));
+        }
+        self.collapse(physics, seeds, &mut changes)?;
+        Ok(changes)
     }
 
     /// Reads the physics world after a step (call it after every [`PhysicsWorld::step`]

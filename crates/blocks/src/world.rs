@@ -317,7 +317,9 @@ impl BlockWorld {
             .update_ground(ground, region, self.settings.ground_probe);
         let mut changes = Changes::default();
         for id in self.pieces_in(physics, region)? {
-            if self.pieces.get(&id).is_some_and(|p| p.buried(ground)) {
+            // Half an edge: a block resting on a ridge, where the collider (a mesh of the
+            // field) lies a little under the field's surface, is not covered.
+            if self.pieces.get(&id).is_some_and(|p| p.inside(ground, 0.5)) {
                 lost.extend(self.remove_piece(physics, id, &mut changes));
             }
         }

@@ -336,3 +336,44 @@ fn a_pile_in_a_hollow_comes_to_rest() {
     assert!(most.unwrap() >= 20, "no pile: {most:?}");
     assert!(at.iter().all(|p| p[1] > 30.0), "one fell through");
 }
+
+/// A falling piece that sank a whole edge into the ground (here: no collider under
+/// analytic ground solid below y = 0, as under terrain built over part of a piece) is
+/// taken out by `bury_sunken`, the first step its every block's centre is 1 m deep; one
+/// resting on a floor at the ground's surface never is.
+#[test]
+fn a_piece_sunk_into_the_ground_is_taken_out() {
+    let mut bare = loam_physics::PhysicsWorld::new(PhysicsSettings::default()).unwrap();
+    let mut w = block_world();
+    let sinking = w
+        .place(&mut bare, &flat, full(0, 2, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    let mut removed_at = None;
+    for f in 0..240 {
+        w.step(&mut bare, DT).unwrap();
+        let centre = f64::from(w.piece(sinking).unwrap().pose.position[1]) + 0.5;
+        let c = w.bury_sunken(&mut bare, &flat).unwrap();
+        if !c.removed_pieces.is_empty() {
+            assert_eq!(c.removed_pieces, vec![sinking]);
+            assert!(centre < -1.0 && centre > -1.5, "taken out at {centre}");
+            removed_at = Some(f);
+            break;
+        }
+        assert!(centre >= -1.0, "still there at {centre}");
+    }
+    assert!(removed_at.is_some() && w.piece(sinking).is_none());
+
+    // On the floor, at the ground's surface: never.
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    let resting = w
+        .place(&mut physics, &flat, full(0, 2, 0), stone())
+        .unwrap()
+        .new_pieces[0];
+    for _ in 0..240 {
+        w.step(&mut physics, DT).unwrap();
+        assert!(w.bury_sunken(&mut physics, &flat).unwrap().is_empty());
+    }
+    assert!(w.piece(resting).is_some());
+}

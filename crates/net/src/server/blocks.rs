@@ -122,7 +122,8 @@ fn step_once(
     }
     colliders.refresh(physics, field);
     let dt = physics.settings().timestep;
-    world.step(physics, dt).map(|_| ())
+    world.step(physics, dt)?;
+    world.bury_sunken(physics, &FieldGround(field)).map(|_| ())
 }
 
 pub(super) fn terrain_changed(

@@ -92,7 +92,10 @@ impl Order {
         }
         let start = Instant::now();
         let dt = self.physics.settings().timestep;
-        if self.blocks.step(&mut self.physics, dt).is_err() {
+        let ground = loam_blocks::FieldGround(&self.field);
+        if self.blocks.step(&mut self.physics, dt).is_err()
+            || self.blocks.bury_sunken(&mut self.physics, &ground).is_err()
+        {
             return self.end_steps();
         }
         s.done += 1;
