@@ -5,6 +5,7 @@ mod util;
 mod bricks;
 mod cases;
 mod codec;
+mod edit_samples;
 mod edits;
 mod generator;
 mod generator_cache;

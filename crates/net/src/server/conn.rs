@@ -1,5 +1,5 @@
 //! One WebSocket connection: the handshake, then a reader (limits, decoding, commands to the
-//! ordering thread) and a writer (the client's outbox to the socket).
+//! ordering thread) and a writer (the client's outbox to the socket, `send.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use crate::protocol::{
 };
 
 /// Frames the writer sends in one go before flushing.
-const WRITE_BATCH: usize = 256;
+pub(super) const WRITE_BATCH: usize = 256;
 /// Bytes of a hello's name that are kept.
 const MAX_NAME: usize = 64;
 /// Largest region (bricks) a resuming client may claim.
@@ -52,10 +52,10 @@ impl PeerLink {
 /// The switch that closes a connection with a reason: the ordering thread's (through
 /// [`PeerLink`]), the reader's and the writer's; the first reason given wins.
 #[derive(Clone)]
-struct Switch(Arc<watch::Sender<Option<String>>>);
+pub(super) struct Switch(pub(super) Arc<watch::Sender<Option<String>>>);
 
 impl Switch {
-    fn kill(&self, reason: impl Into<String>) {
+    pub(super) fn kill(&self, reason: impl Into<String>) {
         let reason = reason.into();
         self.0.send_if_modified(|r| {
             if r.is_none() {
@@ -69,7 +69,7 @@ impl Switch {
 }
 
 /// Resolves once the connection is to close (the guard `wait_for` returns is not `Send`).
-async fn killed(kill: &mut watch::Receiver<Option<String>>) {
+pub(super) async fn killed(kill: &mut watch::Receiver<Option<String>>) {
     let _ = kill.wait_for(|r| r.is_some()).await;
 }
 
@@ -108,7 +108,7 @@ fn version_refusal(client: u64) -> Refusal {
     )
 }
 
-fn close_frame(reason: &str) -> Message {
+pub(super) fn close_frame(reason: &str) -> Message {
     let mut end = reason.len().min(120);
     while !reason.is_char_boundary(end) {
         end -= 1;
@@ -368,7 +368,7 @@ pub(crate) async fn run(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr
         )
         .await;
     };
-    let mut writer = tokio::spawn(write_loop(
+    let mut writer = tokio::spawn(super::send::write_loop(
         sink,
         rx,
         link.queued.clone(),
@@ -502,213 +502,9 @@ async fn read_loop(
     }
 }
 
-/// Kills the connection after a failed send, unless the failure is only the connection
-/// having closed or the client having gone (a reset, a broken pipe): the reader sees that
-/// too and ends it, a client's close counting as leaving.
-fn send_failed(switch: &Switch, e: axum::Error) {
-    use std::io::ErrorKind;
-    use tokio_tungstenite::tungstenite::Error as WsError;
-    use tokio_tungstenite::tungstenite::error::ProtocolError;
-    let e = e.into_inner();
-    let closed = match e.downcast_ref::<WsError>() {
-        Some(
-            WsError::ConnectionClosed
-            | WsError::AlreadyClosed
-            | WsError::Protocol(ProtocolError::SendAfterClosing),
-        ) => true,
-        Some(WsError::Io(io)) => matches!(
-            io.kind(),
-            ErrorKind::BrokenPipe | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
-        ),
-        _ => false,
-    };
-    if !closed {
-        switch.kill(format!("send failed: {e}"));
-    }
-}
-
-/// Stops a catch-up's encoding when dropped: a writer that leaves (killed, or its task
-/// dropped) does not leave the encoding running on a blocking thread.
-struct StopOnDrop(Arc<std::sync::atomic::AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Sends the outbox's frames in batches until the connection is killed; a send that fails
-/// (the socket reset, or tungstenite's capped write buffer full: the client takes nothing,
-/// not even the pongs to its pings) kills it with the error, so that the client's slot is
-/// freed at once rather than when its outbox fills or TCP gives up. Ends with the
-/// `Disconnect` and close frame, which a failed connection may not take.
-async fn write_loop<S>(
-    mut sink: S,
-    mut rx: mpsc::Receiver<Frame>,
-    queued: Arc<AtomicUsize>,
-    (switch, mut kill): (Switch, watch::Receiver<Option<String>>),
-    encodes: Arc<tokio::sync::Semaphore>,
-) where
-    S: futures_util::Sink<Message, Error = axum::Error> + Unpin,
-{
-    'frames: loop {
-        let frame = tokio::select! {
-            biased;
-            _ = killed(&mut kill) => break,
-            frame = rx.recv() => match frame {
-                Some(f) => f,
-                None => break,
-            },
-        };
-        let mut next = Some(frame);
-        let mut fed = 0;
-        while let Some(frame) = next.take() {
-            queued.fetch_sub(frame.len(), Ordering::Relaxed);
-            match frame {
-                Frame::Ready(b) => {
-                    if let Err(e) = sink.feed(Message::Binary(b)).await {
-                        send_failed(&switch, e);
-                        break 'frames;
-                    }
-                    fed += 1;
-                }
-                // Encoded off the ordering thread; what was queued after it waits for it.
-                Frame::CatchUp(job) => {
-                    let cancel = job.cancel.clone();
-                    let _stop = StopOnDrop(cancel);
-                    let permit = tokio::select! {
-                        biased;
-                        _ = killed(&mut kill) => break 'frames,
-                        p = encodes.clone().acquire_owned() => match p {
-                            Ok(p) => p,
-                            Err(_) => {
-                                switch.kill("the server is stopping");
-                                break 'frames;
-                            }
-                        },
-                    };
-                    let encode = tokio::task::spawn_blocking(move || {
-                        let _permit = permit;
-                        job.encode()
-                    });
-                    let messages = tokio::select! {
-                        biased;
-                        _ = killed(&mut kill) => break 'frames,
-                        m = encode => match m {
-                            Ok(m) => m,
-                            Err(e) => {
-                                switch.kill(format!("a catch-up's encoding failed: {e}"));
-                                break 'frames;
-                            }
-                        },
-                    };
-                    for m in messages {
-                        if let Err(e) = sink.feed(Message::Binary(m)).await {
-                            send_failed(&switch, e);
-                            break 'frames;
-                        }
-                        fed += 1;
-                    }
-                }
-            }
-            if fed < WRITE_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
-        if let Err(e) = sink.flush().await {
-            send_failed(&switch, e);
-            break;
-        }
-    }
-    let reason = kill
-        .borrow()
-        .clone()
-        .unwrap_or_else(|| "the server is closing".into());
-    let bye = ServerMessage::Disconnect {
-        reason: reason.clone(),
-    };
-    let _ = sink.send(Message::Binary(bye.encode().into())).await;
-    let _ = sink.send(close_frame(&reason)).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A sink that takes `ok` messages, then fails every send with tungstenite's "write
-    /// buffer full" (a client that takes nothing).
-    struct FailingSink {
-        ok: usize,
-        taken: Vec<Message>,
-    }
-
-    impl futures_util::Sink<Message> for FailingSink {
-        type Error = axum::Error;
-        fn poll_ready(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Result<(), Self::Error>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-        fn start_send(mut self: std::pin::Pin<&mut Self>, m: Message) -> Result<(), Self::Error> {
-            use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
-            if self.taken.len() == self.ok {
-                let full = WsError::WriteBufferFull(Box::new(WsMessage::Binary(Bytes::new())));
-                return Err(axum::Error::new(full));
-            }
-            self.taken.push(m);
-            Ok(())
-        }
-        fn poll_flush(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Result<(), Self::Error>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-        fn poll_close(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Result<(), Self::Error>> {
-            std::task::Poll::Ready(Ok(()))
-        }
-    }
-
-    /// A send that fails closes the connection with the error (the reader and the ordering
-    /// thread see the reason and the client's slot is freed), where the writer used to end
-    /// silently and leave the client joined until its outbox filled.
-    #[tokio::test]
-    async fn a_failed_send_kills_the_connection_with_the_error() {
-        let (kill_tx, kill_rx) = watch::channel(None);
-        let switch = Switch(Arc::new(kill_tx));
-        let (tx, rx) = mpsc::channel(8);
-        for i in 0..3u8 {
-            tx.send(Frame::Ready(Bytes::from(vec![i]))).await.unwrap();
-        }
-        let mut sink = FailingSink {
-            ok: 2,
-            taken: Vec::new(),
-        };
-        let encodes = Arc::new(tokio::sync::Semaphore::new(1));
-        let queued = Arc::new(AtomicUsize::new(3));
-        write_loop(&mut sink, rx, queued, (switch, kill_rx.clone()), encodes).await;
-        let why = kill_rx.borrow().clone();
-        assert_eq!(
-            why.as_deref(),
-            Some("send failed: Write buffer is full"),
-            "the reason"
-        );
-        // The two frames sent before the failure, nothing after it (the goodbye failed too).
-        assert_eq!(
-            sink.taken,
-            vec![
-                Message::Binary(Bytes::from(vec![0u8])),
-                Message::Binary(Bytes::from(vec![1u8]))
-            ]
-        );
-        // The writer ended (its end of the outbox dropped) though the outbox was open.
-        assert!(tx.is_closed());
-    }
-
     /// Refusals of a viewer name the bad number readably, however large.
     #[test]
     fn viewer_refusals_name_the_number() {

@@ -35,6 +35,7 @@ mod order;
 mod presence;
 mod regions;
 mod resume;
+mod send;
 mod steps;
 mod writer;
 
