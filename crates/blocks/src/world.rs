@@ -291,8 +291,8 @@ impl BlockWorld {
     /// The terrain changed in `region` (a dig or build; see [`WorldBox::from_samples`]):
     /// looks at the ground again under the blocks there, and drops what lost its support.
     /// A piece there whose every block has its centre inside the ground now, by half its
-    /// edge or more (terrain built over rubble or a falling piece), is buried: removed, as a piece that fell below
-    /// [`crate::BlockSettings::fall_limit_y`] is. Left in, it would sink through the
+    /// edge or more (terrain built over rubble or a falling piece), is buried: removed, as a
+    /// piece that fell below [`crate::BlockSettings::fall_limit_y`] is. Left in, it would sink through the
     /// ground (a terrain collider is a surface, solid on neither side) down to that
     /// limit, asking for the collider of every chunk on the way. Which pieces are buried
     /// depends on where they are when the change comes: a replay that applies a terrain op
@@ -333,16 +333,29 @@ impl BlockWorld {
         physics: &PhysicsWorld,
         region: WorldBox,
     ) -> Result<Vec<PieceId>, BlockError> {
-        let centre = [0, 1, 2].map(|i| ((region.min[i] + region.max[i]) * 0.5) as f32);
-        // At least a millimetre: the query wants a box of some size.
-        let half = [0, 1, 2].map(|i| (((region.max[i] - region.min[i]) * 0.5) as f32).max(1e-3));
-        let mut ids: Vec<PieceId> = physics
-            .dynamic_bodies_in_box(centre, half)?
+        let mut ids: Vec<PieceId> = self
+            .piece_bodies_in(physics, region.min, region.max)?
             .into_iter()
             .filter_map(|b| self.by_body.get(&b).copied())
             .collect();
         ids.sort();
         Ok(ids)
+    }
+
+    /// The bodies of pieces with a part in the box `lo..=hi` (metres; the physics world's
+    /// broad phase), ascending by body.
+    fn piece_bodies_in(
+        &self,
+        physics: &PhysicsWorld,
+        lo: [f64; 3],
+        hi: [f64; 3],
+    ) -> Result<Vec<BodyId>, loam_physics::PhysicsError> {
+        let centre = [0, 1, 2].map(|i| ((lo[i] + hi[i]) * 0.5) as f32);
+        // At least a millimetre: the query wants a box of some size.
+        let half = [0, 1, 2].map(|i| (((hi[i] - lo[i]) * 0.5) as f32).max(1e-3));
+        let mut bodies = physics.dynamic_bodies_in_box(centre, half)?;
+        bodies.retain(|b| self.by_body.contains_key(b));
+        Ok(bodies)
     }
 
     /// The nearest block (held or in a piece) that the ray meets within `max_distance`
@@ -422,13 +435,9 @@ impl BlockWorld {
     /// before its first step, and would be put to sleep again where it hangs.
     pub(crate) fn wake_around(&self, physics: &mut PhysicsWorld, lo: [f64; 3], hi: [f64; 3]) {
         let g = self.settings.ground_probe;
-        let centre = [0, 1, 2].map(|i| ((lo[i] + hi[i]) * 0.5) as f32);
-        let half = [0, 1, 2].map(|i| ((hi[i] - lo[i]) * 0.5 + g) as f32);
-        if let Ok(bodies) = physics.dynamic_bodies_in_box(centre, half) {
+        if let Ok(bodies) = self.piece_bodies_in(physics, lo.map(|v| v - g), hi.map(|v| v + g)) {
             for b in bodies {
-                if self.by_body.contains_key(&b) {
-                    physics.wake_body(b);
-                }
+                physics.wake_body(b);
             }
         }
     }

@@ -71,10 +71,7 @@ fn a_block_resting_only_on_rubble_falls_when_the_rubble_moves_away() {
 fn rubble_that_is_nudged_but_stays_keeps_what_rests_on_it() {
     let mut physics = physics_with_floor(PhysicsSettings::default());
     let mut w = block_world();
-    let rubble = w
-        .place(&mut physics, &flat, full(0, 2, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let rubble = drop_block(&mut w, &mut physics, full(0, 2, 0));
     settle(&mut w, &mut physics, 300);
     let top = full(0, 1, 0);
     assert!(
@@ -137,10 +134,7 @@ fn pieces_report_landing_impacts() {
     let mut physics = physics_with_floor(PhysicsSettings::default());
     let mut w = block_world();
     // Dropped from 2 m: lands at about √(2 · 9.81 · 2) = 6.3 m/s.
-    let piece = w
-        .place(&mut physics, &flat, full(0, 2, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let piece = drop_block(&mut w, &mut physics, full(0, 2, 0));
     let reports = run(&mut w, &mut physics, 60);
     let impacts: Vec<_> = reports.iter().flat_map(|r| r.impacts.clone()).collect();
     assert!(!impacts.is_empty());
@@ -161,20 +155,11 @@ fn restored_rubble_falls_when_its_support_goes_before_the_first_step() {
     let mut physics = physics_with_floor(PhysicsSettings::default());
     let mut w = block_world();
     // A on the floor, B on A; a held block with C on it.
-    let a = w
-        .place(&mut physics, &flat, full(0, 2, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let a = drop_block(&mut w, &mut physics, full(0, 2, 0));
     settle(&mut w, &mut physics, 300);
-    let b = w
-        .place(&mut physics, &flat, full(0, 4, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let b = drop_block(&mut w, &mut physics, full(0, 4, 0));
     build(&mut w, &mut physics, &[full(4, 0, 0)], stone());
-    let c = w
-        .place(&mut physics, &flat, full(4, 3, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let c = drop_block(&mut w, &mut physics, full(4, 3, 0));
     // D on a held column of two, whose top block will detach as a piece.
     build(
         &mut w,
@@ -182,10 +167,7 @@ fn restored_rubble_falls_when_its_support_goes_before_the_first_step() {
         &[full(8, 0, 0), full(8, 1, 0)],
         stone(),
     );
-    let d = w
-        .place(&mut physics, &flat, full(8, 4, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let d = drop_block(&mut w, &mut physics, full(8, 4, 0));
     settle(&mut w, &mut physics, 600);
     assert!((lowest_corner(&w, b) - 1.0).abs() < 0.05);
     assert!((lowest_corner(&w, c) - 1.0).abs() < 0.05);
@@ -220,23 +202,12 @@ fn rubble_that_terrain_is_built_over_is_buried() {
     use loam_blocks::WorldBox;
     let mut physics = physics_with_floor(PhysicsSettings::default());
     let mut w = block_world();
-    let a = w
-        .place(&mut physics, &flat, full(0, 3, 0), stone())
-        .unwrap()
-        .new_pieces[0];
-    let b = w
-        .place(&mut physics, &flat, full(5, 3, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let a = drop_block(&mut w, &mut physics, full(0, 3, 0));
+    let b = drop_block(&mut w, &mut physics, full(5, 3, 0));
     settle(&mut w, &mut physics, 300);
     // A block resting only on rubble `a`.
     let top = full(0, 1, 0);
-    assert!(
-        w.place(&mut physics, &flat, top, stone())
-            .unwrap()
-            .new_pieces
-            .is_empty()
-    );
+    build(&mut w, &mut physics, &[top], stone());
     assert!(w.store().get(top).unwrap().on_rubble);
 
     // The ground raised to 0.9 m west of x = 3 (`a`'s centre, 0.5 m up, 0.4 m under it,
@@ -298,7 +269,7 @@ fn rubble_that_terrain_is_built_over_is_buried() {
 /// minutes after the last op (a fresh-user trial).
 #[test]
 fn a_pile_in_a_hollow_comes_to_rest() {
-    use loam_blocks::{BlockSize, FieldGround, field_collider};
+    use loam_blocks::field_collider;
     use loam_field::{CaveSettings, Field, FieldSettings, Generator, NoiseTerrainSettings};
     let caves = CaveSettings {
         enabled: false,
@@ -318,11 +289,7 @@ fn a_pile_in_a_hollow_comes_to_rest() {
     let mut w = block_world();
     for i in 0..10 {
         for j in 0..10 {
-            let pos = loam_blocks::BlockPos::new(BlockSize::Full, [3 + i * 5, 80, 3 + j * 5]);
-            let c = w
-                .place(&mut physics, &FieldGround(&field), pos.unwrap(), stone())
-                .unwrap();
-            assert_eq!(c.new_pieces.len(), 1);
+            drop_block(&mut w, &mut physics, full(3 + i * 5, 80, 3 + j * 5));
         }
     }
     settle(&mut w, &mut physics, 15 * 60);
@@ -345,10 +312,7 @@ fn a_pile_in_a_hollow_comes_to_rest() {
 fn a_piece_sunk_into_the_ground_is_taken_out() {
     let mut bare = loam_physics::PhysicsWorld::new(PhysicsSettings::default()).unwrap();
     let mut w = block_world();
-    let sinking = w
-        .place(&mut bare, &flat, full(0, 2, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let sinking = drop_block(&mut w, &mut bare, full(0, 2, 0));
     let mut removed_at = None;
     for f in 0..240 {
         w.step(&mut bare, DT).unwrap();
@@ -367,10 +331,7 @@ fn a_piece_sunk_into_the_ground_is_taken_out() {
     // On the floor, at the ground's surface: never.
     let mut physics = physics_with_floor(PhysicsSettings::default());
     let mut w = block_world();
-    let resting = w
-        .place(&mut physics, &flat, full(0, 2, 0), stone())
-        .unwrap()
-        .new_pieces[0];
+    let resting = drop_block(&mut w, &mut physics, full(0, 2, 0));
     for _ in 0..240 {
         w.step(&mut physics, DT).unwrap();
         assert!(w.bury_sunken(&mut physics, &flat).unwrap().is_empty());

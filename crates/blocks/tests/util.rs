@@ -78,6 +78,14 @@ pub fn build(w: &mut BlockWorld, physics: &mut PhysicsWorld, cells: &[BlockPos],
     }
 }
 
+/// Places a stone block at `pos` in the air over flat ground: it falls at once, as one
+/// piece, whose id this returns.
+pub fn drop_block(w: &mut BlockWorld, physics: &mut PhysicsWorld, pos: BlockPos) -> PieceId {
+    let c = w.place(physics, &flat, pos, stone()).unwrap();
+    assert_eq!(c.new_pieces.len(), 1, "{pos:?} did not fall alone: {c:?}");
+    c.new_pieces[0]
+}
+
 /// Steps `frames` 60 Hz frames, returning every report.
 pub fn run(w: &mut BlockWorld, physics: &mut PhysicsWorld, frames: usize) -> Vec<StepReport> {
     (0..frames).map(|_| w.step(physics, DT).unwrap()).collect()

@@ -420,24 +420,18 @@ fn step_blocks(
         blocks.sim_time += f64::from(dt);
         return;
     }
-    let mut report = match blocks.world.step(&mut physics.world, dt) {
+    let report = match blocks.world.step(&mut physics.world, dt) {
         Ok(r) => r,
         Err(e) => {
             warn!("block physics step failed: {e}");
             return;
         }
     };
-    // Pieces sunk into the ground (terrain built over part of one) are taken out.
-    match blocks
-        .world
-        .bury_sunken(&mut physics.world, &FieldGround(world.world.field()))
-    {
-        Ok(c) => {
-            report.changes.removed_pieces.extend(c.removed_pieces);
-            report.changes.new_pieces.extend(c.new_pieces);
-            report.changes.broken.extend(c.broken);
-        }
-        Err(e) => warn!("block physics step failed: {e}"),
+    // Pieces sunk into the ground (terrain built over part of one) are taken out (nothing
+    // breaks: what they held up falls).
+    let ground = FieldGround(world.world.field());
+    if let Err(e) = blocks.world.bury_sunken(&mut physics.world, &ground) {
+        warn!("block physics step failed: {e}");
     }
     blocks.sim_time += f64::from(dt);
     for imp in &report.impacts {

@@ -64,6 +64,13 @@ impl Bucket {
         self.tokens >= self.burst
     }
 
+    /// Refills up to `now`, then takes `n` tokens as [`Bucket::charge`] does: a cost known
+    /// as it happens, which cannot bank more than the burst before it.
+    pub fn charge_at(&mut self, n: f64, now: Instant) {
+        self.refill(now);
+        self.charge(n);
+    }
+
     /// Takes `n` tokens, going into debt if there are fewer: [`Bucket::has_some`] is false
     /// until the debt is repaid at `rate`. (For costs known only afterwards.)
     pub fn charge(&mut self, n: f64) {

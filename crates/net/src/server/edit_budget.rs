@@ -67,9 +67,7 @@ impl EditBudgets {
             .spent
             .entry(client)
             .or_insert_with(|| Bucket::full(rate, burst, now));
-        // Refilled up to now before the charge.
-        b.has_some(now);
-        b.charge(samples as f64);
+        b.charge_at(samples as f64, now);
     }
 
     /// Forgets the budgets that have refilled (at most once a tick: a few hundred clients).

@@ -70,8 +70,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
                 let now = Instant::now();
                 // Topped up to now first: a read after an idle spell is charged against a
                 // full bucket, never more than the burst.
-                this.budget.has_some(now);
-                this.budget.charge(n as f64);
+                this.budget.charge_at(n as f64, now);
                 if n > 0 && !this.budget.has_some(now) {
                     this.tripped = true;
                     return Poll::Ready(Err(io::Error::other(format!(
