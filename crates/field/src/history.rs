@@ -1,17 +1,37 @@
 //! Strokes, undo and redo: per-stroke sample deltas, bounded by a memory budget.
 //!
 //! A stroke groups the ops of one held button. For every sample a stroke changes, the history
-//! keeps its value and material from before the stroke (the first time the stroke touches
-//! it), per brick, not whole bricks. Undo writes those back and keeps what it overwrote, so a
-//! redo writes that again. Undo and redo are ops themselves ([`EditOp::Undo`],
-//! [`EditOp::Redo`]), applied in log order, so a replay of the log through a history gives
-//! the live result bit for bit.
+//! keeps, per brick (not whole bricks), its value and material from before the stroke (the
+//! first time the stroke touches it) and the value and material the stroke left it at (its
+//! last write there). Undo and redo are ops themselves ([`EditOp::Undo`], [`EditOp::Redo`]),
+//! applied in log order, so a replay of the log through a history gives the live result bit
+//! for bit.
 //!
-//! Undo restores the stroke's samples even where a later op changed them again (the later
-//! op's change is lost there); where no later op touched them, the result equals a replay
-//! without the stroke.
+//! # The rule: a sample shows its newest done stroke
+//!
+//! Undo and redo never overwrite a later stroke's work, whoever made it (in multiplayer, the
+//! stroke of another player). After any sequence of strokes, undos and redos, every sample a
+//! kept stroke touched holds
+//!
+//! - the value the *newest stroke still done* that touched it left it at, or
+//! - when every stroke that touched it is undone, its value from before the oldest of them.
+//!
+//! So undoing stroke A writes only the samples of A that no newer done stroke touched, each
+//! back to what the next older done stroke left there (or to the value from before them all);
+//! a sample another player dug after A keeps that player's value. Redoing A writes A's values
+//! back where no newer done stroke touched the sample. Undoing every stroke, in any order,
+//! gives back the field from before them bit for bit; redoing them all gives back the field
+//! they made. Where strokes do not overlap, undo equals a replay of the log without the
+//! stroke. Where they do, a newer stroke keeps the values it wrote, which were computed over
+//! the older stroke's (a build over a crater that is then undone keeps its own shape, not the
+//! shape it would have had on the untouched ground): the rule works on samples, not on ops.
+//!
+//! Strokes read back from a history written before the values left were kept (their
+//! `after` map held only what an undo overwrote) take the value left from the next stroke
+//! that touched the sample, or from the field.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::sync::Arc;
 
 use imbl::Vector;
@@ -91,10 +111,13 @@ enum State {
 struct Stroke {
     id: u64,
     state: State,
-    /// Values from before the stroke.
+    /// Values from before the stroke (the first time it touched each sample).
     before: BTreeMap<BrickKey, BrickDelta>,
-    /// What the last undo overwrote (for redo).
+    /// Values the stroke left each sample at (its last write there): what a redo writes, and
+    /// what an undo of a newer stroke goes back to. (Histories written before this held only
+    /// what an undo overwrote here; see [`Stroke::left`].)
     after: BTreeMap<BrickKey, BrickDelta>,
+    /// Entries in `before` and `after` together (the memory budget counts them).
     samples: usize,
 }
 
@@ -285,14 +308,19 @@ impl History {
                         samples: 0,
                     }));
                 }
+                let grid = crate::Quant::new(field.settings.band());
                 let s = Arc::make_mut(self.strokes.back_mut().expect("the open stroke"));
                 let before = s.samples;
                 for w in &plan.writes {
                     let (key, local) = w.pos.brick();
-                    let delta = s.before.entry(key).or_default();
                     let i = brick_index(local) as u16;
-                    if let std::collections::btree_map::Entry::Vacant(e) = delta.entry(i) {
+                    if let Entry::Vacant(e) = s.before.entry(key).or_default().entry(i) {
                         e.insert(w.old);
+                        s.samples += 1;
+                    }
+                    // The value as the commit stores it (on the grid).
+                    let left = (grid.quantize(f64::from(w.new.0)), w.new.1);
+                    if s.after.entry(key).or_default().insert(i, left).is_none() {
                         s.samples += 1;
                     }
                 }
@@ -304,6 +332,9 @@ impl History {
         }
     }
 
+    /// Undoes stroke `id` by [the rule](self): each of its samples that no newer done stroke
+    /// touched goes back to the value the next older done stroke left there, or to the value
+    /// from before them all.
     fn undo(
         &mut self,
         field: &mut Field,
@@ -314,17 +345,24 @@ impl History {
         if self.open == Some(id) {
             self.open = None;
         }
+        // A stroke read back from an older history keeps no values left: take them now,
+        // while it is still done, so that a redo has them.
+        let missing = self.values_left_missing(field, i);
         let s = Arc::make_mut(&mut self.strokes[i]);
-        let (writes, after) = restore(field, &s.before);
-        self.used += after.values().map(BTreeMap::len).sum::<usize>() * BYTES_PER_SAMPLE;
-        s.samples += after.values().map(BTreeMap::len).sum::<usize>();
-        s.after = after;
+        for (key, index, v) in &missing {
+            s.after.entry(*key).or_default().insert(*index, *v);
+        }
+        s.samples += missing.len();
         s.state = State::Undone;
+        self.used += missing.len() * BYTES_PER_SAMPLE;
+        let writes = self.settle(field, i);
         let out = field.commit(&writes, generate);
         self.trim();
         Ok(out)
     }
 
+    /// Redoes stroke `id` by [the rule](self): each of its samples that no newer done stroke
+    /// touched gets back the value the stroke left there.
     fn redo(
         &mut self,
         field: &mut Field,
@@ -332,14 +370,107 @@ impl History {
         generate: impl FnOnce(&Generator, &[BrickKey], f64, f64) -> Vec<Brick>,
     ) -> Result<EditOutcome, EditError> {
         let i = self.kept(id, State::Undone)?;
-        let s = Arc::make_mut(&mut self.strokes[i]);
-        let (writes, _) = restore(field, &s.after);
-        let freed = s.after.values().map(BTreeMap::len).sum::<usize>();
-        s.after.clear();
-        s.samples -= freed;
-        s.state = State::Done;
-        self.used -= freed * BYTES_PER_SAMPLE;
+        Arc::make_mut(&mut self.strokes[i]).state = State::Done;
+        let writes = self.settle(field, i);
         Ok(field.commit(&writes, generate))
+    }
+
+    /// The writes that give every sample of stroke `i` the value [the rule](self) gives it,
+    /// after stroke `i` changed state: samples a newer done stroke touched are left alone;
+    /// the others get the value the newest done stroke (up to `i`) left there, or the value
+    /// from before the oldest kept stroke that touched them. In ascending (z, y, x) order,
+    /// like a plan's.
+    fn settle(&self, field: &Field, i: usize) -> Vec<Write> {
+        let stroke = &self.strokes[i];
+        let mut reader = SampleReader::new(field);
+        // Kept values are on the grid (they were read from the field, or rounded as the
+        // commit rounds); a history saved before the grid existed is rounded onto it here.
+        let grid = crate::Quant::new(field.settings.band());
+        let mut writes = Vec::new();
+        for (&key, delta) in &stroke.before {
+            // The kept strokes that touched this brick, oldest first.
+            let touching: Vec<usize> = (0..self.strokes.len())
+                .filter(|&t| self.strokes[t].before.contains_key(&key))
+                .collect();
+            for &index in delta.keys() {
+                let touched = |t: usize| self.strokes[t].before[&key].contains_key(&index);
+                let done = |t: usize| self.strokes[t].state == State::Done;
+                let newer_done = touching.iter().any(|&t| t > i && done(t) && touched(t));
+                if newer_done {
+                    continue;
+                }
+                let pos = pos_of(key, index);
+                let newest_done = touching
+                    .iter()
+                    .rev()
+                    .find(|&&t| t <= i && done(t) && touched(t));
+                let target = match newest_done {
+                    Some(&t) => self.left(t, key, index, &mut reader),
+                    None => {
+                        let oldest = touching.iter().find(|&&t| touched(t));
+                        self.strokes[*oldest.expect("stroke i touched it")].before[&key][&index]
+                    }
+                };
+                let target = (grid.quantize(f64::from(target.0)), target.1);
+                let now = (reader.sample(pos), reader.material(pos));
+                if now.0.to_bits() != target.0.to_bits() || now.1 != target.1 {
+                    writes.push(Write {
+                        pos,
+                        old: now,
+                        new: target,
+                    });
+                }
+            }
+        }
+        writes.sort_by_key(|w| (w.pos.z, w.pos.y, w.pos.x));
+        writes
+    }
+
+    /// The samples of stroke `i` (done) without a value left, with the value [`Self::left`]
+    /// finds for them: none for a stroke made by this version.
+    fn values_left_missing(
+        &self,
+        field: &Field,
+        i: usize,
+    ) -> Vec<(BrickKey, u16, (f32, MaterialId))> {
+        let s = &self.strokes[i];
+        let mut reader = SampleReader::new(field);
+        let mut out = Vec::new();
+        for (&key, delta) in &s.before {
+            let after = s.after.get(&key);
+            for &index in delta.keys() {
+                if after.is_none_or(|a| !a.contains_key(&index)) {
+                    out.push((key, index, self.left(i, key, index, &mut reader)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The value done stroke `t` left sample `index` of brick `key` at. A stroke read back
+    /// from a history written before these values were kept has none: the value left is then
+    /// the value from before the next stroke that touched the sample, or, where none did,
+    /// the field's (the stroke is the newest to touch it and done, so the field still shows
+    /// what it left).
+    fn left(
+        &self,
+        t: usize,
+        key: BrickKey,
+        index: u16,
+        reader: &mut SampleReader<'_>,
+    ) -> (f32, MaterialId) {
+        if let Some(&v) = self.strokes[t].after.get(&key).and_then(|d| d.get(&index)) {
+            return v;
+        }
+        let next = self
+            .strokes
+            .iter()
+            .skip(t + 1)
+            .find_map(|s| s.before.get(&key).and_then(|d| d.get(&index)).copied());
+        next.unwrap_or_else(|| {
+            let pos = pos_of(key, index);
+            (reader.sample(pos), reader.material(pos))
+        })
     }
 
     /// Forgets the oldest strokes (never the open one) while over the budget.
@@ -351,33 +482,55 @@ impl History {
     }
 }
 
-/// Writes that set every sample of `deltas` to its kept value, and the values they replace.
-fn restore(
-    field: &Field,
-    deltas: &BTreeMap<BrickKey, BrickDelta>,
-) -> (Vec<Write>, BTreeMap<BrickKey, BrickDelta>) {
-    let mut writes = Vec::new();
-    let mut replaced: BTreeMap<BrickKey, BrickDelta> = BTreeMap::new();
-    let mut reader = SampleReader::new(field);
-    // Kept values are on the grid (they were read from the field); a history saved before
-    // the grid existed is rounded onto it here, as the commit would.
-    let grid = crate::Quant::new(field.settings.band());
-    for (&key, delta) in deltas {
-        for (&i, &(value, material)) in delta {
-            let target = (grid.quantize(f64::from(value)), material);
-            let pos = pos_of(key, i);
-            let now = (reader.sample(pos), reader.material(pos));
-            replaced.entry(key).or_default().insert(i, now);
-            if now.0.to_bits() != target.0.to_bits() || now.1 != target.1 {
-                writes.push(Write {
-                    pos,
-                    old: now,
-                    new: target,
-                });
-            }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CsgMode, FieldSettings, NoiseTerrainSettings};
+
+    fn ball(mode: CsgMode, x: f64, r: f64) -> EditOp {
+        EditOp::Sphere {
+            mode,
+            center: [x, 0.0, 0.0],
+            radius: r,
+            material: 3,
+            blend: 0.0,
         }
     }
-    // The commit order: ascending (z, y, x) like a plan.
-    writes.sort_by_key(|w| (w.pos.z, w.pos.y, w.pos.x));
-    (writes, replaced)
+
+    /// A history written before the values left were kept (done strokes with no `after`,
+    /// undone ones with what their undo overwrote) undoes and redoes as the current one.
+    #[test]
+    fn a_history_without_the_values_left_takes_them_from_the_next_stroke_or_the_field() {
+        let g = Generator::noise(&NoiseTerrainSettings::default(), &Default::default()).unwrap();
+        let mut f = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
+        let mut h = History::default();
+        let ops = [
+            ball(CsgMode::Subtract, 0.0, 4.0),
+            ball(CsgMode::Union, 2.0, 3.0),
+            ball(CsgMode::Subtract, -1.0, 2.5),
+        ];
+        for (s, op) in ops.iter().enumerate() {
+            h.apply(&mut f, s as u64 + 1, op).unwrap();
+        }
+        // The old format: a done stroke kept no values left.
+        let mut old = h.clone();
+        for s in old.strokes.iter_mut() {
+            let s = Arc::make_mut(s);
+            s.samples -= s.after.values().map(BTreeMap::len).sum::<usize>();
+            s.after.clear();
+        }
+        old.used = old.strokes.iter().map(|s| s.bytes()).sum();
+        let mut g = f.clone();
+        for op in [
+            EditOp::Undo { stroke: 2 },
+            EditOp::Undo { stroke: 3 },
+            EditOp::Redo { stroke: 3 },
+            EditOp::Undo { stroke: 1 },
+            EditOp::Redo { stroke: 2 },
+        ] {
+            h.apply(&mut f, 0, &op).unwrap();
+            old.apply(&mut g, 0, &op).unwrap();
+            assert_eq!(f.hash(), g.hash(), "after {op:?}");
+        }
+    }
 }

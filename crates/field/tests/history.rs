@@ -335,3 +335,164 @@ fn stroke_bricks_bound_what_an_undo_writes() {
     }
     assert_eq!(h.stroke_bricks(9), None);
 }
+
+/// The samples of the box the overlapping strokes below reach (ops within 6 m of the origin
+/// at y = 10, radius up to 3.5 m, plus the band and brush halos).
+fn overlap_box() -> impl Iterator<Item = loam_field::SamplePos> {
+    samples([-14, 0, -14], [14, 20, 14])
+}
+
+type Dense = Vec<(u32, u8)>;
+
+fn dense(f: &Field) -> Dense {
+    overlap_box()
+        .map(|p| (f.sample(p).to_bits(), f.material(p)))
+        .collect()
+}
+
+/// A reference of the undo rule, on dense copies of the field: per stroke, the samples it
+/// changed with their value before its first change and after its last; after any undo or
+/// redo, each sample shows the newest done stroke that changed it, or, where every stroke
+/// that changed it is undone, its value from before the oldest of them.
+#[derive(Default)]
+struct Reference {
+    /// Per stroke: done, and sample index → (before, left).
+    strokes: Vec<(
+        bool,
+        std::collections::BTreeMap<usize, ((u32, u8), (u32, u8))>,
+    )>,
+}
+
+impl Reference {
+    fn record(&mut self, stroke: usize, old: &Dense, new: &Dense) {
+        let s = &mut self.strokes[stroke].1;
+        for (i, (a, b)) in old.iter().zip(new).enumerate() {
+            if a != b {
+                s.entry(i).or_insert((*a, *b)).1 = *b;
+            }
+        }
+    }
+
+    fn expected(&self, now: &Dense) -> Dense {
+        let mut out = now.clone();
+        for (i, v) in out.iter_mut().enumerate() {
+            let touching: Vec<_> = self
+                .strokes
+                .iter()
+                .filter_map(|(done, m)| m.get(&i).map(|e| (*done, *e)))
+                .collect();
+            if let Some((_, (_, left))) = touching.iter().rev().find(|(done, _)| *done) {
+                *v = *left;
+            } else if let Some((_, (before, _))) = touching.first() {
+                *v = *before;
+            }
+        }
+        out
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Overlapping strokes (as several players make them in one place) with undo and redo in
+    /// any order: after every step each sample holds what the newest done stroke that changed
+    /// it left there, or its value from before them all (a dense reference model); undoing
+    /// every stroke at the end gives back the field from before them bit for bit.
+    #[test]
+    fn a_sample_shows_its_newest_done_stroke(
+        steps in prop::collection::vec((any::<u8>(), -5.0..5.0f64, -5.0..5.0f64, 0..4u8), 1..14),
+    ) {
+        let base = flat_field(10.0);
+        let mut f = base.clone();
+        let mut hist = History::default();
+        let mut reference = Reference::default();
+        for (kind, x, z, what) in steps {
+            let n = reference.strokes.len();
+            let old = dense(&f);
+            match what {
+                0 | 1 if n > 0 => {
+                    let i = usize::from(kind) % n;
+                    let undo = what == 0;
+                    let op = if undo {
+                        EditOp::Undo { stroke: i as u64 + 1 }
+                    } else {
+                        EditOp::Redo { stroke: i as u64 + 1 }
+                    };
+                    let ok = hist.apply(&mut f, 0, &op).is_ok();
+                    prop_assert_eq!(ok, reference.strokes[i].0 == undo, "undo {} of stroke {}", undo, i + 1);
+                    if ok {
+                        reference.strokes[i].0 = !undo;
+                    }
+                    let now = dense(&f);
+                    prop_assert!(now == reference.expected(&old), "after {} of stroke {}", if undo { "undo" } else { "redo" }, i + 1);
+                }
+                _ => {
+                    reference.strokes.push((true, Default::default()));
+                    let id = n as u64 + 1;
+                    // One or two ops per stroke, the second a little beside the first.
+                    for k in 0..(1 + kind % 2) {
+                        let before = dense(&f);
+                        let op = op_at(kind / 2, [x + f64::from(k), 10.0, z], 2.0 + f64::from(kind % 3) * 0.75);
+                        hist.apply(&mut f, id, &op).unwrap();
+                        reference.record(n, &before, &dense(&f));
+                    }
+                }
+            }
+        }
+        let done: Vec<usize> = (0..reference.strokes.len()).filter(|&i| reference.strokes[i].0).collect();
+        for i in done.into_iter().rev() {
+            hist.apply(&mut f, 0, &EditOp::Undo { stroke: i as u64 + 1 }).unwrap();
+        }
+        prop_assert_eq!(f.hash(), base.hash(), "every stroke undone");
+    }
+}
+
+/// Client A digs, B digs in A's crater, A undoes (the multiplayer case, on one history): B's
+/// dig stays where it changed the ground; what only A dug is filled again.
+#[test]
+fn undo_keeps_a_later_dig_in_the_same_place() {
+    let base = flat_field(10.0);
+    let mut f = base.clone();
+    let mut hist = History::default();
+    let a = dig([0.0, 10.0, 0.0], 4.0);
+    let b = dig([2.5, 8.0, 0.0], 3.0);
+    hist.apply(&mut f, 1, &a).unwrap();
+    hist.apply(&mut f, 2, &b).unwrap();
+    let with_both = f.clone();
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 1 }).unwrap();
+    let mut only_a = base.clone();
+    only_a.apply(&a).unwrap();
+    let (mut kept_b, mut filled) = (0, 0);
+    for p in overlap_box() {
+        let (v, va, v0, vb) = (
+            f.sample(p),
+            only_a.sample(p),
+            base.sample(p),
+            with_both.sample(p),
+        );
+        if vb != va {
+            // B changed this sample after A: B's value stays.
+            assert_eq!(v.to_bits(), vb.to_bits(), "{p:?}");
+            kept_b += 1;
+        } else if va != v0 {
+            // Only A changed it: back to the ground from before.
+            assert_eq!(v.to_bits(), v0.to_bits(), "{p:?}");
+            filled += 1;
+        }
+    }
+    assert!(
+        kept_b > 100 && filled > 100,
+        "{kept_b} kept, {filled} filled"
+    );
+    // B's ball reaches below A's crater: it is still open there.
+    assert!(f.sample(loam_field::SamplePos::new(3, 6, 0)) > 0.0);
+    // What only A dug (its far side) is ground again.
+    assert!(f.sample(loam_field::SamplePos::new(-3, 9, 0)) < 0.0);
+    // Redo A: both again, bit for bit.
+    hist.apply(&mut f, 0, &EditOp::Redo { stroke: 1 }).unwrap();
+    assert_eq!(f.hash(), with_both.hash());
+    // Undo both, in either order: the flat ground.
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 2 }).unwrap();
+    hist.apply(&mut f, 0, &EditOp::Undo { stroke: 1 }).unwrap();
+    assert_eq!(f.hash(), base.hash());
+}

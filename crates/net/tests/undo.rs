@@ -236,3 +236,86 @@ async fn a_client_resumes_across_an_undo_made_before_a_restart() {
     assert_eq!((r.seq, r.server), (4, want));
     server.shutdown().await.unwrap();
 }
+
+/// A digs, B digs inside A's crater, A undoes: the rule of `loam_field::History` (a sample
+/// shows its newest done stroke) keeps B's dig where it changed the ground, on the server
+/// and on both clients, and fills again what only A dug.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_keeps_another_players_later_dig_in_the_same_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |_| {}).await;
+    let cfg = || ClientConfig::new(server.url(), viewer(0.0, 0.0, 0.0, 24.0), factory());
+    let mut a = Client::connect(cfg()).await.unwrap();
+    let mut b = Client::connect(cfg()).await.unwrap();
+    let region = a.region().unwrap();
+    let before = a.confirmed_field().clone();
+
+    let (dig_a, dig_b) = (
+        sphere(CsgMode::Subtract, 0.0),
+        EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [1.5, -0.5, 0.0],
+            radius: 2.0,
+            material: 2,
+            blend: 0.0,
+        },
+    );
+    a.send_op(1, dig_a.clone()).await.unwrap();
+    settle(&mut a).await;
+    b.send_op(1, dig_b.clone()).await.unwrap();
+    settle(&mut b).await;
+    converged(&mut a, &mut b).await;
+    let both = b.confirmed_field().clone();
+
+    assert_eq!(a.undo().await.unwrap().map(|ids| ids.len()), Some(1));
+    settle(&mut a).await;
+
+    // The same three steps on one history give the expected field.
+    let mut expected = before.clone();
+    let mut history = loam_field::History::default();
+    history.apply(&mut expected, 1, &dig_a).unwrap();
+    history.apply(&mut expected, 2, &dig_b).unwrap();
+    history
+        .apply(&mut expected, 0, &EditOp::Undo { stroke: 1 })
+        .unwrap();
+    let (_, h) = server.hash(Some(region)).await.unwrap();
+    assert_eq!(h, hash_over(&expected, region), "the server");
+    converged(&mut a, &mut b).await;
+    assert_eq!(hash_over(a.confirmed_field(), region), h, "client a");
+    assert_eq!(hash_over(b.confirmed_field(), region), h, "client b");
+
+    // B's dig is still there where it changed the ground (below A's crater), on both.
+    let mut only_a = before.clone();
+    only_a.apply(&dig_a).unwrap();
+    let (mut kept, mut filled) = (0, 0);
+    let (lo, hi) = (region.min, region.max);
+    for key in (lo[2]..=hi[2]).flat_map(|z| {
+        (lo[1]..=hi[1]).flat_map(move |y| (lo[0]..=hi[0]).map(move |x| BrickKey::new(x, y, z)))
+    }) {
+        let m = key.min_sample();
+        let n = loam_field::BRICK_SAMPLES;
+        for p in (0..n * n * n)
+            .map(|i| loam_field::SamplePos::new(m.x + i % n, m.y + (i / n) % n, m.z + i / (n * n)))
+        {
+            let (now, b_then, a_only, ground) = (
+                b.confirmed_field().sample(p),
+                both.sample(p),
+                only_a.sample(p),
+                before.sample(p),
+            );
+            if b_then.to_bits() != a_only.to_bits() {
+                assert_eq!(now.to_bits(), b_then.to_bits(), "b's dig at {p:?}");
+                kept += 1;
+            } else if a_only.to_bits() != ground.to_bits() {
+                assert_eq!(now.to_bits(), ground.to_bits(), "a's dig undone at {p:?}");
+                filled += 1;
+            }
+        }
+    }
+    assert!(
+        kept > 20 && filled > 20,
+        "{kept} of b's samples kept, {filled} of a's filled"
+    );
+    drop((a, b));
+    server.shutdown().await.unwrap();
+}
