@@ -3,7 +3,8 @@
 //! Multiplayer for Loam: an authoritative server that orders everyone's edits, a client that
 //! predicts its own, and the wire protocol between them (MessagePack over WebSocket).
 //!
-//! - [`protocol`]: the messages, [`PROTOCOL_VERSION`], decoders that never panic.
+//! - [`protocol`]: the messages, [`PROTOCOL_VERSION`], decoders that never panic (the crate
+//!   `loam-protocol`, re-exported; it builds for wasm32).
 //! - [`serve`]: the server (tokio + axum). One thread owns the world store and the field:
 //!   ops are validated by loam-field, numbered, appended durably (a group per transaction),
 //!   applied, and only then broadcast, to the clients whose region they change.
@@ -54,7 +55,6 @@ mod client;
 mod error;
 pub mod interest;
 mod process;
-pub mod protocol;
 mod server;
 
 pub use bench::{BenchConfig, BenchReport, Diverged, bench_net};
@@ -62,6 +62,7 @@ pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_bo
 pub use client::{Client, ClientConfig, ClientEvent, SyncReport};
 pub use error::NetError;
 pub use interest::generator_fingerprint;
+pub use loam_protocol as protocol;
 pub use process::disable_transparent_huge_pages;
 pub use protocol::{
     Aim, BrickBox, DEFAULT_MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Player, PresenceReport, Viewer,

@@ -13,8 +13,6 @@ use serde::{Deserialize, Serialize};
 const VOLUME: usize = (BRICK_SAMPLES * BRICK_SAMPLES * BRICK_SAMPLES) as usize;
 const UNIFORM: u8 = 0;
 const ZSTD: u8 = 1;
-/// zstd level: fast; bricks of a smooth field compress well anyway.
-const LEVEL: i32 = 1;
 
 /// One brick as sent: its key and its encoded samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +82,7 @@ fn compress(q: impl ExactSizeIterator<Item = i16>, m: &[MaterialId]) -> Vec<u8> 
         raw.extend_from_slice(&q.to_le_bytes());
     }
     raw.extend_from_slice(m);
-    let z = zstd::bulk::compress(&raw, LEVEL).expect("compressing to memory");
+    let z = zstd_frame::compress(&raw);
     let mut data = Vec::with_capacity(z.len() + 1);
     data.push(ZSTD);
     data.extend_from_slice(&z);
@@ -183,7 +181,7 @@ fn decode_data(data: &[u8], n: usize) -> Result<(Vec<i16>, Vec<MaterialId>), Str
             (vec![i16::from_le_bytes([a, b]); n], vec![m; n])
         }
         Some((&ZSTD, rest)) => {
-            let raw = zstd::bulk::decompress(rest, n * 3).map_err(|e| e.to_string())?;
+            let raw = zstd_frame::decompress(rest, n * 3)?;
             if raw.len() != n * 3 {
                 return Err(format!("{} bytes of samples", raw.len()));
             }
@@ -215,4 +213,71 @@ pub fn decode_brick(w: &WireBrick, band: f64) -> Result<(BrickKey, Brick), Brick
     let brick =
         Brick::from_quantized(band, &q, &m).ok_or_else(|| bad("index off the grid".into()))?;
     Ok((BrickKey::new(w.key[0], w.key[1], w.key[2]), brick))
+}
+
+/// zstd frames: the C library natively, the pure-Rust `ruzstd` on wasm32 (both read any
+/// valid frame; the level is fast, as bricks of a smooth field compress well anyway).
+mod zstd_frame {
+    /// Compresses `raw` into one zstd frame.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn compress(raw: &[u8]) -> Vec<u8> {
+        zstd::bulk::compress(raw, 1).expect("compressing to memory")
+    }
+
+    /// Compresses `raw` into one zstd frame.
+    #[cfg(target_arch = "wasm32")]
+    pub fn compress(raw: &[u8]) -> Vec<u8> {
+        ruzstd::encoding::compress_to_vec(raw, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    /// Decompresses one zstd frame of at most `max` bytes (a larger one is refused without
+    /// being written out).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn decompress(frame: &[u8], max: usize) -> Result<Vec<u8>, String> {
+        zstd::bulk::decompress(frame, max).map_err(|e| e.to_string())
+    }
+
+    /// Decompresses one zstd frame of at most `max` bytes (a larger one is refused without
+    /// being written out).
+    #[cfg(any(target_arch = "wasm32", test))]
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub fn decompress_pure(frame: &[u8], max: usize) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let mut frame = frame;
+        let decoder =
+            ruzstd::decoding::StreamingDecoder::new(&mut frame).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        decoder
+            .take(max as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| e.to_string())?;
+        if out.len() > max {
+            return Err(format!("more than {max} bytes"));
+        }
+        Ok(out)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    pub use decompress_pure as decompress;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zstd_frame;
+
+    /// A browser's decoder (ruzstd) reads the frames the native encoder writes, bit for bit,
+    /// and refuses one larger than asked for.
+    #[test]
+    fn the_pure_rust_decoder_reads_the_native_frames() {
+        let n = 32 * 32 * 32;
+        let raw: Vec<u8> = (0..n * 3)
+            .map(|i| ((i * 7919) % 251) as u8 ^ ((i / 97) as u8))
+            .collect();
+        let frame = zstd_frame::compress(&raw);
+        assert!(frame.len() < raw.len());
+        assert_eq!(zstd_frame::decompress_pure(&frame, n * 3).unwrap(), raw);
+        assert_eq!(zstd_frame::decompress(&frame, n * 3).unwrap(), raw);
+        assert!(zstd_frame::decompress_pure(&frame, n * 3 - 1).is_err());
+        assert!(zstd_frame::decompress_pure(&frame[..frame.len() / 2], n * 3).is_err());
+    }
 }

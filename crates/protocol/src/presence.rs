@@ -36,7 +36,7 @@ pub struct Aim {
     pub radius: f64,
 }
 
-/// A client's presence report ([`crate::protocol::ClientMessage::Presence`]): where it is
+/// A client's presence report ([`crate::ClientMessage::Presence`]): where it is
 /// and where its tool aims. The server keeps only the latest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -63,7 +63,7 @@ pub struct Player {
 }
 
 /// What changed among the other players since the last update
-/// ([`crate::protocol::ServerMessage::Presence`]).
+/// ([`crate::ServerMessage::Presence`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PresenceUpdate {

@@ -1,3 +1,9 @@
+//! # loam-protocol
+//!
+//! Loam's wire protocol, apart from the server and the client that speak it, so that a
+//! browser build (wasm32-unknown-unknown: no threads, sockets or clocks in here) and other
+//! servers can speak it too. `loam-net` re-exports it as `loam_net::protocol`.
+//!
 //! The wire protocol: MessagePack (serde, maps with named fields) over binary WebSocket
 //! messages, one message per WebSocket message.
 //!
@@ -37,10 +43,12 @@
 //! and what breaks: it sends the resulting records ([`loam_blocks::BlockDelta`]: held blocks
 //! and pieces as they now are, positions and pieces gone), which a client applies without
 //! deciding anything ([`loam_blocks::BlockWorld::apply_delta`]), so its block world equals
-//! the server's bit for bit over its region ([`crate::block_hash`]).
+//! the server's bit for bit over its region (`loam_net::block_hash`).
 //!
 //! Every decoder checks the size first ([`DecodeError::TooLarge`]), never allocates more than
 //! the message holds, limits nesting, and refuses trailing bytes.
+
+#![deny(missing_docs)]
 
 mod bricks;
 pub mod presence;
@@ -183,7 +191,7 @@ pub struct WorldMeta {
     pub generator_json: String,
     /// Field settings.
     pub field: FieldSettings,
-    /// BLAKE3 over the generator's values at fixed samples ([`crate::generator_fingerprint`]):
+    /// BLAKE3 over the generator's values at fixed samples (`loam_net::generator_fingerprint`):
     /// a client whose generator differs finds out at once.
     pub generator_fingerprint: [u8; 32],
 }
@@ -392,7 +400,7 @@ pub enum ServerMessage {
         region: Option<BrickBox>,
         /// The hash ([`loam_field::FieldHash`]).
         hash: [u8; 32],
-        /// The block world's hash over the same region ([`crate::block_hash`]).
+        /// The block world's hash over the same region (`loam_net::block_hash`).
         blocks: [u8; 32],
     },
     /// Other players that joined, changed or left since the last presence update (at most
