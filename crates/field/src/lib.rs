@@ -12,7 +12,9 @@
 //!   shared copy-on-write so a clone is an immutable snapshot.
 //! - [`EditOp`] and [`Field::apply`]: dig and build balls with exact CSG; only samples within
 //!   reach change, and the box of changed samples is returned.
-//! - [`FieldHash`]: the one field hash of DESIGN.md.
+//! - [`History`] and [`Journal`]: strokes with undo and redo (a sample shows its newest done
+//!   stroke), and the one place ops are numbered and stroked for a world being edited.
+//! - [`FieldHash`]: the one field hash (docs/architecture.md).
 //! - [`Field::raycast`]: the one field raycast (sphere tracing, then bisection).
 //!
 //! No threads, files or clocks: the crate builds for `wasm32-unknown-unknown`.
@@ -45,6 +47,7 @@ mod generator;
 mod generator_cache;
 mod hash;
 mod history;
+mod journal;
 mod lru;
 mod num;
 mod op;
@@ -71,6 +74,7 @@ pub use generator::{
 pub use generator_cache::GeneratorBrickCache;
 pub use hash::FieldHash;
 pub use history::{History, HistoryHeader, HistoryPartsError, SharedStroke};
+pub use journal::Journal;
 pub use num::{Num, num};
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
 pub use quant::{QMAX, Quant};

@@ -83,6 +83,12 @@ pub(crate) struct Recorder {
     pub batches_delivered: u64,
     pub batches_released: u64,
     pub initial_load_s: Option<f64>,
+    /// Ops applied since the metrics were last reset.
+    pub edits: u64,
+    /// The first update (the initial load's start).
+    pub started: Option<std::time::Instant>,
+    /// When the newest chunk job finished (the initial load's end).
+    pub last_built: Option<std::time::Instant>,
 }
 
 /// Most raw values kept per measurement; older ones are dropped first so a long session's

@@ -85,7 +85,7 @@ impl World {
             );
             self.invalidate(&SampleBox { min, max }, now);
         }
-        self.edits += 1;
+        self.rec.edits += 1;
         Ok(changed.len())
     }
 

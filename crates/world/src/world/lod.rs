@@ -15,6 +15,20 @@ use crate::lod::{LodKey, lod_column_bounds, select, transition_mask, uniform_in}
 /// Level-of-detail column bounds, by (level, x, z) of the chunk column.
 pub(super) type LodColumns = BTreeMap<(u8, i32, i32), ColumnBounds>;
 
+/// Level of detail as a [`World`] keeps it: the settings (none when levels of detail are
+/// off: level-0 chunks only) and the view selected for the viewers.
+#[derive(Debug, Default)]
+pub(super) struct LodView {
+    /// The settings; `None` when off.
+    pub settings: Option<crate::lod::LodSettings>,
+    /// The chunks in view (every loaded chunk, all levels).
+    pub view: BTreeSet<LodKey>,
+    /// Viewer positions (metres) the view was selected for.
+    pub viewers: Vec<[f64; 3]>,
+    /// Column bounds of the coarse levels, computed as the view needs them.
+    pub columns: LodColumns,
+}
+
 /// The range of chunk indices at `level` whose samples (the chunk and one coarse sample
 /// around it) meet `lo..=hi` (level-0 samples).
 fn reading_range(level: u8, lo: i32, hi: i32) -> std::ops::RangeInclusive<i32> {
@@ -30,7 +44,7 @@ impl World {
     /// Adds to `out` the loaded chunks of every level that read a sample of `b`, and forgets
     /// the column bounds the change may widen.
     pub(super) fn lod_reading(&mut self, b: &SampleBox, out: &mut BTreeSet<LodKey>) {
-        let levels = self.lod.map_or(0, |l| l.levels);
+        let levels = self.lod.settings.map_or(0, |l| l.levels);
         let bs = BRICK_SAMPLES;
         // Column bounds read the edited bricks' columns: one brick wider each way.
         let wide =
@@ -54,7 +68,7 @@ impl World {
             }
             for z in reading_range(level, wz.0, wz.1) {
                 for x in reading_range(level, wx.0, wx.1) {
-                    self.lod_columns.remove(&(level, x, z));
+                    self.lod.columns.remove(&(level, x, z));
                 }
             }
         }
@@ -64,7 +78,8 @@ impl World {
     fn lod_uniform(&mut self, key: LodKey) -> bool {
         let field = &self.field;
         let b = *self
-            .lod_columns
+            .lod
+            .columns
             .entry((key.level, key.x, key.z))
             .or_insert_with(|| lod_column_bounds(field, key.level, key.x, key.z));
         uniform_in(&self.field, key, &b)
@@ -75,18 +90,18 @@ impl World {
     pub(super) fn restream_lod(&mut self, now: Instant) {
         self.restream = false;
         self.dirty_columns.clear();
-        let Some(st) = self.lod else {
+        let Some(st) = self.lod.settings else {
             return;
         };
         let vs = self.field.settings().voxel_size;
-        let view = select(&self.lod_viewers, vs, &st, &self.view);
-        if view == self.view {
+        let view = select(&self.lod.viewers, vs, &st, &self.lod.view);
+        if view == self.lod.view {
             return;
         }
-        let old = std::mem::replace(&mut self.view, view);
+        let old = std::mem::replace(&mut self.lod.view, view);
         let first = old.is_empty();
-        let gone: Vec<LodKey> = old.difference(&self.view).copied().collect();
-        let added: Vec<LodKey> = self.view.difference(&old).copied().collect();
+        let gone: Vec<LodKey> = old.difference(&self.lod.view).copied().collect();
+        let added: Vec<LodKey> = self.lod.view.difference(&old).copied().collect();
         // Chunks that stay whose transition faces change (a neighbour changed level).
         let mut remask = Vec::new();
         let mut near = BTreeSet::new();
@@ -110,9 +125,9 @@ impl World {
         }
         for n in near {
             if let Some(c) = self.chunks.get(&n)
-                && self.view.contains(&n)
+                && self.lod.view.contains(&n)
             {
-                let mask = transition_mask(&self.view, n);
+                let mask = transition_mask(&self.lod.view, n);
                 if mask != c.mask {
                     remask.push((n, mask));
                 }
@@ -179,7 +194,7 @@ impl World {
             }
         }
         for key in added {
-            let mask = transition_mask(&self.view, key);
+            let mask = transition_mask(&self.lod.view, key);
             self.chunks.insert(key, Chunk::new(mask));
             if !self.lod_uniform(key) {
                 let b = if first {
@@ -207,7 +222,7 @@ impl World {
     /// to the reach of the coarsest level (`lod0_radius · 2^(levels − 1)`); `None` without
     /// levels of detail.
     pub fn view_distance_range(&self) -> Option<(f64, f64)> {
-        self.lod.map(|l| {
+        self.lod.settings.map(|l| {
             (
                 l.lod0_radius,
                 l.lod0_radius * f64::from(1u32 << (l.levels - 1)),
@@ -236,7 +251,7 @@ impl World {
             });
         };
         let d = metres.clamp(lo, hi);
-        if let Some(l) = self.lod.as_mut()
+        if let Some(l) = self.lod.settings.as_mut()
             && l.view_distance != d
         {
             l.view_distance = d;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use loam_field::{
     BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
-    Field, History, LogEntry, RayHit, RaycastError, SampleBox,
+    Field, History, Journal, LogEntry, RayHit, RaycastError, SampleBox,
 };
 use loam_mesh::Mesher;
 
@@ -20,7 +20,7 @@ use crate::batch::{Batch, BatchKind, ChunkMesh};
 use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
 use crate::cache::GeneratorCache;
 use crate::dirty::chunks_reading;
-use crate::lod::{LodKey, LodSettings};
+use crate::lod::LodKey;
 use crate::metrics::{Recorder, record};
 use crate::pool::{Job, JobResult, Pool};
 use crate::settings::{WorldError, WorldSettings};
@@ -74,13 +74,8 @@ pub struct World {
     pool: Pool,
     cache: Arc<GeneratorCache>,
     chunks: BTreeMap<LodKey, Chunk>,
-    /// Level of detail, when on.
-    lod: Option<LodSettings>,
-    /// The chunks in view with level of detail (every loaded chunk, all levels).
-    view: BTreeSet<LodKey>,
-    /// Viewer positions (metres) the level-of-detail view was selected for.
-    lod_viewers: Vec<[f64; 3]>,
-    lod_columns: lod::LodColumns,
+    /// Level of detail: its settings (none when off) and the view selected for the viewers.
+    lod: lod::LodView,
     batches: BTreeMap<u64, Batch>,
     outbox: VecDeque<Out>,
     columns: BTreeMap<(i32, i32), ColumnLayers>,
@@ -92,14 +87,10 @@ pub struct World {
     next_version: u64,
     next_batch: u64,
     rec: Recorder,
-    edits: u64,
-    history: History,
+    /// Numbers the ops, strokes them and keeps their undo history.
+    journal: Journal,
+    /// The ops applied since this world was made or resumed, as the journal numbered them.
     log: Vec<LogEntry>,
-    /// Sequence number of the last op before this session's log (a resumed world's).
-    seq_base: u64,
-    next_stroke: u64,
-    started: Option<Instant>,
-    last_built: Option<Instant>,
 }
 
 impl World {
@@ -125,10 +116,10 @@ impl World {
             pool,
             cache,
             chunks: BTreeMap::new(),
-            lod: settings.lod(voxel_size),
-            view: BTreeSet::new(),
-            lod_viewers: Vec::new(),
-            lod_columns: BTreeMap::new(),
+            lod: lod::LodView {
+                settings: settings.lod(voxel_size),
+                ..lod::LodView::default()
+            },
             batches: BTreeMap::new(),
             outbox: VecDeque::new(),
             columns: BTreeMap::new(),
@@ -136,16 +127,11 @@ impl World {
             restream: true,
             dirty_columns: BTreeSet::new(),
             frame_edit: None,
-            history: History::new(settings.history_budget),
+            journal: Journal::new(History::new(settings.history_budget), 0),
             log: Vec::new(),
-            seq_base: 0,
-            next_stroke: 1,
             next_version: 1,
             next_batch: 1,
             rec: Recorder::default(),
-            edits: 0,
-            started: None,
-            last_built: None,
         })
     }
 
@@ -163,9 +149,7 @@ impl World {
         settings: WorldSettings,
     ) -> Result<Self, WorldError> {
         let mut world = Self::new(field, settings)?;
-        world.next_stroke = history.last_stroke().map_or(1, |s| s + 1);
-        world.history = history;
-        world.seq_base = last_seq;
+        world.journal = Journal::new(history, last_seq);
         Ok(world)
     }
 
@@ -201,23 +185,22 @@ impl World {
     /// numbering (a block op, logged beside terrain ops by loam-store): the next terrain op
     /// is numbered after it.
     pub fn reserve_seq(&mut self) -> u64 {
-        self.seq_base += 1;
-        self.seq_base + self.log.len() as u64
+        self.journal.reserve_seq()
     }
 
     /// The sequence number of the newest op numbered so far, of either kind (0 for none).
     pub fn last_seq(&self) -> u64 {
-        self.seq_base + self.log.len() as u64
+        self.journal.last_seq()
     }
 
     /// The undo history.
     pub fn history(&self) -> &History {
-        &self.history
+        self.journal.history()
     }
 
     /// The id [`World::apply`] gives its next stroke.
     pub fn next_stroke(&self) -> u64 {
-        self.next_stroke
+        self.journal.next_stroke()
     }
 
     /// The settings.
@@ -230,7 +213,7 @@ impl World {
     /// # Errors
     /// As [`World::apply_in_stroke`].
     pub fn apply(&mut self, op: &EditOp) -> Result<EditOutcome, EditError> {
-        self.apply_in_stroke(self.next_stroke, op)
+        self.apply_in_stroke(self.journal.next_stroke(), op)
     }
 
     /// Applies `op` to the field as part of stroke `stroke` (the ops of one held button;
@@ -247,24 +230,20 @@ impl World {
         let threads = self.settings.worker_count();
         let cache = &self.cache;
         let mut asked = Vec::new();
-        let out =
-            self.history
+        let (entry, out) =
+            self.journal
                 .apply_with(&mut self.field, stroke, op, |generator, keys, vs, band| {
                     asked.extend_from_slice(keys);
                     make_bricks(cache, generator, keys, vs, band, threads)
                 })?;
-        let seq = self.seq_base + self.log.len() as u64 + 1;
-        self.log.push(LogEntry::new(seq, stroke, op.clone()));
-        if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
-            self.next_stroke = self.next_stroke.max(stroke + 1);
-        }
+        self.log.push(entry);
         // An edit brick now stands where a created brick's generator values were cached.
         for key in asked {
             if self.field.brick(key).is_some() {
                 self.cache.remove(key);
             }
         }
-        self.edits += 1;
+        self.rec.edits += 1;
         record(&mut self.rec.samples_changed, out.samples_changed as f64);
         if let Some(b) = out.changed {
             self.invalidate(&b, now);
@@ -276,7 +255,7 @@ impl World {
     /// bounds around it for recomputation.
     fn invalidate(&mut self, b: &SampleBox, now: Instant) {
         let mut keys = BTreeSet::new();
-        if self.lod.is_some() {
+        if self.lod.settings.is_some() {
             self.lod_reading(b, &mut keys);
         } else {
             let mut level0 = BTreeSet::new();
@@ -301,7 +280,7 @@ impl World {
     /// front of the queue.
     pub fn update(&mut self, viewers: &[Viewer]) {
         let now = Instant::now();
-        self.started.get_or_insert(now);
+        self.rec.started.get_or_insert(now);
         self.drain();
         let vs = self.field.settings().voxel_size;
         let chunks: Vec<[i32; 3]> = viewers.iter().filter_map(|v| v.chunk(vs)).collect();
@@ -311,7 +290,7 @@ impl World {
         }
         let size = f64::from(CHUNK_CELLS) * vs;
         if self.restream {
-            self.lod_viewers = viewers.iter().map(|v| v.position).collect();
+            self.lod.viewers = viewers.iter().map(|v| v.position).collect();
         }
         let positions: Vec<[f64; 3]> = viewers
             .iter()
@@ -326,7 +305,7 @@ impl World {
         let threads = self.settings.worker_count();
         self.field
             .pack_hot_with(DEFAULT_HOT_BRICKS, |bricks| pack_bricks(bricks, threads));
-        if self.restream && self.lod.is_some() {
+        if self.restream && self.lod.settings.is_some() {
             self.restream_lod(now);
         } else if self.restream {
             self.restream();
@@ -345,7 +324,7 @@ impl World {
             return;
         }
         self.settings.mesher = mesher;
-        if self.lod.is_some() {
+        if self.lod.settings.is_some() {
             // Every chunk is meshed with Transvoxel.
             return;
         }
@@ -388,9 +367,9 @@ impl World {
             && !self.restream
             && !self.chunks.is_empty()
             && self.waiting() == 0
-            && let Some(start) = self.started
+            && let Some(start) = self.rec.started
         {
-            let end = self.last_built.unwrap_or(start).max(start);
+            let end = self.rec.last_built.unwrap_or(start).max(start);
             self.rec.initial_load_s = Some((end - start).as_secs_f64());
         }
     }
@@ -430,7 +409,11 @@ impl World {
                 mesh: Arc::new(r.mesh),
             },
         );
-        self.last_built = Some(self.last_built.map_or(r.finished, |t| t.max(r.finished)));
+        self.rec.last_built = Some(
+            self.rec
+                .last_built
+                .map_or(r.finished, |t| t.max(r.finished)),
+        );
         if batch.waiting.is_empty() {
             self.complete(id, r.finished);
         }
@@ -466,7 +449,7 @@ impl World {
         debug_assert!(c.batch.is_none() || c.batch == Some(target));
         c.version = version;
         c.batch = Some(target);
-        let lod = self.lod.map(|_| c.mask);
+        let lod = self.lod.settings.map(|_| c.mask);
         let batch = self.batches.get_mut(&target).expect("batch");
         if batch.ready.remove(&key).is_some() {
             self.rec.stale_dropped += 1;
@@ -524,7 +507,7 @@ impl World {
         let mut targets = Vec::new();
         for key in frame.keys {
             if !self.chunks.contains_key(&key) {
-                if self.lod.is_some() {
+                if self.lod.settings.is_some() {
                     // Every chunk in view is loaded: this one is out of view.
                     continue;
                 }
@@ -559,7 +542,7 @@ impl World {
             // its level change and transition faces show together with the edit (giving a
             // chunk up would show the view change with a hole or a crack where it was), unless
             // it only adds chunks where nothing is shown (see `restream_lod`).
-            let view_change = self.lod.is_some()
+            let view_change = self.lod.settings.is_some()
                 && (!b.removed.is_empty()
                     || (b.kind == BatchKind::Stream
                         && targets.iter().any(|k| {

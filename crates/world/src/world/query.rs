@@ -37,8 +37,8 @@ impl World {
     /// [`crate::lod::select`]), otherwise the loaded level-0 chunks. Pass it to
     /// [`crate::Shown::open_edges`].
     pub fn view(&self) -> BTreeSet<LodKey> {
-        match self.lod {
-            Some(_) => self.view.clone(),
+        match self.lod.settings {
+            Some(_) => self.lod.view.clone(),
             None => self.chunks.keys().copied().collect(),
         }
     }
@@ -86,7 +86,7 @@ impl World {
             chunks_built: r.chunks_built,
             batches_delivered: r.batches_delivered,
             batches_released: r.batches_released,
-            edits: self.edits,
+            edits: self.rec.edits,
             initial_load_s: r.initial_load_s,
             generator_cache_bricks: self.cache.len(),
         }
@@ -95,11 +95,12 @@ impl World {
     /// Forgets the measurements so far (latencies, build times, counters; the initial load
     /// time is kept), so a benchmark can measure one phase.
     pub fn reset_metrics(&mut self) {
-        let initial = self.rec.initial_load_s;
+        let r = &self.rec;
         self.rec = Recorder {
-            initial_load_s: initial,
+            initial_load_s: r.initial_load_s,
+            started: r.started,
+            last_built: r.last_built,
             ..Recorder::default()
         };
-        self.edits = 0;
     }
 }

@@ -13,7 +13,7 @@ impl World {
     /// Loads what the viewers now need in the columns edits changed (a tower raises a
     /// column's top); dropping waits for the next full pass.
     pub(super) fn restream_columns(&mut self) {
-        if self.lod.is_some() {
+        if self.lod.settings.is_some() {
             // Every chunk in view is loaded whatever its column's bounds.
             self.dirty_columns.clear();
             return;
