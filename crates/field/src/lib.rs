@@ -12,7 +12,7 @@
 //!   shared copy-on-write so a clone is an immutable snapshot.
 //! - [`EditOp`] and [`Field::apply`]: dig and build balls with exact CSG; only samples within
 //!   reach change, and the box of changed samples is returned.
-//! - [`FieldHash`]: the one field hash of DESIGN.md.
+//! - [`FieldHash`]: the one field hash of docs/architecture.md.
 //! - [`Field::raycast`]: the one field raycast (sphere tracing, then bisection).
 //!
 //! No threads, files or clocks: the crate builds for `wasm32-unknown-unknown`.
