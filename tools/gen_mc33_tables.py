@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes crates/mesh/src/mc33_tables.rs from Lewiner et al.'s Marching Cubes 33 tables.
 
-Input: ../shared/data/mc_topology/lewiner_mc33_luts.json (the tables of scikit-image's
+Input: lewiner_mc33_luts.json (the tables of scikit-image's
 skimage/measure/_marching_cubes_lewiner_luts.py, BSD-3-Clause, themselves generated from
-Thomas Lewiner's LookUpTable.h; decoded from base64 int8 to nested lists). Run from the
-repository root:
+Thomas Lewiner's LookUpTable.h; decoded from base64 int8 to nested lists), from the team's
+data set, not in this repository. Run from the repository root:
 
-    python3 tools/gen_mc33_tables.py ../shared/data/mc_topology/lewiner_mc33_luts.json
+    python3 tools/gen_mc33_tables.py PATH/TO/lewiner_mc33_luts.json
 
 Conventions. Lewiner's corner numbering and edge numbering are the same as loam's
 `tables::CORNERS` / `tables::EDGES` (Bourke's): corner 0 (0,0,0), 1 (1,0,0), 2 (1,1,0),

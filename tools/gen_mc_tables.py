@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes crates/mesh/src/tables.rs from the classic Marching Cubes tables.
 
-Input: ../shared/data/mc_topology/bourke_mc_tables.json (Paul Bourke / Cory Gene Bloyd's
-256-case tables as shipped by PyMCubes, BSD-3). Run from the repository root:
+Input: bourke_mc_tables.json (Paul Bourke / Cory Gene Bloyd's 256-case tables as shipped by
+PyMCubes, BSD-3), from the team's data set, not in this repository. Run from the repository
+root:
 
-    python3 tools/gen_mc_tables.py ../shared/data/mc_topology/bourke_mc_tables.json
+    python3 tools/gen_mc_tables.py PATH/TO/bourke_mc_tables.json
 """
 import json
 import sys

@@ -20,7 +20,7 @@ use crate::block::BlockPos;
 use crate::error::BlockError;
 
 /// The terrain as seen by blocks: a signed distance in metres at a world point, negative
-/// inside solid ground (DESIGN.md: `value < 0.0` is inside; NaN counts as air).
+/// inside solid ground (docs/architecture.md: `value < 0.0` is inside; NaN counts as air).
 pub trait Ground {
     /// The field value at `p` (world metres).
     fn value(&self, p: [f64; 3]) -> f32;

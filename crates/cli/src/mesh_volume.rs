@@ -199,8 +199,8 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
     Ok(v)
 }
 
-/// Reads the volume and converts it to an SDF-signed field `iso − value` (DESIGN.md: outside
-/// data with "above the iso level is inside" is converted once, at the door).
+/// Reads the volume and converts it to an SDF-signed field `iso − value` (docs/architecture.md:
+/// outside data with "above the iso level is inside" is converted once, at the door).
 fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
     let bytes = std::fs::read(&v.path).with_context(|| format!("reading {:?}", v.path))?;
     let n = v

@@ -101,7 +101,7 @@ pub struct Summary {
     pub brick_bytes: usize,
     /// Phase timings.
     pub timings_ms: Timings,
-    /// The field hash (DESIGN.md), 64 hex digits.
+    /// The field hash (docs/architecture.md), 64 hex digits.
     pub field_hash: String,
     /// The pipeline's mesher.
     pub mesher: &'static str,

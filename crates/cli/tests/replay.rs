@@ -27,8 +27,8 @@ fn hash_line(o: &Output) -> String {
     line
 }
 
-/// The field hashes of the shipped examples, pinned: they must be the same on every machine
-/// and in every later version that keeps the field's definition (DESIGN.md, invariant 2).
+/// The field hashes of the shipped examples, pinned: they must be the same on every machine and in
+/// every later version that keeps the field's definition (docs/architecture.md, invariant 2).
 #[test]
 fn examples_replay_to_pinned_hashes() {
     let pinned = [

@@ -1,4 +1,4 @@
-//! World, sample, chunk and brick coordinates (DESIGN.md, "Coordinates").
+//! World, sample, chunk and brick coordinates (docs/architecture.md, "Coordinates").
 //!
 //! ```text
 //!  world (f64 metres) --snap+floor--> sample (i32) --div_euclid 32--> chunk / brick (i32)
@@ -23,7 +23,8 @@ pub const BRICK_SAMPLES: i32 = 32;
 pub const BRICK_VOLUME: usize = (BRICK_SAMPLES * BRICK_SAMPLES * BRICK_SAMPLES) as usize;
 
 /// A world position within this many samples of an integer is snapped to that integer before
-/// flooring (DESIGN.md), so `0.96 m` at `0.03 m` voxels is sample 32, not 31.
+/// flooring (docs/architecture.md, "Coordinates"), so `0.96 m` at `0.03 m` voxels is sample 32,
+/// not 31.
 pub const SNAP_EPSILON_SAMPLES: f64 = 1e-9;
 
 /// Integer sample coordinates. The sample `(x, y, z)` sits at world position
@@ -101,7 +102,7 @@ impl ChunkKey {
 
 /// Brick coordinates: brick `(x, y, z)` holds samples `[32x, 32x + 32)` along x, and so on.
 ///
-/// Bricks order by `(z, y, x)` ascending, the order the field hash uses (DESIGN.md).
+/// Bricks order by `(z, y, x)` ascending, the order the field hash uses (docs/architecture.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct BrickKey {
     /// Brick index along x.
@@ -246,8 +247,9 @@ pub enum CoordError {
     },
 }
 
-/// Converts one world coordinate (metres) to a sample index, flooring, with DESIGN.md's snap:
-/// a value within [`SNAP_EPSILON_SAMPLES`] of an integer sample is that sample.
+/// Converts one world coordinate (metres) to a sample index, flooring, with the snap of
+/// docs/architecture.md: a value within [`SNAP_EPSILON_SAMPLES`] of an integer sample is that
+/// sample.
 ///
 /// # Errors
 /// [`CoordError`] for NaN, infinities and indices outside `i32`.

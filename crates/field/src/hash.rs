@@ -1,4 +1,4 @@
-//! The field hash: one definition everywhere (DESIGN.md, "Field hash").
+//! The field hash: one definition everywhere (docs/architecture.md, "Field hash").
 //!
 //! BLAKE3 over the bricks that differ from the generator, in ascending `(z, y, x)` brick order,
 //! each as its brick coordinate (three i32, little-endian), then its samples as f32 bit

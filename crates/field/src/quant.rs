@@ -1,5 +1,5 @@
 //! The field's quantisation grid: SDF values as 16-bit fixed point over the narrow band
-//! (DESIGN.md, "Narrow band").
+//! (docs/architecture.md, "Narrow band").
 //!
 //! ```text
 //! step   = band / 32767                        (f64)

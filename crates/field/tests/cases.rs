@@ -1,4 +1,5 @@
-//! The cases of `../shared/cases` that concern the field (C07 is in `coords`' unit tests).
+//! The project's acceptance cases that concern the field, each test naming its case (C07 is in
+//! `coords`' unit tests).
 
 use crate::util::*;
 use loam_field::{BrickKey, SamplePos};

@@ -1,5 +1,5 @@
-//! The field hash against its definition (DESIGN.md, "Field hash"), computed here the slow
-//! way: every brick generated again and compared, whatever the field remembers.
+//! The field hash against its definition (docs/architecture.md, "Field hash"), computed here the
+//! slow way: every brick generated again and compared, whatever the field remembers.
 
 use crate::util::*;
 use loam_field::{Brick, BrickKey, Field, FieldHash, Quant, SampleBox, SamplePos};

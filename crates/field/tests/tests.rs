@@ -1,4 +1,4 @@
-//! Integration tests of loam-field, one binary (see STYLE.md, "Tests").
+//! Integration tests of loam-field, one binary (one link for all of them).
 
 mod util;
 

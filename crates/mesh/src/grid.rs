@@ -4,10 +4,10 @@
 /// vertices and normals on a chunk border are computed from the same samples in both chunks:
 /// Marching Cubes' central differences read one sample beyond the chunk's corners on each side,
 /// and Surface Nets and Dual Contouring read the cell below the chunk (−1). The grid is
-/// `35³` samples, `32c − 1 ..= 32c + 33` (DESIGN.md).
+/// `35³` samples, `32c − 1 ..= 32c + 33` (docs/architecture.md, "Chunk").
 pub const CHUNK_HALO: u32 = 1;
 
-/// Cells per chunk along each axis (DESIGN.md).
+/// Cells per chunk along each axis (docs/architecture.md, "Chunk").
 pub const CHUNK_CELLS: u32 = 32;
 
 /// A read-only grid of finite SDF samples (negative inside, `value < 0.0` is the one inside

@@ -2,9 +2,9 @@
 //! two triangles.
 //!
 //! Two kinds of vertex can be shared by sheets that only touch there:
-//! - a sample worth exactly 0 (air, DESIGN.md) on which crossings of several solids land: the
-//!   Marching Cubes meshers give every crossing on it one vertex, so two solids meeting along
-//!   a line of such samples share its edges, each edge then has four triangles;
+//! - a sample worth exactly 0 (air, docs/architecture.md) on which crossings of several solids
+//!   land: the Marching Cubes meshers give every crossing on it one vertex, so two solids
+//!   meeting along a line of such samples share its edges, each edge then has four triangles;
 //! - a dual vertex whose cell patch holds both crossing segments of an ambiguous face, next to
 //!   a cell doing the same across that face: the four quads around the face's edges all use
 //!   the edge between the two vertices (a tube pinched to one edge, Nielson 2004 §5).

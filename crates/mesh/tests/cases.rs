@@ -1,4 +1,4 @@
-//! Cases C01–C03 of `../shared/cases`, for every mesher.
+//! The project's acceptance cases C01–C03, for every mesher (each test says what its case is).
 
 use crate::util::*;
 use loam_mesh::{CHUNK_HALO, Grid, Mesher};

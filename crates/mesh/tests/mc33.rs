@@ -14,9 +14,9 @@ struct TopologyCase {
     expected: Option<(usize, i64)>,
 }
 
-/// Reads the CGAL cases (a copy of `shared/data/mc_topology/cgal_tmc_topology_cases.json`). The
+/// Reads the CGAL cases (`tests/data/cgal_tmc_topology_cases.json`, CGAL's topology cases). The
 /// file's corner order is `values[4x + 2y + z]`. CGAL's samples are converted to loam's field at
-/// the door as DESIGN.md does for data whose values above the iso level are inside:
+/// the door as docs/architecture.md does for data whose values above the iso level are inside:
 /// `field = iso − value`, computed in f64 (several cases differ from iso by ~1e-6 only).
 ///
 /// The conversion matters only for samples exactly at iso, which loam counts as air: with

@@ -26,9 +26,9 @@
 //! - Undo over the network: [`Client::undo`] / [`Client::redo`] take back and bring back the
 //!   client's own strokes through the server's order and history.
 //!
-//! Determinism: every map that reaches the field or the wire is a `BTreeMap`; the field
-//! computes the same bits on every machine (DESIGN.md), so a client that applies the same
-//! ops in the same order over the same bricks holds the same bricks as the server.
+//! Determinism: every map that reaches the field or the wire is a `BTreeMap`; the field computes
+//! the same bits on every machine (docs/architecture.md), so a client that applies the same ops in
+//! the same order over the same bricks holds the same bricks as the server.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), loam_net::NetError> {

@@ -1,4 +1,5 @@
-//! Which chunks read a changed sample (DESIGN.md, "One edit, end to end", step 3; case C04).
+//! Which chunks read a changed sample (docs/architecture.md, "One edit, end to end", step 5; case
+//! C04).
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! # loam-world
 //!
-//! The chunk pipeline (DESIGN.md, "One edit, end to end"): the chunks around one or more
+//! The chunk pipeline (docs/architecture.md, "One edit, end to end"): the chunks around one or more
 //! viewers, kept meshed by a pool of worker threads while the field is edited.
 //!
 //! - **Streaming** ([`streaming`]): chunk columns within the view radius of a viewer, from

@@ -1,5 +1,5 @@
 //! Building chunk meshes straight from a field, without the pool or caches: the reference
-//! the pipeline's meshes must equal bit for bit (DESIGN.md invariant 1).
+//! the pipeline's meshes must equal bit for bit (docs/architecture.md, invariant 1).
 
 use loam_field::{CHUNK_CELLS, ChunkKey, Field};
 use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};

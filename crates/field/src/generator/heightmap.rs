@@ -1,7 +1,7 @@
 //! Real elevation models (DEMs) as ground: decoding, validation and bilinear interpolation.
 //!
-//! Decoding reads bytes, never files, so that `loam-field` stays free of I/O (DESIGN.md); the
-//! caller reads the image and its JSON sidecar.
+//! Decoding reads bytes, never files, so that `loam-field` stays free of I/O (docs/architecture.md,
+//! "Layers"); the caller reads the image and its JSON sidecar.
 
 use std::sync::Arc;
 
@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{GeneratorError, check};
 
-/// The JSON sidecar of a DEM (`../shared/data/heightmaps/*.json`). Fields this type does not
-/// name are ignored: the sidecar is a third-party format.
+/// The JSON sidecar of a DEM (e.g. `data/heightmaps/jacksboro_3arcsec.json`). Fields this type does
+/// not name are ignored: the sidecar is a third-party format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeightmapMeta {
     /// Samples per row (west to east).

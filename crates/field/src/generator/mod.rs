@@ -11,8 +11,8 @@
 //! where `Q` rounds onto the field's 16-bit quantisation grid ([`crate::Quant`]).
 //!
 //! Dividing by `√(1 + Lh²)` makes the height field's raw value a true distance bound
-//! (DESIGN.md, "Narrow band"); the cave SDF is scaled the same way, and the max of 1-Lipschitz
-//! functions stays 1-Lipschitz.
+//! (docs/architecture.md, "Narrow band"); the cave SDF is scaled the same way, and the max of
+//! 1-Lipschitz functions stays 1-Lipschitz.
 
 mod caves;
 mod heightmap;

@@ -1,7 +1,7 @@
 //! Fractal-noise ground: rolling hills, ridges and fine detail from Perlin noise (`noise` 0.9).
 //!
 //! The octave sums are written out here, with `+ − ×` only, so that the field is bit-identical
-//! on every platform (DESIGN.md, invariant 2); `noise` supplies the Perlin primitive.
+//! on every platform (docs/architecture.md, invariant 2); `noise` supplies the Perlin primitive.
 
 use noise::{NoiseFn, Perlin};
 use serde::{Deserialize, Serialize};

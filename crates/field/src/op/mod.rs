@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::brick::MaterialId;
 use crate::sculpt::falloff::Falloff;
 
-/// How a shape combines with the field (DESIGN.md, "CSG").
+/// How a shape combines with the field (docs/architecture.md, "CSG").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CsgMode {
     /// Build: `min(field, shape)`; the shape becomes solid. Serialised as `"build"`.

@@ -1,4 +1,4 @@
-//! Checking an op's numbers before it touches anything (DESIGN.md invariant 6).
+//! Checking an op's numbers before it touches anything (docs/architecture.md, invariant 6).
 
 use super::{EditError, EditOp};
 use crate::sculpt::falloff::Falloff;

@@ -4,7 +4,7 @@
 //! weight in `[0, 1]`: 1 at the brush centre, 0 at the rim, never increasing in between. The
 //! profile names follow the proportional-editing falloffs of Blender; the formulas are the
 //! ones written on each variant. Every formula uses only `+ − × ÷ √` and `libm::pow`
-//! (DESIGN.md, invariant 2), so weights are bit-identical on every platform.
+//! (docs/architecture.md, invariant 2), so weights are bit-identical on every platform.
 //!
 //! ```text
 //!  w                                   Smooth       1 − (3d² − 2d³)

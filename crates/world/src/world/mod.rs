@@ -1,5 +1,5 @@
 //! The world: the live field, the chunks the viewers need, and the batches on their way to the
-//! front end (DESIGN.md, "One edit, end to end").
+//! front end (docs/architecture.md, "One edit, end to end").
 
 mod handover;
 mod lod;

@@ -10,10 +10,10 @@
 //!
 //! # Algorithm
 //!
-//! The box has `dims[0] × dims[1] × dims[2]` samples (x fastest) at spacing `h =
-//! voxel_size`. The outer `shell` layers are *boundary*; the rest is the *interior*. All
-//! math is in f64 and uses only `+ − × ÷ √` (DESIGN.md, determinism), and every loop runs
-//! in one fixed order, so the result is the same bit for bit on every machine.
+//! The box has `dims[0] × dims[1] × dims[2]` samples (x fastest) at spacing `h = voxel_size`. The
+//! outer `shell` layers are *boundary*; the rest is the *interior*. All math is in f64 and uses
+//! only `+ − × ÷ √` (docs/architecture.md, invariant 2), and every loop runs in one fixed order, so
+//! the result is the same bit for bit on every machine.
 //!
 //! 1. **Interface initialisation.** An interior sample `p` whose 6-neighbourhood holds a
 //!    sample of the other class (the one inside predicate, `value < 0`) is next to the

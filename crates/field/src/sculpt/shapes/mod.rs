@@ -2,9 +2,9 @@
 //!
 //! Every function takes world positions in metres (f64) and returns the signed distance in
 //! metres to the shape's surface: negative inside, positive outside, zero on the surface
-//! (DESIGN.md, "Field"). The formulas are Inigo Quilez's well-known exact ones (Quilez,
+//! (docs/architecture.md, "Field"). The formulas are Inigo Quilez's well-known exact ones (Quilez,
 //! "distance functions", <https://iquilezles.org/articles/distfunctions/>), written with
-//! `+ − × ÷ √`, `abs`, `min` and `max` only (DESIGN.md, invariant 2), so results are
+//! `+ − × ÷ √`, `abs`, `min` and `max` only (docs/architecture.md, invariant 2), so results are
 //! bit-identical on every platform. Each is exact (the true Euclidean distance) and therefore
 //! 1-Lipschitz; the exceptions are named on the function.
 //!
