@@ -260,7 +260,7 @@ impl Order {
 
     /// Numbers an applied block op and adds it to the group with the records it changed.
     pub(super) fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
-        self.seq += 1;
+        self.journal.reserve_seq();
         let step = self.log_step();
         let delta = self.blocks.take_delta();
         self.colliders.ensure_delta(&self.field, &delta);
@@ -269,7 +269,7 @@ impl Order {
         let bytes = op.encode();
         let (blocks, to_all) = self.reach_of(&first);
         let frame = ServerMessage::BlockOp(BlockOpRecord {
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             author: client,
             op_id,
             step,
@@ -277,12 +277,12 @@ impl Order {
             delta: first,
         });
         self.unsent.push(LogRecord::Block(BlockLogEntry {
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             step,
             op: bytes,
         }));
         self.inflight.push_back(Item::Block(Box::new(BlockItem {
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             event: false,
             author: client,
             frame: frame.encode().into(),
@@ -320,12 +320,12 @@ impl Order {
     fn push_events(&mut self, delta: BlockDelta) {
         let (blocks, to_all) = self.reach_of(&delta);
         let frame = ServerMessage::Blocks(BlockEvents {
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             step: self.log_step(),
             delta,
         });
         self.inflight.push_back(Item::Block(Box::new(BlockItem {
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             event: true,
             author: 0,
             frame: frame.encode().into(),
@@ -465,7 +465,7 @@ impl Order {
         let mut size = 0;
         let make = |delta, done| -> Bytes {
             ServerMessage::BlockCatchUp(BlockCatchUp {
-                seq: self.seq,
+                seq: self.journal.last_seq(),
                 region,
                 keep,
                 delta,

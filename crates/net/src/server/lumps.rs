@@ -109,16 +109,16 @@ impl Order {
         let (Ok(ops), Ok(lump)) = (island.removal_ops(&fs), island.lump(lump_spec)) else {
             return;
         };
-        let stroke = self.history.last_stroke().map_or(1, |s| s + 1);
+        let stroke = self.journal.next_stroke();
         let mut removed = Vec::new();
         for op in ops {
-            if let Ok(outcome) = self.history.apply(&mut self.field, stroke, &op) {
+            if let Ok((entry, outcome)) = self.journal.apply(&mut self.field, stroke, &op) {
                 removed.extend(outcome.changed);
-                self.accept_terrain(0, 0, stroke, op, &outcome);
+                self.accept_terrain(0, 0, entry, &outcome);
             }
         }
         // A client's next op starts a stroke of its own.
-        self.open = None;
+        self.journal.close_stroke();
         // The lump starts where the terrain was: no step before the colliders follow.
         for &c in &removed {
             self.colliders

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use loam_blocks::{BlockWorld, BlocksFile, IslandSettings};
 use loam_field::{
-    Brick, BrickKey, EditOp, EditOutcome, Field, FieldHash, History, LogEntry, SampleBox,
+    Brick, BrickKey, EditOp, EditOutcome, Field, FieldHash, Journal, LogEntry, SampleBox,
 };
 use loam_physics::PhysicsWorld;
 use loam_store::{LogRecord, Store};
@@ -194,7 +194,8 @@ pub(crate) struct Order {
     /// Commands waiting for nothing to be in flight, in order.
     deferred: VecDeque<Command>,
     pub(super) field: Field,
-    pub(super) history: History,
+    /// Numbers the ops, strokes them per client and keeps the undo history.
+    pub(super) journal: Journal,
     /// The block world (tracking its changes) and the physics world it lives in.
     pub(super) blocks: BlockWorld,
     pub(super) physics: PhysicsWorld,
@@ -214,7 +215,6 @@ pub(crate) struct Order {
     pub(super) pending_cuts: Vec<loam_field::SampleBox>,
     /// The brick of each piece's last record sent out ([`Order::reach_of`]).
     pub(super) piece_bricks: BTreeMap<loam_blocks::PieceId, [i32; 3]>,
-    pub(super) seq: u64,
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
     pub(super) max_message: usize,
@@ -232,8 +232,6 @@ pub(crate) struct Order {
     /// The players' names, positions and aims, and what each was told of the others.
     pub(super) presence: Presence,
     pub(super) ring: Ring,
-    /// The stroke new ops continue: (client, its stroke id, the server's stroke id).
-    pub(super) open: Option<(u64, u64, u64)>,
     pub(super) last_op: BTreeMap<u64, u64>,
     pub(super) next_client: u64,
     /// The key of this process's resume keys ([`super::regions::resume_key`]): random, never
@@ -366,7 +364,7 @@ impl Order {
             released: loaded.last_seq,
             deferred: VecDeque::new(),
             field,
-            history: loaded.history,
+            journal: Journal::new(loaded.history, loaded.last_seq),
             blocks: blocks.world,
             physics: blocks.physics,
             colliders: blocks.colliders,
@@ -378,7 +376,6 @@ impl Order {
             islands: cfg.islands,
             pending_cuts: Vec::new(),
             piece_bricks,
-            seq: loaded.last_seq,
             meta: WorldMeta {
                 generator_json: json,
                 field: settings,
@@ -404,7 +401,6 @@ impl Order {
             peers: BTreeMap::new(),
             presence: Presence::default(),
             ring,
-            open: None,
             last_op: BTreeMap::new(),
             next_client: micros.max(1),
             resume_secret: {
@@ -509,7 +505,8 @@ impl Order {
             self.deferred.push_back(cmd);
             return false;
         }
-        let bake_due = self.bake_every > 0 && self.seq - self.baked >= self.bake_every;
+        let bake_due =
+            self.bake_every > 0 && self.journal.last_seq() - self.baked >= self.bake_every;
         match cmd {
             Command::Op { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
             Command::Op {
@@ -550,11 +547,11 @@ impl Order {
     /// Takes a client op that arrived `at` with `take`, timing it; an op it accepted (the
     /// next sequence number) is timed until its release.
     fn timed(&mut self, at: Instant, take: impl FnOnce(&mut Self)) {
-        let (start, before) = (Instant::now(), self.seq);
+        let (start, before) = (Instant::now(), self.journal.last_seq());
         self.latency.queued(start.saturating_duration_since(at));
         take(self);
         self.latency.applied(start.elapsed());
-        if self.seq > before {
+        if self.journal.last_seq() > before {
             self.latency.arrived(before + 1, at);
         }
     }
@@ -562,7 +559,7 @@ impl Order {
     /// Runs the deferred commands once nothing is in flight; `true` once a shutdown has run.
     fn resume_deferred(&mut self) -> bool {
         while self.idle() && !self.deferred.is_empty() {
-            if self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+            if self.bake_every > 0 && self.journal.last_seq() - self.baked >= self.bake_every {
                 self.bake();
             }
             let waiting = std::mem::take(&mut self.deferred);
@@ -606,16 +603,14 @@ impl Order {
         if let Err(why) = self.edit_budgets.admit(client, known, now) {
             return self.refuse(client, op_id, why);
         }
-        let stroke = match (&entry.op, self.open) {
-            (EditOp::Undo { stroke } | EditOp::Redo { stroke }, _) => *stroke,
-            (_, Some((c, s, g))) if c == client && s == entry.stroke => g,
-            _ => self.history.last_stroke().map_or(1, |s| s + 1),
-        };
-        let outcome = match self.history.apply(&mut self.field, stroke, &entry.op) {
-            Ok(o) => o,
-            Err(e) => return self.refuse(client, op_id, e.to_string()),
-        };
-        self.open = (!reverts).then_some((client, entry.stroke, stroke));
+        let (logged, outcome) =
+            match self
+                .journal
+                .apply_for(&mut self.field, client, entry.stroke, &entry.op)
+            {
+                Ok(o) => o,
+                Err(e) => return self.refuse(client, op_id, e.to_string()),
+            };
         let changed = outcome.changed;
         let cost = if reverts {
             changed.map_or(0, |b| b.volume())
@@ -624,26 +619,24 @@ impl Order {
         };
         self.edit_budgets.charge(client, cost, now);
         let may_cut = super::blocks::may_cut(&entry.op);
-        self.accept_terrain(client, op_id, stroke, entry.op, &outcome);
+        self.accept_terrain(client, op_id, logged, &outcome);
         if let Some(changed) = changed {
             self.after_terrain(changed, may_cut);
         }
     }
 
-    /// Numbers an applied terrain op and adds it to the group, with the patches of the
-    /// clients that cannot reproduce it.
+    /// Adds a terrain op the journal applied and numbered to the group, with the patches of
+    /// the clients that cannot reproduce it.
     pub(super) fn accept_terrain(
         &mut self,
         client: u64,
         op_id: u64,
-        stroke: u64,
-        op: EditOp,
+        entry: LogEntry,
         outcome: &EditOutcome,
     ) {
-        self.seq += 1;
         let settings = *self.field.settings();
         let written = outcome.changed.map(|b| bricks_of_samples(&b));
-        let reach = op_reach(&op, &settings);
+        let reach = op_reach(&entry.op, &settings);
         let mut patches = Vec::new();
         if let Some(w) = written {
             for (&id, peer) in &self.peers {
@@ -659,7 +652,6 @@ impl Order {
                 patches.push((id, bricks));
             }
         }
-        let entry = LogEntry::new(self.seq, stroke, op);
         self.unsent.push(LogRecord::Terrain(entry.clone()));
         self.inflight.push_back(Item::Accepted(Box::new(Accepted {
             entry,

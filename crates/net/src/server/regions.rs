@@ -68,7 +68,7 @@ impl Order {
         }
         list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         CatchUpJob::new(
-            self.seq,
+            self.journal.last_seq(),
             region,
             keep,
             list.into_iter().map(|(_, k, b)| (k, b)).collect(),
@@ -118,7 +118,7 @@ impl Order {
         let plan = hello.resume.as_ref().and_then(|r| {
             self.ring.plan(
                 r.last_seq,
-                self.seq,
+                self.journal.last_seq(),
                 &r.region,
                 id,
                 self.outbox.messages / 2,
@@ -140,7 +140,7 @@ impl Order {
             client_id: id,
             resume_key: resume_key(&self.resume_secret, id),
             world,
-            seq: self.seq,
+            seq: self.journal.last_seq(),
             resumed: plan.is_some(),
             last_op_id: self.last_op.get(&id).copied(),
         };
@@ -170,7 +170,7 @@ impl Order {
             conn,
             link,
             region,
-            informed: self.seq,
+            informed: self.journal.last_seq(),
             informed_at: Instant::now(),
             join_bytes: frames.iter().map(Frame::len).sum(),
             catch_ups: budget,
@@ -190,7 +190,7 @@ impl Order {
             name = ?hello.name,
             peer = %addr,
             resumed = welcome_resumed,
-            seq = self.seq,
+            seq = self.journal.last_seq(),
             "joined"
         );
         let _ = reply.send(id);
@@ -321,15 +321,19 @@ impl Order {
                 region,
             } => self.queue_hash(client, request, region),
             Command::HashFor { region, reply } => {
-                let _ = reply.send((self.seq, self.hash(region)));
+                let _ = reply.send((self.journal.last_seq(), self.hash(region)));
             }
             Command::BlocksFor { region, reply } => {
-                let _ = reply.send((self.seq, self.block_hash(region), self.blocks.save()));
+                let _ = reply.send((
+                    self.journal.last_seq(),
+                    self.block_hash(region),
+                    self.blocks.save(),
+                ));
             }
             Command::Status { reply } => {
                 let (blocks, pieces, falling) = self.block_counts();
                 let _ = reply.send(ServerStatus {
-                    seq: self.seq,
+                    seq: self.journal.last_seq(),
                     clients: self.peers.len(),
                     accepted: self.accepted,
                     made: self.made,

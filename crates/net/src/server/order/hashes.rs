@@ -212,13 +212,13 @@ impl Order {
                 client: w.client,
                 conn: p.conn,
                 request: w.request,
-                seq: self.seq,
+                seq: self.journal.last_seq(),
                 region: w.region,
                 blocks: self.block_hash(w.region),
             };
             let mark = ServerMessage::HashAt {
                 request: w.request,
-                seq: self.seq,
+                seq: self.journal.last_seq(),
                 region: w.region,
             };
             let mut dead = Vec::new();

@@ -56,7 +56,10 @@ impl Order {
             self.written = last.seq();
             self.writer
                 .send(Write::Append(std::mem::take(&mut self.unsent)));
-        } else if self.idle() && self.bake_every > 0 && self.seq - self.baked >= self.bake_every {
+        } else if self.idle()
+            && self.bake_every > 0
+            && self.journal.last_seq() - self.baked >= self.bake_every
+        {
             self.bake();
         }
     }
@@ -65,8 +68,8 @@ impl Order {
     pub(super) fn bake_write(&self) -> Write {
         Write::Bake {
             field: Box::new(self.field.clone()),
-            history: Box::new(self.history.clone()),
-            seq: self.seq,
+            history: Box::new(self.journal.history().clone()),
+            seq: self.journal.last_seq(),
             step: self.log_step(),
             blocks: self.blocks.save().encode(),
         }
@@ -80,7 +83,7 @@ impl Order {
         let w = self.bake_write();
         self.latency.snapshotted(start.elapsed());
         self.writer.send(w);
-        self.baked = self.seq;
+        self.baked = self.journal.last_seq();
     }
 
     /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
@@ -94,7 +97,7 @@ impl Order {
             self.writer
                 .send(Write::Append(std::mem::take(&mut self.unsent)));
         }
-        let last = (self.seq > self.baked).then(|| self.bake_write());
+        let last = (self.journal.last_seq() > self.baked).then(|| self.bake_write());
         self.writer.finish(last)
     }
 }
