@@ -59,7 +59,7 @@ mod tag;
 pub use backup::{BackupCopy, BackupDone};
 pub use bake::{BakeTidy, Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
-pub use error::StoreError;
+pub use error::{StoreError, Writing};
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};
 
 /// Removes world file `path` and SQLite's companions of it (`-wal`, `-shm`, `-journal`), as

@@ -321,7 +321,7 @@ fn run(
         let new_bake = matches!(w, Some(Write::Bake { .. }));
         if new_bake && let Some(p) = pending.take() {
             tidy_now(&mut store, &mut tidy);
-            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
+            tidy = Some(store.commit_bake_untidied(&p).map_err(fail)?.1);
         }
         match w {
             None => {
@@ -354,7 +354,7 @@ fn run(
             && let Some(p) = pending.take()
         {
             tidy_now(&mut store, &mut tidy);
-            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
+            tidy = Some(store.commit_bake_untidied(&p).map_err(fail)?.1);
         }
         // A step of the backup in progress (or the start of the next one) after each group.
         if let Some(b) = backups.as_mut() {
