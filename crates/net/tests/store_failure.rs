@@ -129,7 +129,8 @@ fn op(rng: &mut Rng) -> EditOp {
     }
 }
 
-/// A client that sends an op about every 25 ms until `stop`, then waits for all its ops.
+/// A client that sends an op about every 25 ms until `stop`, then waits for all its ops;
+/// it ends at the first connection error (recorded in `seen`).
 async fn editor(i: u64, url: String, seen: Arc<Mutex<Seen>>, stop: Arc<AtomicBool>) -> Client {
     let v = viewer(0.0, 0.0, 0.0, 24.0);
     let mut c = Client::connect(ClientConfig::new(url, v, factory()))
@@ -138,7 +139,7 @@ async fn editor(i: u64, url: String, seen: Arc<Mutex<Seen>>, stop: Arc<AtomicBoo
     let mut rng = Rng(0x10c + i);
     let mut n = 0;
     let start = tokio::time::Instant::now();
-    while !stop.load(Ordering::Relaxed) || c.pending_ops() > 0 {
+    while (!stop.load(Ordering::Relaxed) || c.pending_ops() > 0) && c.is_connected() {
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "client {i}: ops not acknowledged"
@@ -151,7 +152,10 @@ async fn editor(i: u64, url: String, seen: Arc<Mutex<Seen>>, stop: Arc<AtomicBoo
                 Ok(id) => {
                     seen.lock().unwrap().waiting.insert((i, id), (o, at));
                 }
-                Err(e) => seen.lock().unwrap().errors.push(e.to_string()),
+                Err(e) => {
+                    seen.lock().unwrap().errors.push(e.to_string());
+                    break;
+                }
             }
         }
         let until = tokio::time::Instant::now() + Duration::from_millis(25);
@@ -201,6 +205,8 @@ async fn a_foreign_lock_for_8_s_stops_nothing_and_loses_nothing() {
     let wait_for = async |n: usize| {
         let start = tokio::time::Instant::now();
         while acked() < n {
+            let errors = seen.lock().unwrap().errors.clone();
+            assert_eq!(errors, Vec::<String>::new(), "no client lost its server");
             assert!(start.elapsed() < Duration::from_secs(60), "no progress");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

@@ -37,7 +37,8 @@
 
 use super::backups::Backups;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -83,6 +84,9 @@ pub(crate) enum Ack {
 /// The ordering thread's end of the writer.
 pub(crate) struct Writer {
     tx: Option<mpsc::Sender<Write>>,
+    /// Set when the server stops: a write the busy file holds back is then tried for
+    /// [`STOP_PATIENCE`] more only.
+    stopping: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<(), StoreError>>>,
 }
 
@@ -102,11 +106,14 @@ impl Writer {
         }
         let (tx, rx) = mpsc::channel::<Write>();
         let baker = Baker::start()?;
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop = stopping.clone();
         let thread = std::thread::Builder::new()
             .name("loam-net-writer".into())
-            .spawn(move || run(store, baker, backups, &rx, &back))?;
+            .spawn(move || run(store, baker, backups, &rx, &stop, &back))?;
         Ok(Self {
             tx: Some(tx),
+            stopping,
             thread: Some(thread),
         })
     }
@@ -124,6 +131,7 @@ impl Writer {
         if let (Some(tx), Some(w)) = (&self.tx, last) {
             let _ = tx.send(w);
         }
+        self.stopping.store(true, Ordering::Relaxed);
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => Ok(r?),
@@ -406,11 +414,14 @@ fn commit_at_stop(
     }
 }
 
+/// The writer thread: takes the writes from `rx` until its sender is gone, reports to
+/// `back`. `stopping` says that the server stops (the writes queued then still go in).
 fn run(
     mut store: Store,
     mut baker: Baker,
     mut backups: Option<Backups>,
     rx: &mpsc::Receiver<Write>,
+    stopping: &AtomicBool,
     back: &UnboundedSender<Ack>,
 ) -> Result<(), StoreError> {
     let fail = |e: StoreError| {
@@ -507,7 +518,8 @@ fn run(
                         return Err(fail(e));
                     }
                     busy.busy(&e, entries.len());
-                    if gather(rx, &mut entries, &mut later) && stop.is_none() {
+                    let gone = gather(rx, &mut entries, &mut later);
+                    if (gone || stopping.load(Ordering::Relaxed)) && stop.is_none() {
                         stop = Some(Instant::now());
                     }
                 }
@@ -677,7 +689,8 @@ mod tests {
         let baker = Baker::start_gated(Some(gate.clone())).unwrap();
         let (tx, rx) = mpsc::channel();
         let (back, mut acks) = unbounded_channel();
-        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &back));
+        let stopping = AtomicBool::new(false);
+        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &stopping, &back));
         let durable = |acks: &mut tokio::sync::mpsc::UnboundedReceiver<Ack>, want: u64| {
             let deadline = Instant::now() + Duration::from_secs(5);
             loop {
@@ -709,8 +722,30 @@ mod tests {
         assert_eq!((info.bake_seq, store.last_seq()), (2, 3));
     }
 
-    /// The writer's log lines (tracing events on the thread that runs it), as text.
-    struct Capture(Arc<Mutex<Vec<String>>>);
+    /// Every log line (tracing event) of this test binary, as text: set as the global
+    /// subscriber once (a subscriber set for one thread missed events whose call site
+    /// another test's thread met first, when the tests ran in parallel).
+    struct Capture(Mutex<Vec<String>>);
+
+    /// The log lines so far that name `path`.
+    fn log_lines(path: &std::path::Path) -> Vec<String> {
+        static CAPTURE: std::sync::OnceLock<&'static Capture> = std::sync::OnceLock::new();
+        let c = CAPTURE.get_or_init(|| {
+            let c: &'static Capture = Box::leak(Box::new(Capture(Mutex::new(Vec::new()))));
+            tracing::subscriber::set_global_default(Cap(c)).expect("no subscriber set before");
+            c
+        });
+        let name = format!("{path:?}");
+        let lines = c.0.lock().unwrap();
+        lines
+            .iter()
+            .filter(|l| l.contains(&name))
+            .cloned()
+            .collect()
+    }
+
+    /// The global subscriber's handle on [`Capture`].
+    struct Cap(&'static Capture);
 
     struct Message(String);
 
@@ -722,7 +757,7 @@ mod tests {
         }
     }
 
-    impl tracing::Subscriber for Capture {
+    impl tracing::Subscriber for Cap {
         fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
             true
         }
@@ -735,7 +770,7 @@ mod tests {
             let mut m = Message(String::new());
             e.record(&mut m);
             let line = format!("{} {}", e.metadata().level(), m.0);
-            self.0.lock().unwrap().push(line);
+            self.0.0.lock().unwrap().push(line);
         }
         fn enter(&self, _: &tracing::span::Id) {}
         fn exit(&self, _: &tracing::span::Id) {}
@@ -784,17 +819,15 @@ mod tests {
                 }
             }
         });
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let done = tracing::subscriber::with_default(Capture(lines.clone()), || {
-            run(store, baker, None, &rx, &back)
-        });
+        log_lines(&path);
+        let done = run(store, baker, None, &rx, &AtomicBool::new(false), &back);
         client.join().unwrap();
         done.unwrap();
         let store = Store::open(&path).unwrap();
         assert_eq!(store.last_seq(), 3);
         assert_eq!(store.info().unwrap().bake_seq, 2);
 
-        let lines = lines.lock().unwrap();
+        let lines = log_lines(&path);
         let warned = lines
             .iter()
             .filter(|l| {
@@ -813,5 +846,38 @@ mod tests {
         assert_eq!(again.len(), 1, "{lines:#?}");
         assert!(again[0].1.contains("(ops written: 1)"), "{lines:#?}");
         assert_eq!(again[0].0, lines.len() - 1, "{lines:#?}");
+    }
+
+    /// The server stops while another connection holds the lock: the ops queued before the
+    /// stop and the last bake still go in once the lock is let go (within the stop's
+    /// patience), and the writer then ends without an error.
+    #[test]
+    fn a_stop_while_busy_still_writes_what_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut store, field, blocks) = world(dir.path());
+        store.set_busy_wait(Duration::from_millis(100)).unwrap();
+        let lock = rusqlite::Connection::open(&path).unwrap();
+        lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let (tx, rx) = mpsc::channel();
+        let (back, mut acks) = unbounded_channel();
+        tx.send(dig(1)).unwrap();
+        tx.send(dig(2)).unwrap();
+        tx.send(bake(&field, &blocks, 2)).unwrap();
+        drop(tx);
+        let stopping = AtomicBool::new(true);
+        let baker = Baker::start().unwrap();
+        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &stopping, &back));
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            acks.try_recv().is_err(),
+            "nothing acknowledged while locked"
+        );
+        lock.execute_batch("ROLLBACK").unwrap();
+        drop(lock);
+        writer.join().unwrap().unwrap();
+        assert!(matches!(acks.try_recv(), Ok(Ack::Durable { seq: 2, .. })));
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.last_seq(), 2);
+        assert_eq!(store.info().unwrap().bake_seq, 2);
     }
 }
