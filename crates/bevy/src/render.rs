@@ -125,7 +125,7 @@ pub enum RenderError {
     #[error("cannot write the sound: {0}")]
     Audio(String),
     /// An op was rejected by the field.
-    #[error("op {index} was rejected: {source}")]
+    #[error("op {index} was rejected")]
     Op {
         /// Index of the op in the job.
         index: usize,

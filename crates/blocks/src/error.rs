@@ -127,8 +127,9 @@ pub enum BlockError {
         reached: u64,
     },
     /// The physics world refused a call (a bug or an inconsistent physics world: the
-    /// blocks world must always be used with the same physics world).
-    #[error("physics: {0}")]
+    /// blocks world must always be used with the same physics world); its message and
+    /// source are the physics error's.
+    #[error(transparent)]
     Physics(#[from] loam_physics::PhysicsError),
 }
 

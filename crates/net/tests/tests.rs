@@ -1,7 +1,7 @@
 //! loam-net's integration tests, one binary: protocol round trips and the decoders fuzzed,
 //! the server's limits, eight clients converging through disconnects, a killed server, and
-//! blocks and collapses ordered by the server, presence, undo over the network, and a world
-//! store that fails under the server.
+//! blocks and collapses ordered by the server, presence, undo over the network, a world
+//! store another process holds busy under load, and one that fails under the server.
 
 mod backup;
 mod bench;

@@ -18,6 +18,7 @@ use crate::blocks::snapshot_blob;
 use crate::brick_blob;
 use crate::checks::meta_digest;
 use crate::error::StoreError;
+use crate::error::Writing;
 use crate::store::{Store, now_unix, retry};
 use crate::strokes::{self, StrokeRow};
 
@@ -157,8 +158,8 @@ impl Store {
     /// # Errors
     /// [`StoreError::OutOfOrder`] if `seq` is beyond the logged ops or before the last bake;
     /// [`StoreError::BlocksNotBaked`] if the world has a blocks snapshot or a block op at or
-    /// before `seq` (the bake would leave them behind); SQLite failures (nothing is written
-    /// then).
+    /// before `seq` (the bake would leave them behind); [`StoreError::Busy`] if another
+    /// connection held the write lock too long; SQLite failures (nothing is written then).
     pub fn bake(
         &mut self,
         field: &Field,
@@ -272,7 +273,8 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::OutOfOrder`] if the file was baked since `prepared` was;
-    /// SQLite failures (the rows of the part are not written then).
+    /// [`StoreError::Busy`] and SQLite failures (the rows of the part are not written then:
+    /// the call may be made again).
     pub fn write_bake_part(
         &mut self,
         prepared: &mut PreparedBake,
@@ -296,7 +298,7 @@ impl Store {
             };
             to += 1;
         }
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::BakePart, || {
             let tx = self.conn.transaction()?;
             put_items(&tx, prepared, from..to)?;
             tx.commit()
@@ -315,7 +317,7 @@ impl Store {
     /// As [`Store::bake`], and [`StoreError::OutOfOrder`] if the file was baked since
     /// `prepared` was.
     pub fn commit_bake(&mut self, prepared: PreparedBake) -> Result<usize, StoreError> {
-        let (bricks, tidy) = self.commit_bake_untidied(prepared)?;
+        let (bricks, tidy) = self.commit_bake_untidied(&prepared)?;
         self.tidy_bake(&tidy);
         Ok(bricks)
     }
@@ -324,13 +326,14 @@ impl Store {
     /// for [`Store::tidy_bake`] when the caller has time (the server's writer does it after
     /// the next group of ops, so that the ops behind a bake do not wait for its tidying too:
     /// 2.7–4 ms of the 5.4–11.8 ms a bake's commit held them, measured at 64 clients × 313
-    /// ops/s). Returns how many bricks it wrote, and what to tidy.
+    /// ops/s). Returns how many bricks it wrote, and what to tidy. Takes the bake by
+    /// reference: one that failed (a [`StoreError::Busy`] file) can be committed again.
     ///
     /// # Errors
     /// As [`Store::commit_bake`].
     pub fn commit_bake_untidied(
         &mut self,
-        prepared: PreparedBake,
+        prepared: &PreparedBake,
     ) -> Result<(usize, BakeTidy), StoreError> {
         self.writable()?;
         self.check_bake(prepared.seq, prepared.snapshot.is_some())?;
@@ -340,10 +343,10 @@ impl Store {
                 got: prepared.seq,
             });
         }
-        let p = &prepared;
+        let p = prepared;
         let seq = p.seq as i64;
         let now = now_unix().to_string();
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::BakeCommit, || {
             let tx = self.conn.transaction()?;
             if p.full {
                 // Every stroke is in this bake's rows, so no other row is kept: those written
@@ -405,7 +408,7 @@ impl Store {
             return;
         }
         let seq = tidy.seq as i64;
-        let _ = retry(|| {
+        let _ = retry(&self.path, self.busy_wait, Writing::BakeTidy, || {
             let tx = self.conn.transaction()?;
             {
                 let mut drop_old = tx.prepare_cached(
@@ -452,7 +455,7 @@ impl Store {
     pub fn compact(&mut self) -> Result<u64, StoreError> {
         self.writable()?;
         let bake = self.meta_u64("bake_seq")?;
-        let n = retry(|| {
+        let n = retry(&self.path, self.busy_wait, Writing::Compact, || {
             let tx = self.conn.transaction()?;
             let mut n = tx.execute("DELETE FROM ops WHERE seq <= ?1", [bake as i64])?;
             n += tx.execute("DELETE FROM block_ops WHERE seq <= ?1", [bake as i64])?;
@@ -471,7 +474,7 @@ impl Store {
     /// SQLite failures (the file is unchanged then).
     pub fn vacuum(&mut self) -> Result<(), StoreError> {
         self.writable()?;
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Vacuum, || {
             self.conn.execute_batch("VACUUM")?;
             self.conn
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))

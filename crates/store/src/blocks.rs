@@ -9,6 +9,7 @@ use loam_field::{EditOutcome, LogEntry};
 use rusqlite::{OptionalExtension, params};
 
 use crate::error::StoreError;
+use crate::error::Writing;
 use crate::store::{Store, retry};
 
 /// The tables format 3 adds (created by a new world and by the migration from format 2).
@@ -111,10 +112,9 @@ impl Store {
     /// [`Store::append`]. Terrain and block ops share one sequence numbering.
     ///
     /// # Errors
-    /// [`StoreError::ReadOnly`]; [`StoreError::OutOfOrder`] unless `entry.seq` is the last
-    /// plus one; SQLite failures (nothing is appended then).
+    /// As [`Store::append`].
     pub fn append_block(&mut self, entry: &BlockLogEntry) -> Result<(), StoreError> {
-        self.writable()?;
+        self.appendable()?;
         if entry.seq != self.last_seq + 1 {
             return Err(StoreError::OutOfOrder {
                 last: self.last_seq,
@@ -122,7 +122,7 @@ impl Store {
             });
         }
         let blob = crate::tag::seal(&op_context(entry.seq, entry.step), entry.op.clone());
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Append, || {
             self.conn.execute(
                 "INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)",
                 params![entry.seq as i64, entry.step as i64, blob],
@@ -138,11 +138,10 @@ impl Store {
     /// arrived together as a group). An empty slice writes nothing.
     ///
     /// # Errors
-    /// [`StoreError::ReadOnly`]; [`StoreError::OutOfOrder`] for the first record that does
-    /// not follow the one before (nothing is appended then); SQLite failures (nothing is
-    /// appended).
+    /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first record that does not
+    /// follow the one before (nothing is appended then).
     pub fn append_records(&mut self, records: &[LogRecord]) -> Result<(), StoreError> {
-        self.writable()?;
+        self.appendable()?;
         let mut last = self.last_seq;
         // (table, seq, stroke or step, sealed bytes)
         let mut rows = Vec::with_capacity(records.len());
@@ -171,7 +170,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Append, || {
             let tx = self.conn.transaction()?;
             {
                 let mut ops =

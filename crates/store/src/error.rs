@@ -75,7 +75,7 @@ pub enum StoreError {
     )]
     CorruptHistory(String),
     /// A logged op does not decode.
-    #[error("op {seq} is corrupt: {source}")]
+    #[error("op {seq} is corrupt")]
     CorruptOp {
         /// Its sequence number.
         seq: u64,
@@ -123,7 +123,7 @@ pub enum StoreError {
         got: u64,
     },
     /// A logged op failed when replayed.
-    #[error("op {seq} fails on replay: {source}")]
+    #[error("op {seq} fails on replay")]
     Replay {
         /// Its sequence number.
         seq: u64,
@@ -159,6 +159,36 @@ pub enum StoreError {
         /// What SQLite said.
         why: String,
     },
+    /// Another connection to the file held SQLite's write lock for longer than the store
+    /// waits ([`crate::Store::set_busy_wait`], 5 s unless set): an `sqlite3` shell or
+    /// another program with a transaction open on the world. Nothing of the write is in the
+    /// file; trying again once the other connection lets go succeeds.
+    #[error(
+        "{path:?} was busy for {:.1} s while {writing}: another connection to it holds SQLite's write lock (an `sqlite3` shell or another program with a transaction open on the world)",
+        .waited.as_secs_f64()
+    )]
+    Busy {
+        /// The world file.
+        path: PathBuf,
+        /// What the store was writing.
+        writing: Writing,
+        /// How long the write waited for the lock before giving up.
+        waited: std::time::Duration,
+    },
+    /// An append refused because the log after the bake does not read whole (an op that
+    /// does not decode, whose checksum fails, or a gap): an op written after it would follow
+    /// ops no load replays. Nothing was appended. The source says which op and why.
+    #[error(
+        "{path:?}: nothing appended: the op log after the bake does not read whole, and a load would stop before the new op"
+    )]
+    UnreadableLog {
+        /// The world file.
+        path: PathBuf,
+        /// Why the log does not read ([`StoreError::CorruptOp`],
+        /// [`StoreError::CorruptBlockOp`] or [`StoreError::OutOfOrder`]).
+        #[source]
+        source: Box<StoreError>,
+    },
     /// SQLite failed (after retries where retrying helps). The message names the common
     /// causes a user can act on (a full disk, a read-only file or folder, a file that cannot
     /// be opened); SQLite's own text is its source.
@@ -173,6 +203,45 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What a store was writing when another connection held the file's write lock too long
+/// ([`StoreError::Busy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Writing {
+    /// Appending ops to the log (`Store::append`, `append_batch`, `append_block`,
+    /// `append_records`).
+    Append,
+    /// Writing a part of a bake's rows ahead of its commit (`Store::write_bake_part`).
+    BakePart,
+    /// Committing a bake (`Store::commit_bake`, `Store::bake`).
+    BakeCommit,
+    /// Deleting what a committed bake replaced (`Store::tidy_bake`).
+    BakeTidy,
+    /// Dropping the ops a bake covers (`Store::compact`).
+    Compact,
+    /// Rebuilding the file and checkpointing its write-ahead log (`Store::vacuum`).
+    Vacuum,
+    /// Opening the world writable: its index, and deleting rows no load reads.
+    Open,
+    /// Migrating the world to the newest format.
+    Migrate,
+}
+
+impl std::fmt::Display for Writing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Writing::Append => "appending ops",
+            Writing::BakePart => "writing a bake's rows ahead",
+            Writing::BakeCommit => "committing a bake",
+            Writing::BakeTidy => "deleting what a bake replaced",
+            Writing::Compact => "compacting the op log",
+            Writing::Vacuum => "vacuuming and checkpointing",
+            Writing::Open => "opening the world",
+            Writing::Migrate => "migrating the world's format",
+        })
+    }
 }
 
 /// What a user can do about an SQLite failure, when its code says.

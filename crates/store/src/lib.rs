@@ -27,7 +27,9 @@
 //!   strokes that changed since the last bake, then the history header and the covered
 //!   sequence in one small transaction; its bricks and strokes may be written ahead in
 //!   parts ([`Store::write_bake_part`], between appends), and no load reads them before that
-//!   transaction. Only then may [`Store::compact`] drop the covered ops.
+//!   transaction. Only then may [`Store::compact`] drop the covered ops. No op is appended
+//!   on top of a log that does not read whole ([`StoreError::UnreadableLog`]): it would
+//!   follow ops no load replays.
 //! - **Loading** = baked bricks + saved history + newer ops replayed, equal bit for bit to a
 //!   full replay from the generator.
 //! - **Backups** while the world is open and written ([`Store::begin_backup`],
@@ -36,9 +38,13 @@
 //!   holds).
 //! - **Safety.** A file is checked read-only before anything is written (not SQLite,
 //!   foreign, newer format: a typed [`StoreError`]); the file is held with an exclusive lock,
-//!   so a second process gets [`StoreError::InUse`]; busy is retried. On Linux that lock is
-//!   the store's own (`flock`), which lets [`Store::checkpoint_in_background`] copy the log
-//!   into the file on a second connection; elsewhere it is SQLite's exclusive locking mode.
+//!   so a second process gets [`StoreError::InUse`]. On Linux that lock is the store's own
+//!   (`flock`), which lets [`Store::checkpoint_in_background`] copy the log into the file on
+//!   a second connection; elsewhere it is SQLite's exclusive locking mode. Another
+//!   program's SQLite connection (an `sqlite3` shell, which takes no `flock`) holding the
+//!   write lock is waited for up to [`Store::set_busy_wait`] (5 s); then
+//!   [`StoreError::Busy`] says what was being written and for how long, and nothing of it is
+//!   in the file.
 #![deny(missing_docs)]
 
 mod backup;
@@ -59,7 +65,7 @@ mod tag;
 pub use backup::{BackupCopy, BackupDone};
 pub use bake::{BakeTidy, Baked, PreparedBake};
 pub use blocks::{BlockLogEntry, LogRecord, Replayed, SavedBlocks};
-pub use error::StoreError;
+pub use error::{StoreError, Writing};
 pub use store::{FORMAT, FORMAT_VERSION, LoadedWorld, Store, WorldInfo};
 
 /// Removes world file `path` and SQLite's companions of it (`-wal`, `-shm`, `-journal`), as

@@ -125,6 +125,8 @@ impl Store {
             last = seq;
         }
         field.set_hot_capacity(keep);
+        // Every record after the bake read, in order: appends may go on top of them.
+        self.log_read = true;
         self.baked = baked;
         self.baked_strokes = baked_strokes;
         self.stale_strokes = stale;

@@ -1,12 +1,16 @@
 //! SQLite connections to a world file: opened without reading the path as a URI, and busy
-//! answers retried.
+//! answers retried (for a while: then [`StoreError::Busy`] says what was busy and for how
+//! long).
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-/// How long a busy database is retried before giving up.
+use crate::error::{StoreError, Writing};
+
+/// How long a busy database is retried before giving up, unless the store is told otherwise
+/// ([`crate::Store::set_busy_wait`]).
 pub(crate) const BUSY: Duration = Duration::from_secs(5);
 
 /// Opens an SQLite connection to the file at `path` with `flags` (without a mutex: one
@@ -29,15 +33,35 @@ pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Runs `f` again while SQLite reports the database busy, up to [`BUSY`].
-pub(crate) fn retry<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let start = std::time::Instant::now();
+/// Runs `f` (a write of kind `writing` to the world at `path`) again while SQLite reports
+/// the database busy, for up to `wait` in all; each try itself waits in SQLite's busy
+/// handler (which looks again after 1, 2, 5, 10, … ms, at most 100 ms apart), so a write
+/// goes on soon after the other connection lets go.
+///
+/// # Errors
+/// [`StoreError::Busy`] with `writing` and the time waited, once `wait` has passed;
+/// [`StoreError::Sqlite`] for any other failure.
+pub(crate) fn retry<T>(
+    path: &Path,
+    wait: Duration,
+    writing: Writing,
+    mut f: impl FnMut() -> rusqlite::Result<T>,
+) -> Result<T, StoreError> {
+    let start = Instant::now();
     loop {
         match f() {
-            Err(e) if is_busy(&e) && start.elapsed() < BUSY => {
+            Ok(t) => return Ok(t),
+            Err(e) if is_busy(&e) && start.elapsed() < wait => {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            r => return r,
+            Err(e) if is_busy(&e) => {
+                return Err(StoreError::Busy {
+                    path: path.into(),
+                    writing,
+                    waited: start.elapsed(),
+                });
+            }
+            Err(e) => return Err(StoreError::Sqlite(e)),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::checkpoint::Checkpointer;
 use crate::checks::{
     check_header, check_meta, has_hot_journal, meta_digest, recover_hot_journal, wal_extension,
 };
-use crate::error::StoreError;
+use crate::error::{StoreError, Writing};
 use crate::migrate::MIGRATIONS;
 use crate::sqlite::BUSY;
 pub(crate) use crate::sqlite::{connect, is_busy, retry};
@@ -114,6 +114,12 @@ pub struct Store {
     pub(crate) bake_seq: u64,
     /// Whether a load goes on with an empty history when the saved one is corrupt.
     pub(crate) discard_corrupt_history: bool,
+    /// How long a write waits for a write lock another connection holds
+    /// ([`Store::set_busy_wait`]).
+    pub(crate) busy_wait: Duration,
+    /// Whether the log after the bake is known to read whole (a load read it, or the first
+    /// append checked it): appends go on top of it only then.
+    pub(crate) log_read: bool,
     read_only: bool,
     /// The file's format version (older than [`FORMAT_VERSION`] only when opened read-only).
     pub(crate) version: i64,
@@ -299,7 +305,9 @@ impl Store {
         let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         let mut store = Self::configure(conn, path, lock)?;
         store.migrate()?;
-        retry(|| store.conn.execute_batch(BRICKS_SEQ_INDEX))?;
+        retry(&store.path, store.busy_wait, Writing::Open, || {
+            store.conn.execute_batch(BRICKS_SEQ_INDEX)
+        })?;
         store.bake_seq = store.meta_u64("bake_seq")?;
         store.drop_unbaked()?;
         store.last_seq = store.find_last_seq()?;
@@ -310,7 +318,7 @@ impl Store {
     /// rows were written ahead, or before its old versions were deleted).
     fn drop_unbaked(&mut self) -> Result<(), StoreError> {
         let bake = self.bake_seq as i64;
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Open, || {
             let tx = self.conn.transaction()?;
             tx.execute("DELETE FROM bricks WHERE seq > ?1", [bake])?;
             // Older versions of a brick: found in the covering index, never in the rows.
@@ -354,6 +362,8 @@ impl Store {
             stale_strokes: 0,
             bake_seq: 0,
             discard_corrupt_history: false,
+            busy_wait: BUSY,
+            log_read: false,
             read_only: true,
             version,
             checkpointer: None,
@@ -396,7 +406,7 @@ impl Store {
             let step = MIGRATIONS[(found - 1) as usize];
             let settings = self.field_settings()?;
             let mut result = Ok(());
-            retry(|| {
+            retry(&self.path, self.busy_wait, Writing::Migrate, || {
                 let tx = self
                     .conn
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
@@ -420,6 +430,55 @@ impl Store {
     /// worlds are migrated), the file's own when opened read-only.
     pub fn format_version(&self) -> i64 {
         self.version
+    }
+
+    /// How long a write waits for a write lock another connection to the file holds (an
+    /// `sqlite3` shell with a transaction open) before it fails with [`StoreError::Busy`]:
+    /// 5 s unless set. SQLite looks again after 1, 2, 5, 10, … ms, at most 100 ms apart, so a
+    /// write goes on soon after the lock is let go.
+    ///
+    /// # Errors
+    /// SQLite failures setting the connection's busy timeout (the wait is unchanged then).
+    pub fn set_busy_wait(&mut self, wait: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(wait)?;
+        self.busy_wait = wait;
+        Ok(())
+    }
+
+    /// Whether ops may be appended: the store is writable and the log after the bake reads
+    /// whole. Read once, on the first append of a store that has not loaded the world (a
+    /// load reads it anyway): every op decodes and its checksum holds, and the sequence
+    /// numbers follow the bake's without a gap. An op appended on top of a log that does not
+    /// read would follow ops no load replays (a load stops at the first it cannot read).
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; [`StoreError::UnreadableLog`] with the first record that
+    /// does not read as its source; SQLite failures reading the log.
+    pub(crate) fn appendable(&mut self) -> Result<(), StoreError> {
+        self.writable()?;
+        if self.log_read {
+            return Ok(());
+        }
+        let unreadable = |source| StoreError::UnreadableLog {
+            path: self.path.clone(),
+            source: Box::new(source),
+        };
+        let records = match self.log_after(self.bake_seq) {
+            Ok(r) => r,
+            Err(e @ (StoreError::CorruptOp { .. } | StoreError::CorruptBlockOp { .. })) => {
+                return Err(unreadable(e));
+            }
+            Err(e) => return Err(e),
+        };
+        let mut last = self.bake_seq;
+        for r in &records {
+            if r.seq() != last + 1 {
+                return Err(unreadable(StoreError::OutOfOrder { last, got: r.seq() }));
+            }
+            last = r.seq();
+        }
+        self.log_read = true;
+        Ok(())
     }
 
     pub(crate) fn writable(&self) -> Result<(), StoreError> {
@@ -467,6 +526,8 @@ impl Store {
             stale_strokes: 0,
             bake_seq: 0,
             discard_corrupt_history: false,
+            busy_wait: BUSY,
+            log_read: false,
             read_only: false,
             version: FORMAT_VERSION,
             checkpointer: None,
@@ -518,13 +579,17 @@ impl Store {
     }
 
     /// Appends `entry` to the op log. When this returns `Ok` the op is durable: it survives a
-    /// crash or power loss (WAL, synchronous FULL, one transaction per op). Busy is retried.
+    /// crash or power loss (WAL, synchronous FULL, one transaction per op). Busy is retried
+    /// (up to [`Store::set_busy_wait`]). The first append of a store that has not loaded the
+    /// world reads the log after the bake first, and appends nothing on top of a log that
+    /// does not read whole ([`StoreError::UnreadableLog`]).
     ///
     /// # Errors
-    /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one; SQLite failures
-    /// (nothing is appended then).
+    /// [`StoreError::UnreadableLog`] if the log after the bake does not read whole;
+    /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one;
+    /// [`StoreError::Busy`]; SQLite failures (nothing is appended then).
     pub fn append(&mut self, entry: &LogEntry) -> Result<(), StoreError> {
-        self.writable()?;
+        self.appendable()?;
         if entry.seq != self.last_seq + 1 {
             return Err(StoreError::OutOfOrder {
                 last: self.last_seq,
@@ -533,7 +598,7 @@ impl Store {
         }
         let ctx = crate::tag::key(&[entry.seq as i64, entry.stroke as i64]);
         let bytes = crate::tag::seal(&ctx, entry.encode());
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Append, || {
             self.conn.execute(
                 "INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)",
                 params![entry.seq as i64, entry.stroke as i64, bytes],
@@ -548,10 +613,10 @@ impl Store {
     /// commits the ops that arrived together as a group). An empty slice writes nothing.
     ///
     /// # Errors
-    /// [`StoreError::OutOfOrder`] for the first entry that does not follow the one before
-    /// (nothing is appended then); SQLite failures (nothing is appended).
+    /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first entry that does not
+    /// follow the one before (nothing is appended then).
     pub fn append_batch(&mut self, entries: &[LogEntry]) -> Result<(), StoreError> {
-        self.writable()?;
+        self.appendable()?;
         let mut last = self.last_seq;
         let mut rows = Vec::with_capacity(entries.len());
         for e in entries {
@@ -569,7 +634,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        retry(|| {
+        retry(&self.path, self.busy_wait, Writing::Append, || {
             let tx = self.conn.transaction()?;
             {
                 let mut put =

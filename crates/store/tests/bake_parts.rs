@@ -129,7 +129,7 @@ fn a_bake_tidied_later_deletes_only_what_it_replaced() {
     store.bake(&field, &history, 30).unwrap();
     run(&mut store, &mut field, &mut history, 31, 80);
     let p = Store::prepare_bake(&store.baked(), &field, &history, 80, None);
-    let (bricks80, tidy80) = store.commit_bake_untidied(p).unwrap();
+    let (bricks80, tidy80) = store.commit_bake_untidied(&p).unwrap();
     assert!(bricks80 > 0);
     let first = history.header().first.unwrap();
     let stale_bricks = "SELECT COUNT(*) FROM (SELECT 1 FROM bricks WHERE seq <= 80 \
@@ -158,7 +158,7 @@ fn a_bake_tidied_later_deletes_only_what_it_replaced() {
     assert_eq!(newer(), ahead);
 
     // An older tidy after a newer commit deletes nothing the newer bake wrote.
-    let (_, tidy90) = store.commit_bake_untidied(next).unwrap();
+    let (_, tidy90) = store.commit_bake_untidied(&next).unwrap();
     store.tidy_bake(&tidy80);
     assert_eq!(newer(), ahead);
     store.tidy_bake(&tidy90);

@@ -3,6 +3,7 @@
 mod backup;
 mod bake_parts;
 mod blocks;
+mod busy;
 mod checkpoint;
 mod crash;
 mod migrate;

@@ -22,11 +22,25 @@
 //! SQLite's WAL checkpoints (copying the log back into the world file) run on the store's
 //! checkpointer thread every [`CHECKPOINT_EVERY`] (Linux), not inside a group's commit: there
 //! the commit after a bake's rows took 12–18 ms, and held every client's edits as long.
+//!
+//! Another connection holding SQLite's write lock on the world (an `sqlite3` shell with a
+//! transaction open) does not stop the server: a write the store gives up on as busy
+//! ([`StoreError::Busy`], after its busy wait of 5 s) is tried again, and again, for as long
+//! as the lock is held, with the ops that queue up meanwhile joining its group, and none of
+//! them is acknowledged before it is written. SQLite's busy handler looks at the lock again
+//! after 1, 2, 5, 10, … ms, at most 100 ms apart, so the group goes in soon after the lock is
+//! let go. The spell is logged ([`BusySpell`]): a warning with how long the file has been
+//! busy, what was being written and how many ops wait (when it starts, then each time it
+//! has doubled, at most [`BUSY_WARN_MAX`] apart), and a line when the writes go in again. The
+//! bake's parts and commit wait likewise (kept, not dropped). Only on a stop is there an end
+//! to it ([`STOP_PATIENCE`]): the ops not yet written were never acknowledged.
 
 use super::backups::Backups;
-use std::sync::mpsc;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use loam_field::{Field, History};
 use loam_store::{BakeTidy, Baked, LogRecord, PreparedBake, Store, StoreError};
@@ -63,13 +77,16 @@ pub(crate) enum Ack {
         took: Duration,
         at: std::time::Instant,
     },
-    /// The store failed; the writer has stopped.
+    /// The store failed (a busy file is waited out, not a failure); the writer has stopped.
     Failed(String),
 }
 
 /// The ordering thread's end of the writer.
 pub(crate) struct Writer {
     tx: Option<mpsc::Sender<Write>>,
+    /// Set when the server stops: a write the busy file holds back is then tried for
+    /// [`STOP_PATIENCE`] more only.
+    stopping: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<(), StoreError>>>,
 }
 
@@ -89,11 +106,14 @@ impl Writer {
         }
         let (tx, rx) = mpsc::channel::<Write>();
         let baker = Baker::start()?;
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop = stopping.clone();
         let thread = std::thread::Builder::new()
             .name("loam-net-writer".into())
-            .spawn(move || run(store, baker, backups, &rx, &back))?;
+            .spawn(move || run(store, baker, backups, &rx, &stop, &back))?;
         Ok(Self {
             tx: Some(tx),
+            stopping,
             thread: Some(thread),
         })
     }
@@ -111,6 +131,7 @@ impl Writer {
         if let (Some(tx), Some(w)) = (&self.tx, last) {
             let _ = tx.send(w);
         }
+        self.stopping.store(true, Ordering::Relaxed);
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => Ok(r?),
@@ -234,11 +255,173 @@ fn tidy_now(store: &mut Store, tidy: &mut Option<BakeTidy>) {
     }
 }
 
+/// The longest time between two warnings of one busy spell.
+const BUSY_WARN_MAX: Duration = Duration::from_secs(300);
+
+/// How long a stopping writer goes on trying a busy file (the server is asked to stop; the
+/// ops not yet written were never acknowledged) before it gives up with the store's error.
+const STOP_PATIENCE: Duration = Duration::from_secs(30);
+
+/// A spell of the world file being busy (another connection holding SQLite's write lock),
+/// as the writer met it, for its log lines.
+struct BusySpell {
+    path: PathBuf,
+    /// When the first write that met it began to wait.
+    since: Instant,
+    /// How long it had lasted at the last warning.
+    warned: Duration,
+}
+
+/// The writer's log of busy spells: [`BusyLog::busy`] for each write that failed busy,
+/// [`BusyLog::wrote`] for each one done.
+#[derive(Default)]
+struct BusyLog {
+    spell: Option<BusySpell>,
+}
+
+impl BusyLog {
+    /// `e` (a [`StoreError::Busy`]; any other error is not logged here) met while `ops` ops
+    /// wait for the write: a warning when the spell begins and each time it has doubled
+    /// since the last (at most [`BUSY_WARN_MAX`] apart).
+    fn busy(&mut self, e: &StoreError, ops: usize) {
+        let StoreError::Busy {
+            path,
+            writing,
+            waited,
+        } = e
+        else {
+            return;
+        };
+        let now = Instant::now();
+        let spell = self.spell.get_or_insert_with(|| BusySpell {
+            path: path.clone(),
+            since: now.checked_sub(*waited).unwrap_or(now),
+            warned: Duration::ZERO,
+        });
+        let lasted = now - spell.since;
+        if spell.warned.is_zero() || lasted >= (spell.warned * 2).min(spell.warned + BUSY_WARN_MAX)
+        {
+            spell.warned = lasted;
+            tracing::warn!(
+                "the world file {:?} has been busy for {:.1} s ({writing}): another connection \
+                 holds SQLite's write lock on it (an `sqlite3` shell or another program with a \
+                 transaction open); trying again, ops waiting unacknowledged until it is let \
+                 go: {ops}",
+                spell.path,
+                lasted.as_secs_f64(),
+            );
+        }
+    }
+
+    /// A write went in (`ops` ops with it): ends the spell, if one was on, with a line
+    /// saying how long it lasted.
+    fn wrote(&mut self, ops: usize) {
+        if let Some(spell) = self.spell.take() {
+            tracing::warn!(
+                "the world file {:?} is written again after {:.1} s busy (ops written: {ops})",
+                spell.path,
+                spell.since.elapsed().as_secs_f64(),
+            );
+        }
+    }
+}
+
+/// Moves the appends queued in `rx` into `entries` (one group), up to the first other
+/// write, which goes to `later`. Returns whether the ordering thread's end is gone (a stop).
+fn gather(
+    rx: &mpsc::Receiver<Write>,
+    entries: &mut Vec<LogRecord>,
+    later: &mut Option<Write>,
+) -> bool {
+    while later.is_none() {
+        match rx.try_recv() {
+            Ok(Write::Append(more)) => entries.extend(more),
+            Ok(other) => *later = Some(other),
+            Err(mpsc::TryRecvError::Empty) => return false,
+            Err(mpsc::TryRecvError::Disconnected) => return true,
+        }
+    }
+    false
+}
+
+/// Whether a write that failed with `e` is tried again: the file is busy, and the writer is
+/// not stopping, or has been only for less than [`STOP_PATIENCE`] (`stop`: since when).
+fn try_again(e: &StoreError, stop: Option<Instant>) -> bool {
+    matches!(e, StoreError::Busy { .. }) && stop.is_none_or(|t| t.elapsed() < STOP_PATIENCE)
+}
+
+/// Commits the bake in `pending` once its rows are written, tidying what the last one
+/// replaced first: `pending` is emptied and its tidying kept in `tidy`. A busy file leaves
+/// the bake in `pending` for the next try (logged in `busy`).
+///
+/// # Errors
+/// The store's, but busy.
+fn commit_pending(
+    store: &mut Store,
+    pending: &mut Option<PreparedBake>,
+    tidy: &mut Option<BakeTidy>,
+    busy: &mut BusyLog,
+) -> Result<(), StoreError> {
+    let Some(p) = pending.as_ref() else {
+        return Ok(());
+    };
+    tidy_now(store, tidy);
+    match store.commit_bake_untidied(p) {
+        Ok((_, t)) => {
+            *tidy = Some(t);
+            *pending = None;
+            busy.wrote(0);
+            Ok(())
+        }
+        Err(e @ StoreError::Busy { .. }) => {
+            busy.busy(&e, 0);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Commits `p` on a stop, trying again while the file is busy for up to [`STOP_PATIENCE`]
+/// past `stop`; then it is left out with a warning (the ops it covers are in the log, and
+/// the next load replays them).
+///
+/// # Errors
+/// The store's, but busy.
+fn commit_at_stop(
+    store: &mut Store,
+    p: PreparedBake,
+    stop: Instant,
+    busy: &mut BusyLog,
+) -> Result<(), StoreError> {
+    loop {
+        match store.commit_bake_untidied(&p) {
+            Ok((_, t)) => {
+                busy.wrote(0);
+                store.tidy_bake(&t);
+                return Ok(());
+            }
+            Err(e) if try_again(&e, Some(stop)) => busy.busy(&e, 0),
+            Err(e @ StoreError::Busy { .. }) => {
+                tracing::warn!(
+                    "the last bake is not written ({}): the ops it covers are in the log, and \
+                     the next load replays them",
+                    crate::error_chain(&e)
+                );
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The writer thread: takes the writes from `rx` until its sender is gone, reports to
+/// `back`. `stopping` says that the server stops (the writes queued then still go in).
 fn run(
     mut store: Store,
     mut baker: Baker,
     mut backups: Option<Backups>,
     rx: &mpsc::Receiver<Write>,
+    stopping: &AtomicBool,
     back: &UnboundedSender<Ack>,
 ) -> Result<(), StoreError> {
     let fail = |e: StoreError| {
@@ -258,11 +441,15 @@ fn run(
     // The sequence number of the last bake given to the baker: an older or equal one that
     // comes after it is dropped (the store refuses bakes out of order).
     let mut given: Option<u64> = None;
+    // The world file's busy spell, if one is on.
+    let mut busy = BusyLog::default();
+    // When the ordering thread's end was found gone while a busy write was tried again.
+    let mut stop: Option<Instant> = None;
     loop {
         // Waiting for the next write: not past the baker's poll while a bake is on or waits
         // or its tidying waits, nor past the next backup step.
-        let busy = baker.busy || pending.is_some() || tidy.is_some() || waiting.is_some();
-        let mut wait = busy.then_some(BAKE_POLL);
+        let on = baker.busy || pending.is_some() || tidy.is_some() || waiting.is_some();
+        let mut wait = on.then_some(BAKE_POLL);
         if let Some(b) = &backups {
             let next = b.wait(&store).max(BACKUP_POLL);
             wait = Some(wait.map_or(next, |w| w.min(next)));
@@ -283,15 +470,7 @@ fn run(
         // transaction, without a round trip through the ordering thread.
         let w = match w {
             Some(Write::Append(mut entries)) => {
-                while let Ok(next) = rx.try_recv() {
-                    match next {
-                        Write::Append(more) => entries.extend(more),
-                        other => {
-                            later = Some(other);
-                            break;
-                        }
-                    }
-                }
+                gather(rx, &mut entries, &mut later);
                 Some(Write::Append(entries))
             }
             w => w,
@@ -303,7 +482,7 @@ fn run(
         // one writes). While the baker still encodes the last one, it waits beside the
         // appends: the writer used to wait for the baker here, and the baker, at its low
         // priority, took 28 s on a machine whose cores were all busy, with every ack held.
-        let w = match w {
+        let mut w = match w {
             Some(bake @ Write::Bake { .. }) => {
                 // Newer than any waiting one, which it replaces (committing an older bake
                 // after it would be refused by the store, and stop the server).
@@ -317,24 +496,38 @@ fn run(
             }
             w => w,
         };
-        // What is left of the last one is written at once.
-        let new_bake = matches!(w, Some(Write::Bake { .. }));
-        if new_bake && let Some(p) = pending.take() {
-            tidy_now(&mut store, &mut tidy);
-            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
+        // What is left of the last one is written at once; while the file is busy, the new
+        // one waits for it.
+        if matches!(w, Some(Write::Bake { .. })) && pending.is_some() {
+            commit_pending(&mut store, &mut pending, &mut tidy, &mut busy).map_err(fail)?;
+            if pending.is_some() {
+                waiting = w.take();
+            }
         }
         match w {
             None => {
                 tidy_now(&mut store, &mut tidy);
             }
-            Some(Write::Append(entries)) => {
-                let seq = entries.last().map_or(0, LogRecord::seq);
-                let start = std::time::Instant::now();
-                store.append_records(&entries).map_err(fail)?;
-                let at = std::time::Instant::now();
+            Some(Write::Append(mut entries)) => {
+                let seq_of = |e: &[LogRecord]| e.last().map_or(0, LogRecord::seq);
+                let start = Instant::now();
+                // A busy file is tried again, the appends queued meanwhile joining the
+                // group: none of them is acknowledged before it is written.
+                while let Err(e) = store.append_records(&entries) {
+                    if !try_again(&e, stop) {
+                        return Err(fail(e));
+                    }
+                    busy.busy(&e, entries.len());
+                    let gone = gather(rx, &mut entries, &mut later);
+                    if (gone || stopping.load(Ordering::Relaxed)) && stop.is_none() {
+                        stop = Some(Instant::now());
+                    }
+                }
+                busy.wrote(entries.len());
+                let at = Instant::now();
                 // While shutting down nobody listens any more.
                 let _ = back.send(Ack::Durable {
-                    seq,
+                    seq: seq_of(&entries),
                     records: entries.len(),
                     took: at - start,
                     at,
@@ -349,24 +542,29 @@ fn run(
             later = waiting.take();
         }
         // One part of the pending bake after each group; its commit once all are written.
-        if let Some(p) = pending.as_mut()
-            && store.write_bake_part(p, BAKE_PART_BYTES).map_err(fail)?
-            && let Some(p) = pending.take()
-        {
-            tidy_now(&mut store, &mut tidy);
-            tidy = Some(store.commit_bake_untidied(p).map_err(fail)?.1);
+        // A busy file leaves them for the next try.
+        if let Some(p) = pending.as_mut() {
+            match store.write_bake_part(p, BAKE_PART_BYTES) {
+                Ok(true) => {
+                    commit_pending(&mut store, &mut pending, &mut tidy, &mut busy).map_err(fail)?;
+                }
+                Ok(false) => {}
+                Err(e @ StoreError::Busy { .. }) => busy.busy(&e, 0),
+                Err(e) => return Err(fail(e)),
+            }
         }
         // A step of the backup in progress (or the start of the next one) after each group.
         if let Some(b) = backups.as_mut() {
             b.tick(&mut store);
         }
     }
+    let stop = stop.unwrap_or_else(Instant::now);
     if let Some(b) = backups {
         b.join();
     }
     tidy_now(&mut store, &mut tidy);
     if let Some(p) = pending.take().or_else(|| baker.take(true)) {
-        store.commit_bake(p).map_err(fail)?;
+        commit_at_stop(&mut store, p, stop, &mut busy).map_err(fail)?;
     }
     // A bake that waited (the last one, given at the stop, may be it): encoded and
     // written now.
@@ -374,7 +572,7 @@ fn run(
     if let Some(bake) = later.or(waiting) {
         give_bake(&mut baker, &store, bake, &mut given);
         if let Some(p) = baker.take(true) {
-            store.commit_bake(p).map_err(fail)?;
+            commit_at_stop(&mut store, p, stop, &mut busy).map_err(fail)?;
         }
     }
     Ok(())
@@ -491,7 +689,8 @@ mod tests {
         let baker = Baker::start_gated(Some(gate.clone())).unwrap();
         let (tx, rx) = mpsc::channel();
         let (back, mut acks) = unbounded_channel();
-        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &back));
+        let stopping = AtomicBool::new(false);
+        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &stopping, &back));
         let durable = |acks: &mut tokio::sync::mpsc::UnboundedReceiver<Ack>, want: u64| {
             let deadline = Instant::now() + Duration::from_secs(5);
             loop {
@@ -521,5 +720,164 @@ mod tests {
         let store = Store::open(&path).unwrap();
         let info = store.info().unwrap();
         assert_eq!((info.bake_seq, store.last_seq()), (2, 3));
+    }
+
+    /// Every log line (tracing event) of this test binary, as text: set as the global
+    /// subscriber once (a subscriber set for one thread missed events whose call site
+    /// another test's thread met first, when the tests ran in parallel).
+    struct Capture(Mutex<Vec<String>>);
+
+    /// The log lines so far that name `path`.
+    fn log_lines(path: &std::path::Path) -> Vec<String> {
+        static CAPTURE: std::sync::OnceLock<&'static Capture> = std::sync::OnceLock::new();
+        let c = CAPTURE.get_or_init(|| {
+            let c: &'static Capture = Box::leak(Box::new(Capture(Mutex::new(Vec::new()))));
+            tracing::subscriber::set_global_default(Cap(c)).expect("no subscriber set before");
+            c
+        });
+        let name = format!("{path:?}");
+        let lines = c.0.lock().unwrap();
+        lines
+            .iter()
+            .filter(|l| l.contains(&name))
+            .cloned()
+            .collect()
+    }
+
+    /// The global subscriber's handle on [`Capture`].
+    struct Cap(&'static Capture);
+
+    struct Message(String);
+
+    impl tracing::field::Visit for Message {
+        fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+            if f.name() == "message" {
+                self.0 = format!("{v:?}");
+            }
+        }
+    }
+
+    impl tracing::Subscriber for Cap {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, e: &tracing::Event<'_>) {
+            let mut m = Message(String::new());
+            e.record(&mut m);
+            let line = format!("{} {}", e.metadata().level(), m.0);
+            self.0.0.lock().unwrap().push(line);
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    /// Another connection holds SQLite's write lock (as an `sqlite3` shell with `BEGIN
+    /// EXCLUSIVE`) past the store's busy wait, while appends and a bake come: the writer
+    /// neither fails nor acknowledges anything while the lock is held, and warns with how
+    /// long the file has been busy and what it was writing; once the lock is let go every
+    /// op is written and acknowledged, the bake committed, and a line says so.
+    #[test]
+    fn a_busy_file_holds_the_acks_and_stops_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut store, field, blocks) = world(dir.path());
+        // Tries of 100 ms: many of them fail while the lock is held.
+        store.set_busy_wait(Duration::from_millis(100)).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let (back, mut acks) = unbounded_channel();
+        let baker = Baker::start().unwrap();
+        let world = path.clone();
+        let client = std::thread::spawn(move || {
+            tx.send(dig(1)).unwrap();
+            match acks.blocking_recv() {
+                Some(Ack::Durable { seq: 1, .. }) => {}
+                Some(Ack::Failed(e)) => panic!("{e}"),
+                _ => panic!("op 1 is not acknowledged"),
+            }
+            let lock = rusqlite::Connection::open(&world).unwrap();
+            lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+            tx.send(dig(2)).unwrap();
+            tx.send(bake(&field, &blocks, 2)).unwrap();
+            tx.send(dig(3)).unwrap();
+            std::thread::sleep(Duration::from_millis(800));
+            assert!(
+                acks.try_recv().is_err(),
+                "nothing is acknowledged (nor failed) while the lock is held"
+            );
+            lock.execute_batch("ROLLBACK").unwrap();
+            drop(lock);
+            let mut durable = 0;
+            while durable < 3 {
+                match acks.blocking_recv() {
+                    Some(Ack::Durable { seq, .. }) => durable = seq,
+                    Some(Ack::Failed(e)) => panic!("{e}"),
+                    None => panic!("the writer stopped"),
+                }
+            }
+        });
+        log_lines(&path);
+        let done = run(store, baker, None, &rx, &AtomicBool::new(false), &back);
+        client.join().unwrap();
+        done.unwrap();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.last_seq(), 3);
+        assert_eq!(store.info().unwrap().bake_seq, 2);
+
+        let lines = log_lines(&path);
+        let warned = lines
+            .iter()
+            .filter(|l| {
+                l.starts_with("WARN")
+                    && l.contains("w.loam\" has been busy for")
+                    && l.contains("(appending ops)")
+                    && l.contains("ops waiting unacknowledged until it is let go: 1")
+            })
+            .count();
+        assert!(warned >= 1, "{lines:#?}");
+        let again: Vec<_> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.contains("is written again after"))
+            .collect();
+        assert_eq!(again.len(), 1, "{lines:#?}");
+        assert!(again[0].1.contains("(ops written: 1)"), "{lines:#?}");
+        assert_eq!(again[0].0, lines.len() - 1, "{lines:#?}");
+    }
+
+    /// The server stops while another connection holds the lock: the ops queued before the
+    /// stop and the last bake still go in once the lock is let go (within the stop's
+    /// patience), and the writer then ends without an error.
+    #[test]
+    fn a_stop_while_busy_still_writes_what_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut store, field, blocks) = world(dir.path());
+        store.set_busy_wait(Duration::from_millis(100)).unwrap();
+        let lock = rusqlite::Connection::open(&path).unwrap();
+        lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let (tx, rx) = mpsc::channel();
+        let (back, mut acks) = unbounded_channel();
+        tx.send(dig(1)).unwrap();
+        tx.send(dig(2)).unwrap();
+        tx.send(bake(&field, &blocks, 2)).unwrap();
+        drop(tx);
+        let stopping = AtomicBool::new(true);
+        let baker = Baker::start().unwrap();
+        let writer = std::thread::spawn(move || run(store, baker, None, &rx, &stopping, &back));
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            acks.try_recv().is_err(),
+            "nothing acknowledged while locked"
+        );
+        lock.execute_batch("ROLLBACK").unwrap();
+        drop(lock);
+        writer.join().unwrap().unwrap();
+        assert!(matches!(acks.try_recv(), Ok(Ack::Durable { seq: 2, .. })));
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.last_seq(), 2);
+        assert_eq!(store.info().unwrap().bake_seq, 2);
     }
 }
