@@ -3,7 +3,10 @@
 //! they are still there (`loam edit my_game.loam` opens it too).
 //!
 //! `cargo run --example my_game`; with `-- --headless` it runs without a window, clicks
-//! once, exits, and checks that the file holds the dig (CI runs this).
+//! once, exits, and checks that the file holds the dig (CI runs this). (After
+//! `cargo test --workspace`, `cargo build --workspace --example my_game` reuses that build,
+//! where `cargo run` picks loam-bevy's own feature set and builds Bevy again; the binary is
+//! then `target/debug/examples/my_game`.)
 
 use std::sync::Arc;
 

@@ -87,6 +87,29 @@
 //!
 //! The repository's `examples/my_game.rs` is this game (`cargo run --example my_game`).
 //!
+//! ## Going further
+//!
+//! - **Other edits.** [`prelude::EditOp`] has shapes (`Sphere`, `Cuboid`, `Capsule`,
+//!   `Cylinder`, `Torus`) and brushes (`Raise`, `Lower`, `Smooth`, `Flatten`, `Noise`,
+//!   `Paint`); `CsgMode::Union` builds with the op's `material` (0 is the generator's own).
+//!   An op out of range (a radius over the field's limit, a non-finite value) is refused by
+//!   [`LoamWorld::apply`] with an error and changes nothing.
+//! - **Strokes and undo.** Ops applied with the same stroke id
+//!   (`LoamWorld::apply(Some(id), …)`, `id` from `world.world.next_stroke()`) undo together;
+//!   `EditOp::Undo { stroke }` with `world.world.history().undo_target()` undoes the last
+//!   stroke, `EditOp::Redo` redoes it. Undo and redo are ops too, so they reach the file.
+//! - **How far and how fine.** `WorldSettings` picks the mesher, the worker threads (0: the
+//!   cores minus one) and the view: `view_radius` chunks of 32 voxels at full detail, or with
+//!   `lod_levels > 0`, coarser levels out to `view_distance` metres. [`LoamSettings`]
+//!   changes the mesher and view distance while the game runs.
+//! - **Without a window** (servers, tests): `MinimalPlugins`, `AssetPlugin`,
+//!   `TransformPlugin` and `InputPlugin`, with the `Mesh`, `Image` and `StandardMaterial`
+//!   assets initialised (`app.init_asset::<Mesh>()`, …), then [`LoamPlugins`]; drive it
+//!   with `app.update()`. Meshes are still built, nothing is drawn.
+//! - **Saving at other times.** [`WorldFile::save`] bakes now (the editor's Ctrl+S). The
+//!   ops themselves reach the file's log at the end of every frame, not only at exit; a
+//!   bake makes the next open fast (bricks instead of replaying every op).
+//!
 //! ## What else is here
 //!
 //! - [`LoamSettings`]: the upload budget, the level-of-detail cross-fade, and the mesher

@@ -540,7 +540,7 @@ fn settings_inserted_first_win_and_reach_the_world() {
     app.update();
     assert_eq!(*app.world().resource::<LoamSettings>(), mine);
     let settings = |app: &App| {
-        let s = app.world().resource::<LoamWorld>().world.settings().clone();
+        let s = *app.world().resource::<LoamWorld>().world.settings();
         (s.mesher, s.view_distance)
     };
     assert_eq!(settings(&app), (Mesher::SurfaceNets, farthest));
