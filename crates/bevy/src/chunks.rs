@@ -13,6 +13,7 @@ use loam_world::{BatchKind, ChunkMesh, PullBudget, Update as WorldUpdate, Viewer
 
 use crate::LoamWorld;
 use crate::look::vertex_colors;
+use crate::settings::{DEFAULT_UPLOAD_BUDGET, LoamSettings};
 
 /// A chunk's entity: the mesh shown for it and the chunk version it was built for.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,12 +211,13 @@ pub fn upload_meshes(
     mut removed: MessageWriter<ChunkRemoved>,
     handles: Query<&Mesh3d>,
     debug: Option<Res<LodDebugView>>,
+    settings: Option<Res<LoamSettings>>,
     mut fade: crate::fade::FadeStart,
 ) {
     let debug = debug.map(|d| d.clone()).unwrap_or_default();
     let lod = world.world.settings().lod_levels > 0;
     let start = Instant::now();
-    let budget = world.upload_budget;
+    let budget = settings.map_or(DEFAULT_UPLOAD_BUDGET, |s| s.upload_budget);
     let generator = world.world.field().generator().clone();
     let voxel_size = world.world.field().settings().voxel_size;
     let mut uploaded = 0;

@@ -1,5 +1,5 @@
 //! Cross-fading between levels of detail: when the viewers' movement changes the level of
-//! some chunks, the meshes that replace them fade in over [`LevelFadeSettings::seconds`]
+//! some chunks, the meshes that replace them fade in over [`LoamSettings::lod_fade_s`]
 //! while the meshes they replace fade out, through complementary screen-door windows
 //! ([`crate::material::fade_windows`]), so a level change does not pop.
 //!
@@ -17,21 +17,7 @@ use bevy::prelude::*;
 
 use crate::chunks::{ChunkEntity, LodDebugView, TerrainMaterial, chunk_material};
 use crate::material::{TerrainMaterialAsset, fade_windows};
-
-/// How long a level change fades. Insert it before or after the plugin to change it.
-#[derive(Resource, Debug, Clone, Copy, PartialEq)]
-pub struct LevelFadeSettings {
-    /// Duration of one cross-fade, seconds of [`Time`] (the app's virtual time); 0 swaps
-    /// levels in one frame.
-    pub seconds: f32,
-}
-
-impl Default for LevelFadeSettings {
-    /// 0.4 s: long enough not to jump, short enough that two sets of meshes are rarely kept.
-    fn default() -> Self {
-        Self { seconds: 0.4 }
-    }
-}
+use crate::settings::LoamSettings;
 
 /// A chunk entity taking part in a cross-fade: the one fading in keeps its [`ChunkEntity`];
 /// the one fading out has lost it (it is no longer a chunk on screen) and is despawned, with
@@ -71,7 +57,7 @@ impl Fades {
 #[derive(SystemParam)]
 pub struct FadeStart<'w> {
     time: Res<'w, Time>,
-    settings: Option<Res<'w, LevelFadeSettings>>,
+    settings: Option<Res<'w, LoamSettings>>,
     fades: ResMut<'w, Fades>,
     materials: ResMut<'w, Assets<TerrainMaterialAsset>>,
 }
@@ -85,7 +71,7 @@ impl FadeStart<'_> {
             .as_deref()
             .copied()
             .unwrap_or_default()
-            .seconds;
+            .lod_fade_s;
         if !lod
             || seconds.is_nan()
             || seconds <= 0.0
@@ -161,7 +147,7 @@ impl FadeStart<'_> {
 pub fn advance_fades(
     mut commands: Commands,
     time: Res<Time>,
-    settings: Option<Res<LevelFadeSettings>>,
+    settings: Option<Res<LoamSettings>>,
     mut fades: ResMut<Fades>,
     mut materials: ResMut<Assets<TerrainMaterialAsset>>,
     mut meshes: ResMut<Assets<Mesh>>,
@@ -172,7 +158,7 @@ pub fn advance_fades(
     if fades.cohorts.is_empty() {
         return;
     }
-    let seconds = settings.as_deref().copied().unwrap_or_default().seconds;
+    let seconds = settings.as_deref().copied().unwrap_or_default().lod_fade_s;
     let now = time.elapsed_secs_f64();
     let mut ended = Vec::new();
     for (&id, c) in &fades.cohorts {

@@ -1,207 +1,175 @@
 //! # loam-bevy
 //!
-//! Loam in a Bevy app. [`LoamPlugin`] drives a [`loam_world::World`] each frame around the
-//! entities marked [`LoamViewer`] (usually the camera): it follows them, then swaps in the
-//! meshes the workers finished within a per-frame upload budget (default 4 ms), all meshes of
-//! one batch in the same frame; a chunk keeps its old mesh until its new one arrives, and a
-//! chunk that leaves the view is despawned.
+//! Loam's terrain in a Bevy game: ground you can dig, build and sculpt, streamed and meshed
+//! around the camera, with blocks that fall when the ground under them goes, dust and sound,
+//! and a world file that keeps every edit.
 //!
-//! A game adds the plugin and inserts a [`LoamWorld`]:
+//! ## From an empty app to digging and saving
+//!
+//! **1. The plugins.** Add [`LoamPlugins`] next to Bevy's `DefaultPlugins`. They do nothing
+//! until the app has a world.
+//!
+//! **2. A world.** The terrain is a signed-distance field ([`prelude::Field`]) of a
+//! generator ([`prelude::Generator`]: fractal noise with caves, or a real heightmap) plus
+//! every edit made to it; a [`prelude::World`] meshes it in chunks on worker threads, with
+//! coarser levels of detail farther away. Insert it as a [`LoamWorld`], either made in
+//! memory (`LoamWorld::new(World::new(field, settings)?)`) or read from a world file with
+//! [`WorldFile::open_or_create`], which also inserts the file (step 5).
+//!
+//! **3. A camera.** Mark the entity the world should be streamed around with
+//! [`LoamViewer`] (usually the camera). Lengths are metres and y is up;
+//! `Generator::surface_height(x, z)` says where the ground is.
+//!
+//! **4. Digging.** An edit is an [`prelude::EditOp`]: a sphere, box, capsule, … with a
+//! [`prelude::CsgMode`] (`Subtract` digs, `Union` builds). Find where to edit with
+//! [`LoamWorld::raycast`] (the field itself, no colliders needed) and apply it with
+//! [`LoamWorld::apply`] in a system in [`LoamSet::Edit`]: the chunks it touched are
+//! re-meshed and swapped in together, usually within a frame or two; a lump cut loose
+//! falls as blocks, with dust and a sound.
+//!
+//! **5. Saving.** With a [`WorldFile`] in the app, every op is appended to the file at the
+//! end of its frame, and the world is baked into it when the app exits; the next
+//! [`WorldFile::open_or_create`] of that path opens the world as it was. `loam edit FILE`
+//! (the editor) opens the same file.
 //!
 //! ```no_run
-//! use std::sync::Arc;
 //! use bevy::prelude::*;
-//! use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
-//! use loam_field::{CaveSettings, Field, FieldSettings, Generator, NoiseTerrainSettings};
-//! use loam_world::{World, WorldSettings};
+//! use loam_bevy::prelude::*;
 //!
-//! let g = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default()).unwrap();
-//! let field = Field::new(FieldSettings::default(), Arc::new(g)).unwrap();
-//! let world = World::new(field, WorldSettings::default()).unwrap();
-//! App::new()
-//!     .add_plugins((DefaultPlugins, LoamPlugin::default()))
-//!     .insert_resource(LoamWorld::new(world))
-//!     .add_systems(Startup, |mut commands: Commands| {
-//!         commands.spawn((Camera3d::default(), Transform::from_xyz(0.0, 40.0, 0.0), LoamViewer));
-//!     })
-//!     .run();
+//! fn main() -> AppExit {
+//!     // The terrain: default noise hills with caves, 1 m voxels.
+//!     let generator = Generator::noise(&NoiseTerrainSettings::default(), &CaveSettings::default())
+//!         .expect("default settings are valid");
+//!     let ground = generator.surface_height(0.0, 0.0) as f32;
+//!     let field = Field::new(FieldSettings::default(), std::sync::Arc::new(generator))
+//!         .expect("default settings are valid");
+//!     // The world file: created on the first run, reopened with its edits after.
+//!     let opened = WorldFile::open_or_create("my.loam", field, r#"{"kind": "noise"}"#,
+//!         WorldSettings::default())
+//!         .expect("the world file opens");
+//!     let mut app = App::new();
+//!     app.add_plugins((DefaultPlugins, LoamPlugins));
+//!     opened.insert_into(&mut app)
+//!         .add_systems(Startup, move |mut commands: Commands| {
+//!             // 20 m above the ground, looking at it.
+//!             let eye = Transform::from_xyz(0.0, ground + 20.0, 30.0);
+//!             let at = Vec3::new(0.0, ground, 0.0);
+//!             commands.spawn((Camera3d::default(), eye.looking_at(at, Vec3::Y), LoamViewer));
+//!         })
+//!         .add_systems(Update, dig.in_set(LoamSet::Edit))
+//!         .run()
+//! }
+//!
+//! /// A left click digs a 3 m ball where the camera looks.
+//! fn dig(
+//!     mouse: Res<ButtonInput<MouseButton>>,
+//!     camera: Query<&GlobalTransform, With<LoamViewer>>,
+//!     mut world: ResMut<LoamWorld>,
+//! ) {
+//!     let Ok(eye) = camera.single() else { return };
+//!     if !mouse.just_pressed(MouseButton::Left) {
+//!         return;
+//!     }
+//!     if let Some(hit) = world.raycast(eye.translation(), *eye.forward(), 200.0) {
+//!         let op = EditOp::Sphere {
+//!             mode: CsgMode::Subtract,
+//!             center: hit.position,
+//!             radius: 3.0,
+//!             material: 0,
+//!             blend: 0.0,
+//!         };
+//!         if let Err(e) = world.apply(None, &op) {
+//!             warn!("dig refused: {e}");
+//!         }
+//!     }
+//! }
 //! ```
 //!
-//! The editor ([`editor`]) and the headless renderer ([`render`]) are built on it.
+//! The repository's `examples/my_game.rs` is this game (`cargo run --example my_game`).
+//!
+//! ## Going further
+//!
+//! - **Other edits.** [`prelude::EditOp`] has shapes (`Sphere`, `Cuboid`, `Capsule`,
+//!   `Cylinder`, `Torus`) and brushes (`Raise`, `Lower`, `Smooth`, `Flatten`, `Noise`,
+//!   `Paint`); `CsgMode::Union` builds with the op's `material` (0 is the generator's own).
+//!   An op out of range (a radius over the field's limit, a non-finite value) is refused by
+//!   [`LoamWorld::apply`] with an error and changes nothing.
+//! - **Strokes and undo.** Ops applied with the same stroke id
+//!   (`LoamWorld::apply(Some(id), …)`, `id` from `world.world.next_stroke()`) undo together;
+//!   `EditOp::Undo { stroke }` with `world.world.history().undo_target()` undoes the last
+//!   stroke, `EditOp::Redo` redoes it. Undo and redo are ops too, so they reach the file.
+//! - **How far and how fine.** `WorldSettings` picks the mesher, the worker threads (0: the
+//!   cores minus one) and the view: `view_radius` chunks of 32 voxels at full detail, or with
+//!   `lod_levels > 0`, coarser levels out to `view_distance` metres. [`LoamSettings`]
+//!   changes the mesher and view distance while the game runs.
+//! - **Without a window** (servers, tests): `MinimalPlugins`, `AssetPlugin`,
+//!   `TransformPlugin` and `InputPlugin`, with the `Mesh`, `Image` and `StandardMaterial`
+//!   assets initialised (`app.init_asset::<Mesh>()`, …), then [`LoamPlugins`]; drive it
+//!   with `app.update()`. Meshes are still built, nothing is drawn.
+//! - **Saving at other times.** [`WorldFile::save`] bakes now (the editor's Ctrl+S). The
+//!   ops themselves reach the file's log at the end of every frame, not only at exit; a
+//!   bake makes the next open fast (bricks instead of replaying every op).
+//!
+//! ## What else is here
+//!
+//! - [`LoamSettings`]: the upload budget, the level-of-detail cross-fade, and the mesher
+//!   and view distance to switch the world to. Insert your own before or after the plugins.
+//! - [`LoamSet`]: the stages Loam's systems run in; order your systems against them.
+//! - [`LoamWorld::apply`]'s ops of this frame ([`LoamWorld::applied`]), the chunks on
+//!   screen ([`ChunkEntity`], [`ChunkEntities`], [`ChunkStats`], [`GroupShown`]).
+//! - Blocks ([`LoamBlocks`], [`BlocksPlugin`]), dust ([`DustPlugin`]), sound
+//!   ([`SoundPlugin`]), all driven by [`Effect`] messages.
+//! - [`scene`]: a sky, sun, fog and projection sized to the view distance.
+//! - [`render()`]: a world drawn headless to a PNG (what `loam render` does).
+//! - [`editor`]: Loam's editor as a plugin ([`editor::EditorPlugin`]).
 #![deny(missing_docs)]
 
-pub mod audio;
-pub mod blocks;
-pub mod chunks;
-pub mod dust;
+mod audio;
+mod blocks;
+mod chunks;
+mod dust;
 pub mod editor;
-pub mod effects;
-pub mod fade;
-pub mod look;
-pub mod material;
-pub mod render;
+mod effects;
+mod fade;
+mod file;
+mod look;
+mod material;
+mod plugin;
+mod render;
 pub mod scene;
-pub mod tool;
-pub mod walk;
+mod settings;
+mod tool;
+mod walk;
+mod world;
 
-use std::time::{Duration, Instant};
-
-use bevy::prelude::*;
+pub use audio::{SoundPlugin, SoundRecording, Sounds};
+pub use blocks::draw::{BlockDrawing, HeldBlockEntity, PieceEntity};
+pub use blocks::{BlocksPlugin, LoamBlocks, persist};
 pub use chunks::{
     ChunkEntities, ChunkEntity, ChunkRemoved, ChunkStats, GroupShown, LoamViewer, LodDebugView,
-    level_tint,
+    TerrainMaterial, level_tint,
 };
-use loam_field::{EditError, EditOp, EditOutcome, SampleBox};
-use loam_world::World;
+pub use dust::{DustPlugin, DustStats, Particle, Puff};
+pub use effects::Effect;
+pub use fade::{Fades, Fading};
+pub use file::{OpenedWorld, Saved, WorldFile, WorldFileError};
+pub use material::TerrainMaterialAsset;
+pub use plugin::{LoamPlugin, LoamPlugins, LoamSet};
+pub use render::{BlockScene, CameraPose, RenderError, RenderJob, RenderReport, is_png, render};
+pub use settings::{DEFAULT_UPLOAD_BUDGET, LoamSettings};
+pub use walk::{Physics, chunk_of};
+pub use world::{Applied, LoamWorld};
 
-/// The default per-frame budget for turning finished chunk meshes into Bevy meshes.
-pub const DEFAULT_UPLOAD_BUDGET: Duration = Duration::from_millis(4);
-
-/// The world the plugin drives.
-#[derive(Resource)]
-pub struct LoamWorld {
-    /// The chunk pipeline (field, workers, batches).
-    pub world: World,
-    /// Per-frame upload budget.
-    pub upload_budget: Duration,
-    /// When the newest not-yet-shown edit was applied ([`LoamWorld::mark_edit`]).
-    pub(crate) edit_marked: Option<Instant>,
-    /// Ops applied through [`LoamWorld::apply`] in this frame (blocks look at the ground
-    /// again there; dust and sound follow digs).
-    applied: Vec<Applied>,
-}
-
-/// An op applied through [`LoamWorld::apply`], with what it changed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Applied {
-    /// The op.
-    pub op: EditOp,
-    /// The smallest box of samples it changed (`None`: nothing changed).
-    pub changed: Option<SampleBox>,
-    /// It removed a loose lump of terrain (not searched for lumps again).
-    pub island: bool,
-}
-
-impl LoamWorld {
-    /// Wraps `world` with the default upload budget.
-    pub fn new(world: World) -> Self {
-        Self {
-            world,
-            upload_budget: DEFAULT_UPLOAD_BUDGET,
-            edit_marked: None,
-            applied: Vec::new(),
-        }
-    }
-
-    /// Applies `op` in `stroke` (`None`: a stroke of its own), marks the edit for the latency
-    /// readout and records it for [`LoamWorld::applied`].
-    ///
-    /// # Errors
-    /// As [`World::apply`]; nothing changes then.
-    pub fn apply(&mut self, stroke: Option<u64>, op: &EditOp) -> Result<EditOutcome, EditError> {
-        let out = match stroke {
-            Some(s) => self.world.apply_in_stroke(s, op)?,
-            None => self.world.apply(op)?,
-        };
-        self.mark_edit();
-        self.applied.push(Applied {
-            op: op.clone(),
-            changed: out.changed,
-            island: false,
-        });
-        Ok(out)
-    }
-
-    /// [`LoamWorld::apply`] for an op that removes a loose lump of terrain, in `stroke`.
-    ///
-    /// # Errors
-    /// As [`World::apply`]; nothing changes then.
-    pub fn apply_island(&mut self, stroke: u64, op: &EditOp) -> Result<EditOutcome, EditError> {
-        let out = self.apply(Some(stroke), op)?;
-        if let Some(a) = self.applied.last_mut() {
-            a.island = true;
-        }
-        Ok(out)
-    }
-
-    /// The ops applied through [`LoamWorld::apply`] in this frame, oldest first (the plugin
-    /// forgets them in `Last`).
-    pub fn applied(&self) -> &[Applied] {
-        &self.applied
-    }
-
-    /// Records that an edit was just applied, so the frame that shows its batch reports the
-    /// edit-to-visible latency in [`ChunkStats::last_edit_to_visible_ms`].
-    pub fn mark_edit(&mut self) {
-        self.edit_marked.get_or_insert_with(Instant::now);
-    }
-}
-
-/// Where the plugin's systems run, in order, in `Update`: apply edits before
-/// [`LoamSet::Follow`] so that an edit's batch forms in the same frame.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LoamSet {
-    /// Input and tools that apply ops.
-    Edit,
-    /// `World::update` around the viewers.
-    Follow,
-    /// Pull finished meshes and swap them in.
-    Upload,
-}
-
-/// Drives a [`LoamWorld`] resource: streaming around [`LoamViewer`]s and mesh upload.
-#[derive(Debug, Clone, Default)]
-pub struct LoamPlugin;
-
-impl Plugin for LoamPlugin {
-    fn build(&self, app: &mut App) {
-        // The terrain's material renders through its own material pipeline where there is a
-        // renderer; without one (tests, servers) it is only an asset.
-        if app.get_sub_app(bevy::render::RenderApp).is_some() {
-            bevy::asset::embedded_asset!(app, "level_fade.wgsl");
-            app.add_plugins(MaterialPlugin::<material::TerrainMaterialAsset>::default());
-        } else {
-            app.init_asset::<material::TerrainMaterialAsset>();
-        }
-        app.init_resource::<ChunkEntities>()
-            .init_resource::<ChunkStats>()
-            .init_resource::<chunks::LodDebugView>()
-            .init_resource::<fade::LevelFadeSettings>()
-            .init_resource::<fade::Fades>()
-            .add_message::<GroupShown>()
-            .add_message::<ChunkRemoved>()
-            .configure_sets(
-                Update,
-                (LoamSet::Edit, LoamSet::Follow, LoamSet::Upload).chain(),
-            )
-            .add_systems(Startup, setup_material)
-            .add_systems(
-                Update,
-                (
-                    chunks::follow_viewers.in_set(LoamSet::Follow),
-                    chunks::upload_meshes.in_set(LoamSet::Upload),
-                    chunks::apply_lod_debug_view.after(LoamSet::Upload),
-                    // Before the upload: a fade that ends is wound up (its commands applied)
-                    // before a group of this frame can move its chunks into a new fade.
-                    fade::advance_fades
-                        .after(LoamSet::Follow)
-                        .before(chunks::upload_meshes),
-                )
-                    .run_if(resource_exists::<LoamWorld>),
-            )
-            // Whoever follows applied ops (blocks, dust, sound) reads them in `Update`.
-            .add_systems(
-                Last,
-                (|mut w: ResMut<LoamWorld>| w.applied.clear()).run_if(resource_exists::<LoamWorld>),
-            );
-    }
-}
-
-fn setup_material(
-    mut commands: Commands,
-    mut materials: ResMut<Assets<material::TerrainMaterialAsset>>,
-) {
-    commands.insert_resource(chunks::TerrainMaterial(
-        materials.add(material::terrain_material()),
-    ));
+/// What a game using Loam needs in scope: the plugins, the world and its file, the stages,
+/// and from Loam's core crates the types that make a world and edit it.
+pub mod prelude {
+    pub use crate::{
+        LoamPlugin, LoamPlugins, LoamSet, LoamSettings, LoamViewer, LoamWorld, WorldFile,
+    };
+    pub use loam_field::{
+        CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
+        RayHit,
+    };
+    pub use loam_mesh::Mesher;
+    pub use loam_world::{World, WorldSettings};
 }

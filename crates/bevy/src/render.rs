@@ -20,11 +20,11 @@ use loam_world::World;
 use bevy::time::TimeUpdateStrategy;
 use loam_blocks::{BlockOp, FieldGround, VoxModel};
 
-use crate::audio::{SoundPlugin, SoundRecording, Sounds};
-use crate::blocks::{BlockFocus, BlocksPlugin, EditTools, LoamBlocks};
-use crate::dust::{DustPlugin, DustStats};
+use crate::audio::{SoundRecording, Sounds};
+use crate::blocks::{BlockFocus, LoamBlocks};
+use crate::dust::DustStats;
 use crate::walk::Physics;
-use crate::{ChunkStats, LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
+use crate::{ChunkStats, LoamPlugins, LoamSet, LoamSettings, LoamViewer, LoamWorld, scene};
 
 /// Where the camera stands and what it looks at (world metres).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -209,15 +209,12 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
             // Sound is recorded (SoundRecording), never played.
             .disable::<bevy::audio::AudioPlugin>(),
     )
-    .add_plugins((
-        ScheduleRunnerPlugin::run_loop(Duration::ZERO),
-        LoamPlugin,
-        BlocksPlugin,
-        DustPlugin,
-        SoundPlugin,
-    ))
+    .add_plugins((ScheduleRunnerPlugin::run_loop(Duration::ZERO), LoamPlugins))
     // A still picture: levels of detail swap at once rather than cross-fade.
-    .insert_resource(crate::fade::LevelFadeSettings { seconds: 0.0 })
+    .insert_resource(LoamSettings {
+        lod_fade_s: 0.0,
+        ..Default::default()
+    })
     // Virtual time advances a fixed step per frame, so physics, dust and sound do not
     // depend on how fast this machine draws.
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
@@ -276,7 +273,7 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
         timeout: job.timeout,
         result: result.clone(),
     })
-    .add_systems(Update, drive.in_set(LoamSet::Edit).in_set(EditTools))
+    .add_systems(Update, drive.in_set(LoamSet::Edit))
     .add_systems(PostUpdate, scene::follow_sky);
     app.run();
     let out = result.lock().map(|mut r| r.take()).unwrap_or(None);

@@ -9,12 +9,10 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use common::{cuboid, noise_field_without_caves, pad_ops, run_until};
-use loam_bevy::audio::{SoundPlugin, SoundRecording, Sounds};
-use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
-use loam_bevy::dust::{DustPlugin, DustStats, Particle, Puff};
-use loam_bevy::effects::Effect;
-use loam_bevy::walk::{Physics, chunk_of};
-use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
+use loam_bevy::{
+    BlocksPlugin, DustPlugin, DustStats, Effect, LoamBlocks, LoamPlugin, LoamViewer, LoamWorld,
+    Particle, Physics, Puff, SoundPlugin, SoundRecording, Sounds, chunk_of,
+};
 use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable};
 use loam_field::CsgMode;
 use loam_world::{World, WorldSettings};

@@ -5,9 +5,7 @@
 
 mod common;
 
-use loam_bevy::blocks::LoamBlocks;
-use loam_bevy::blocks::persist;
-use loam_bevy::walk::Physics;
+use loam_bevy::{LoamBlocks, Physics, persist};
 use loam_blocks::{BlockOp, BlockPos, BlockSize, ChiselShape, Edge, MaterialTable, PieceState};
 use loam_field::{CsgMode, EditOp, Field};
 use loam_store::{LogRecord, Store};
@@ -116,7 +114,7 @@ fn ops_are_logged_in_order_saved_exactly_and_restored() {
         at: at(3, 0),
         shape: ChiselShape::SHARP.with_round(Edge::new(0, true, true)),
     });
-    let written = persist::flush(&mut s.store, &s.world, &mut s.blocks).unwrap();
+    let written = persist::flush(&mut s.store, &s.world, &mut s.blocks.journal).unwrap();
     assert_eq!(written, 7);
     assert!(s.blocks.journal.is_empty());
     // One numbering: two terrain ops, then five block ops, 1..=7 in order.
@@ -159,7 +157,7 @@ fn ops_are_logged_in_order_saved_exactly_and_restored() {
         [1.5, 1.5, 1.5],
     ));
     assert_eq!(s.blocks.world.pieces().count(), 2);
-    persist::flush(&mut s.store, &s.world, &mut s.blocks).unwrap();
+    persist::flush(&mut s.store, &s.world, &mut s.blocks.journal).unwrap();
     let last_seq = s.store.last_seq();
     assert_eq!(last_seq, 11);
     let live_hash = s.world.field().hash();
@@ -228,7 +226,7 @@ fn a_failed_append_keeps_the_rest_for_the_next_flush() {
             ))
             .unwrap();
     }
-    let err = persist::flush(&mut store, &world, &mut blocks).unwrap_err();
+    let err = persist::flush(&mut store, &world, &mut blocks.journal).unwrap_err();
     assert!(
         matches!(err, loam_store::StoreError::OutOfOrder { .. }),
         "{err}"
@@ -248,9 +246,9 @@ mod app {
 
     use bevy::prelude::*;
     use bevy::time::TimeUpdateStrategy;
-    use loam_bevy::blocks::{BlocksPlugin, LoamBlocks, persist};
-    use loam_bevy::walk::Physics;
-    use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
+    use loam_bevy::{
+        BlocksPlugin, LoamBlocks, LoamPlugin, LoamViewer, LoamWorld, Physics, persist,
+    };
     use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable, PieceState};
     use loam_field::CsgMode;
     use loam_store::Store;
@@ -335,7 +333,7 @@ mod app {
                 let w = &app.world().resource::<LoamWorld>().world;
                 let ph = app.world().resource::<Physics>();
                 for p in b.pieces() {
-                    let key = loam_bevy::walk::chunk_of(Vec3::from_array(p.pose.position), 1.0);
+                    let key = loam_bevy::chunk_of(Vec3::from_array(p.pose.position), 1.0);
                     eprintln!(
                         "frame {n}: {:?} {:?} key {key:?} current {} ready {} building {} held {}",
                         p.pose.position,
@@ -405,4 +403,67 @@ mod app {
             "moved {drop_m} m: {rest:?} → {after:?}"
         );
     }
+}
+
+/// A game's world file ([`loam_bevy::WorldFile`]): created on the first open; an op applied
+/// through `LoamWorld` is in the log at the end of its frame; exiting bakes; the next open
+/// gives the field as it was left; a file of another generator or field is refused.
+#[test]
+fn a_world_file_in_the_app_keeps_its_ops_and_reopens_as_left() {
+    use bevy::prelude::*;
+    use loam_bevy::{LoamPlugins, LoamWorld, WorldFile, WorldFileError};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("game.loam");
+    let json = r#"{"kind": "noise"}"#;
+    let opened = WorldFile::open_or_create(&path, base(), json, settings()).unwrap();
+    assert!(opened.created);
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default(), TransformPlugin))
+        .init_asset::<Mesh>()
+        .init_asset::<Image>()
+        .init_asset::<StandardMaterial>()
+        .add_plugins(LoamPlugins);
+    opened.insert_into(&mut app);
+    app.update();
+    let file_seq = |app: &App| app.world().resource::<WorldFile>().last_seq().unwrap();
+    assert_eq!(file_seq(&app), 0);
+    let top = base().generator().surface_height(0.5, 0.5);
+    let dig = cuboid(CsgMode::Subtract, [0.5, top, 0.5], [2.0; 3]);
+    app.world_mut()
+        .resource_mut::<LoamWorld>()
+        .apply(None, &dig)
+        .unwrap();
+    app.update();
+    assert_eq!(file_seq(&app), 1, "appended at the end of the frame");
+    app.world_mut().write_message(AppExit::Success);
+    app.update();
+    let live = app.world().resource::<LoamWorld>().world.field().hash();
+    assert_ne!(live, base().hash());
+    drop(app);
+    {
+        let store = Store::open_read_only(&path).unwrap();
+        assert_eq!(store.blocks().unwrap().unwrap().seq, 1, "baked at exit");
+        let ops = store.ops_after(0).unwrap();
+        assert_eq!(ops.len(), 1);
+        assert_eq!(ops[0].op, dig);
+    }
+    let reopened = WorldFile::open_or_create(&path, base(), json, settings()).unwrap();
+    assert!(!reopened.created);
+    assert_eq!(reopened.world.world.field().hash(), live);
+    drop(reopened);
+    let other = WorldFile::open_or_create(&path, base(), r#"{"kind": "other"}"#, settings());
+    assert!(matches!(other, Err(WorldFileError::OtherGenerator { .. })));
+    let coarse = Field::new(
+        loam_field::FieldSettings {
+            voxel_size: 2.0,
+            ..*base().settings()
+        },
+        base().generator_arc().clone(),
+    )
+    .unwrap();
+    let other = WorldFile::open_or_create(&path, coarse, json, settings());
+    assert!(matches!(
+        other,
+        Err(WorldFileError::OtherFieldSettings { .. })
+    ));
 }

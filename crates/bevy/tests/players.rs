@@ -6,8 +6,9 @@ use std::sync::Mutex;
 use std::sync::mpsc;
 
 use bevy::prelude::*;
-use loam_bevy::editor::players::{BODY_RADIUS_M, PlayerMarker, show_players};
-use loam_bevy::editor::remote::{Remote, RemoteAim, RemoteLink, RemotePlayer};
+use loam_bevy::editor::{
+    BODY_RADIUS_M, PlayerMarker, Remote, RemoteAim, RemoteLink, RemotePlayer, show_players,
+};
 
 fn app() -> App {
     let (_tx, rx) = mpsc::channel();

@@ -41,7 +41,7 @@ fn settle(app: &mut App) {
     loop {
         app.update();
         let w = &app.world().resource::<LoamWorld>().world;
-        let fading = app.world().resource::<loam_bevy::fade::Fades>().running();
+        let fading = app.world().resource::<loam_bevy::Fades>().running();
         if w.waiting() == 0
             && w.pending_batches() == 0
             && w.metrics().queue_depth == 0
@@ -290,7 +290,7 @@ fn the_debug_view_tints_chunks_by_level() {
     assert_eq!(tints.len(), 6);
     let mut q = app.world_mut().query::<(
         &ChunkEntity,
-        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+        &MeshMaterial3d<loam_bevy::TerrainMaterialAsset>,
     )>();
     let mut seen = [false; 2];
     for (c, m) in q.iter(app.world()) {
@@ -300,7 +300,7 @@ fn the_debug_view_tints_chunks_by_level() {
     assert_eq!(seen, [true, true]);
     let materials = app
         .world()
-        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+        .resource::<Assets<loam_bevy::TerrainMaterialAsset>>();
     let red = materials
         .get(&tints[1])
         .unwrap()
@@ -313,12 +313,12 @@ fn the_debug_view_tints_chunks_by_level() {
     app.update();
     let base = app
         .world()
-        .resource::<loam_bevy::chunks::TerrainMaterial>()
+        .resource::<loam_bevy::TerrainMaterial>()
         .0
         .clone();
     let mut q = app.world_mut().query::<(
         &ChunkEntity,
-        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+        &MeshMaterial3d<loam_bevy::TerrainMaterialAsset>,
     )>();
     assert!(q.iter(app.world()).all(|(_, m)| m.0 == base));
 }
@@ -326,12 +326,12 @@ fn the_debug_view_tints_chunks_by_level() {
 /// The fade windows of the running cross-fades' materials: (fading out, window x, window y).
 fn fade_windows_in_use(app: &mut App) -> Vec<(bool, f32, f32)> {
     let mut q = app.world_mut().query::<(
-        &loam_bevy::fade::Fading,
-        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+        &loam_bevy::Fading,
+        &MeshMaterial3d<loam_bevy::TerrainMaterialAsset>,
     )>();
     let materials = app
         .world()
-        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+        .resource::<Assets<loam_bevy::TerrainMaterialAsset>>();
     let mut v: Vec<_> = q
         .iter(app.world())
         .map(|(f, m)| {
@@ -347,7 +347,7 @@ fn fade_windows_in_use(app: &mut App) -> Vec<(bool, f32, f32)> {
 #[test]
 fn a_level_change_cross_fades_then_leaves_one_set_of_chunks() {
     use bevy::time::TimeUpdateStrategy;
-    use loam_bevy::fade::Fading;
+    use loam_bevy::Fading;
     let (mut app, h) = lod_app(3, 400.0);
     // 0.1 s of virtual time per frame: the 0.4 s fade takes four frames, whatever the clock.
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
@@ -404,11 +404,11 @@ fn a_level_change_cross_fades_then_leaves_one_set_of_chunks() {
     // Every drawn entity is a chunk on screen, in the view, with the terrain material.
     let mut q = app.world_mut().query::<(
         Option<&ChunkEntity>,
-        &MeshMaterial3d<loam_bevy::material::TerrainMaterialAsset>,
+        &MeshMaterial3d<loam_bevy::TerrainMaterialAsset>,
     )>();
     let base = app
         .world()
-        .resource::<loam_bevy::chunks::TerrainMaterial>()
+        .resource::<loam_bevy::TerrainMaterial>()
         .0
         .clone();
     let drawn: Vec<_> = q.iter(app.world()).collect();
@@ -419,7 +419,7 @@ fn a_level_change_cross_fades_then_leaves_one_set_of_chunks() {
     // Only the terrain material is left: the fades' materials went with them.
     let materials = app
         .world()
-        .resource::<Assets<loam_bevy::material::TerrainMaterialAsset>>();
+        .resource::<Assets<loam_bevy::TerrainMaterialAsset>>();
     assert_eq!(materials.len(), 1);
 }
 
@@ -444,12 +444,9 @@ fn an_edit_with_levels_of_detail_swaps_at_once_without_a_fade() {
         assert!(t.elapsed() < Duration::from_secs(60));
         std::thread::sleep(Duration::from_millis(2));
     }
-    let mut q = app.world_mut().query::<&loam_bevy::fade::Fading>();
+    let mut q = app.world_mut().query::<&loam_bevy::Fading>();
     assert_eq!(q.iter(app.world()).count(), 0);
-    assert_eq!(
-        app.world().resource::<loam_bevy::fade::Fades>().running(),
-        0
-    );
+    assert_eq!(app.world().resource::<loam_bevy::Fades>().running(), 0);
 }
 
 #[test]
@@ -502,4 +499,59 @@ fn fog_far_plane_and_sky_follow_a_changed_view_distance() {
     let scale = app.world().get::<Transform>(dome).unwrap().scale;
     assert_eq!(built, 2048.0);
     assert_eq!(scale, Vec3::splat(1000.0 / 2048.0));
+}
+
+/// A `LoamSettings` inserted before the plugin is kept (the plugin adds its default with
+/// `init_resource`); the mesher and view distance it asks for reach the world, a view
+/// distance clamped to the world's range, and a world changed directly afterwards is not
+/// changed back while the settings stay as they are.
+#[test]
+fn settings_inserted_first_win_and_reach_the_world() {
+    use loam_bevy::LoamSettings;
+    use loam_mesh::Mesher;
+    let field = common::noise_field_without_caves();
+    let world = World::new(
+        field,
+        WorldSettings {
+            view_radius: 2,
+            threads: 2,
+            lod_levels: 5,
+            view_distance: 2048.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(world.settings().mesher, Mesher::MarchingCubes);
+    let (_, farthest) = world.view_distance_range().unwrap();
+    assert!(farthest < 1e6);
+    let mine = LoamSettings {
+        upload_budget: Duration::from_millis(9),
+        lod_fade_s: 0.0,
+        mesher: Some(Mesher::SurfaceNets),
+        view_distance: Some(1e6),
+    };
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default(), TransformPlugin))
+        .init_asset::<Mesh>()
+        .init_asset::<StandardMaterial>()
+        .insert_resource(mine)
+        .add_plugins(LoamPlugin)
+        .insert_resource(LoamWorld::new(world));
+    app.update();
+    assert_eq!(*app.world().resource::<LoamSettings>(), mine);
+    let settings = |app: &App| {
+        let s = *app.world().resource::<LoamWorld>().world.settings();
+        (s.mesher, s.view_distance)
+    };
+    assert_eq!(settings(&app), (Mesher::SurfaceNets, farthest));
+    // Asked for less: the world follows. Changed directly: the settings do not undo it.
+    app.world_mut().resource_mut::<LoamSettings>().view_distance = Some(300.0);
+    app.update();
+    assert_eq!(settings(&app), (Mesher::SurfaceNets, 300.0));
+    app.world_mut()
+        .resource_mut::<LoamWorld>()
+        .world
+        .set_mesher(Mesher::DualContouring);
+    app.update();
+    assert_eq!(settings(&app), (Mesher::DualContouring, 300.0));
 }

@@ -9,10 +9,9 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use common::{cuboid, noise_field_without_caves, pad_ops, run_until};
-use loam_bevy::blocks::{BlocksPlugin, LoamBlocks};
-use loam_bevy::effects::Effect;
-use loam_bevy::walk::{Physics, chunk_of};
-use loam_bevy::{LoamPlugin, LoamViewer, LoamWorld};
+use loam_bevy::{
+    BlocksPlugin, Effect, LoamBlocks, LoamPlugin, LoamViewer, LoamWorld, Physics, chunk_of,
+};
 use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockSize, BlockWorld, FieldGround,
     MaterialTable, PieceState,

@@ -1,6 +1,6 @@
 //! `loam edit --connect ws://HOST:PORT/ws`: the editor as a client of `loam serve`. A thread
 //! runs the loam-net client (tokio); the editor talks to it through
-//! `loam_bevy::editor::remote`'s channel: ops out, the predicted field and the connection's
+//! `loam_bevy::editor::RemoteLink`'s channel: ops out, the predicted field and the connection's
 //! status back after every change.
 
 use std::collections::VecDeque;
@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
-use loam_bevy::editor::remote::{
+use loam_bevy::editor::{
     RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
 };
 use loam_field::Field;

@@ -289,7 +289,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
     }
     let g = connected.field.generator();
     let h = g.surface_height(0.0, 0.0);
-    let camera = loam_bevy::render::CameraPose {
+    let camera = loam_bevy::CameraPose {
         position: [0.0, h + 14.0, 24.0],
         look_at: [0.0, h, 0.0],
     };

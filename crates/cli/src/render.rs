@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use loam_bevy::render::{BlockScene, CameraPose, RenderJob};
+use loam_bevy::{BlockScene, CameraPose, RenderJob};
 use loam_field::Field;
 use loam_mesh::Mesher;
 use loam_store::Store;
@@ -92,7 +92,7 @@ fn camera_looking_at(field: &Field, look_at: Option<[f64; 3]>) -> CameraPose {
 fn mesher_and_picture(name: &str, out: &Path) -> anyhow::Result<Mesher> {
     let mesher = Mesher::from_name(name)
         .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?;
-    if !loam_bevy::render::is_png(out) {
+    if !loam_bevy::is_png(out) {
         bail!("the picture {out:?} must name a .png file");
     }
     create_folder_of(out)?;
@@ -184,7 +184,7 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
     let settings = loaded.session.world.settings(args.threads, mesher);
     let last_seq = w.last_seq;
     let world = World::resume(w.field, w.history, last_seq, settings)?;
-    let report = loam_bevy::render::render(RenderJob {
+    let report = loam_bevy::render(RenderJob {
         world,
         ops: Vec::new(),
         camera,
@@ -248,7 +248,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
     if let Some(audio) = &args.audio {
         create_folder_of(audio)?;
     }
-    let report = loam_bevy::render::render(RenderJob {
+    let report = loam_bevy::render(RenderJob {
         world,
         ops,
         camera,

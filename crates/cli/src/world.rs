@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use loam_bevy::blocks::persist::{self, Restored};
+use loam_bevy::persist::{self, Restored};
 use loam_field::Field;
 use loam_store::Store;
 
@@ -94,7 +94,7 @@ pub fn create(
 /// Loads an opened world: the generator rebuilt from its JSON (a heightmap must still exist
 /// and have the same BLAKE3), then the bricks, history and newer ops, with the world's
 /// blocks: the snapshot of the last bake, then the block ops after
-/// it replayed among the terrain ops (`loam_bevy::blocks::persist`). Ops whose block side
+/// it replayed among the terrain ops (`loam_bevy::persist`). Ops whose block side
 /// no longer applies are reported on stderr and skipped.
 pub(crate) fn load_with_blocks(
     store: &mut Store,

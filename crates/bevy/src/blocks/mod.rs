@@ -4,7 +4,7 @@
 //! pieces and rubble.
 //!
 //! ```text
-//!   Update, after LoamSet::Upload:
+//!   Update, LoamSet::Physics (after LoamSet::Upload):
 //!     walk::refresh_colliders  (terrain colliders around the character AND BlockFocus)
 //!     step_blocks              (ground re-check for this frame's ops, physics step,
 //!                               impacts/damage/rest → Effect::Land, broken → draw)
@@ -241,7 +241,8 @@ pub struct BlockFocus {
     held: BTreeSet<ChunkKey>,
 }
 
-/// Blocks in the app: add it after [`crate::LoamPlugin`] and with a [`Physics`] resource.
+/// Blocks in the app (in [`crate::LoamPlugins`]): add it after [`crate::LoamPlugin`]; it adds
+/// the [`LoamBlocks`] and [`Physics`] resources if the app has none.
 #[derive(Debug, Clone, Default)]
 pub struct BlocksPlugin;
 
@@ -257,8 +258,7 @@ impl Plugin for BlocksPlugin {
             .add_systems(
                 Update,
                 drop_islands
-                    .in_set(LoamSet::Edit)
-                    .after(EditTools)
+                    .in_set(LoamSet::Loosen)
                     .run_if(resource_exists::<LoamWorld>),
             )
             .add_systems(
@@ -271,16 +271,11 @@ impl Plugin for BlocksPlugin {
                     draw::sync,
                 )
                     .chain()
-                    .after(LoamSet::Upload)
+                    .in_set(LoamSet::Physics)
                     .run_if(resource_exists::<LoamWorld>),
             );
     }
 }
-
-/// Systems that apply terrain ops in `Update` (the editor's tools, a render's script): island
-/// search runs after them.
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EditTools;
 
 /// A dig that cut a lump of terrain loose: the lump leaves the field (box digs covering
 /// exactly its samples, in one stroke, in this frame's batch) and falls as a piece of blocks
@@ -508,9 +503,4 @@ fn focus_blocks(world: Res<LoamWorld>, blocks: Res<LoamBlocks>, mut focus: ResMu
             .map(|p| walk::chunk_of(Vec3::from_array(p.pose.position), vs)),
     );
     focus.chunks = chunks;
-}
-
-/// Pieces now falling or resting, by id (for tests and the HUD).
-pub fn piece_ids(blocks: &LoamBlocks) -> Vec<PieceId> {
-    blocks.world.pieces().map(|p| p.id).collect()
 }

@@ -99,7 +99,8 @@ pub fn load(store: &mut Store, base: Field) -> Result<(LoadedWorld, Restored), S
 }
 
 /// Appends to `store` every op applied since the last flush, terrain (`world`'s log) and
-/// block (`blocks`' journal, drained) merged in sequence order. Returns how many were written.
+/// block (`journal`, [`LoamBlocks::journal`], drained) merged in sequence order. Returns how
+/// many were written.
 ///
 /// # Errors
 /// As [`Store::append`] and [`Store::append_block`]; [`StoreError::OutOfOrder`] when an op's
@@ -108,13 +109,13 @@ pub fn load(store: &mut Store, base: Field) -> Result<(LoadedWorld, Restored), S
 pub fn flush(
     store: &mut Store,
     world: &World,
-    blocks: &mut LoamBlocks,
+    journal: &mut Vec<BlockLogEntry>,
 ) -> Result<usize, StoreError> {
     let last = store.last_seq();
     let log = world.log();
     let start = log.partition_point(|e| e.seq <= last);
     let mut terrain = log[start..].iter().peekable();
-    let mut block = std::mem::take(&mut blocks.journal).into_iter().peekable();
+    let mut block = std::mem::take(journal).into_iter().peekable();
     let mut written = 0;
     let result = loop {
         let take_block = match (terrain.peek(), block.peek()) {
@@ -136,7 +137,7 @@ pub fn flush(
         }
         written += 1;
     };
-    blocks.journal = block.collect();
+    *journal = block.collect();
     result
 }
 
@@ -152,7 +153,7 @@ pub fn bake(
     blocks: &mut LoamBlocks,
     physics: &Physics,
 ) -> Result<usize, StoreError> {
-    flush(store, world, blocks)?;
+    flush(store, world, &mut blocks.journal)?;
     let seq = store.last_seq();
     let file = blocks.world.save().encode();
     store.bake_with_blocks(

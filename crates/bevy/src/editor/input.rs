@@ -1,6 +1,5 @@
 //! The editor's input: mouse capture, keys, camera motion, aiming and the tool.
 
-use std::sync::Mutex;
 use std::time::Instant;
 
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
@@ -14,11 +13,14 @@ use loam_world::{DEFAULT_REPEAT, StrokeClock};
 use super::block_tool::{self, BlockAim, ToolKind};
 use super::remote::Remote;
 use super::undo;
-use super::{Editor, EditorCamera, MoveMode, TOOL_REACH_M, ToolMarker, apply, captured};
-use crate::LoamWorld;
-use crate::blocks::{LoamBlocks, persist};
+use super::{
+    CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode, TOOL_REACH_M, ToolMarker,
+    apply, captured,
+};
+use crate::blocks::LoamBlocks;
 use crate::tool::Brush;
 use crate::walk::{self, Physics, WalkFocus};
+use crate::{LoamSettings, LoamWorld, WorldFile};
 use loam_physics::MoveInput;
 
 /// Mouse-look sensitivity, radians per pixel.
@@ -30,7 +32,7 @@ pub(crate) fn grab_cursor(
     buttons: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
     mut egui: EguiContexts,
-    mut editor: ResMut<Editor>,
+    mut tool: ResMut<EditorTool>,
 ) {
     let Ok(mut c) = cursor.single_mut() else {
         return;
@@ -53,7 +55,7 @@ pub(crate) fn grab_cursor(
             CursorGrabMode::Confined
         };
         c.visible = false;
-        editor.capture_click = true;
+        tool.capture_click = true;
     }
 }
 
@@ -62,7 +64,14 @@ pub(crate) fn grab_cursor(
 pub(crate) fn keys(
     keys: Res<ButtonInput<KeyCode>>,
     scroll: Res<AccumulatedMouseScroll>,
-    mut editor: ResMut<Editor>,
+    (mut tool, mut rig, mut status, mut journal): (
+        ResMut<EditorTool>,
+        ResMut<CameraRig>,
+        ResMut<EditorStatus>,
+        ResMut<Journal>,
+    ),
+    mut settings: ResMut<LoamSettings>,
+    file: Option<Res<WorldFile>>,
     mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     mut physics: ResMut<Physics>,
@@ -74,7 +83,7 @@ pub(crate) fn keys(
     let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
     if keys.just_pressed(KeyCode::KeyL) && !ctrl {
         lod_debug.on = !lod_debug.on;
-        editor.status = if lod_debug.on {
+        status.message = if lod_debug.on {
             "chunks tinted by level: 0 white, 1 red, 2 blue, 3 magenta, 4 cyan, 5 yellow".into()
         } else {
             "level tint off".into()
@@ -85,25 +94,27 @@ pub(crate) fn keys(
             MouseScrollUnit::Line => scroll.delta.y.signum() as i32,
             MouseScrollUnit::Pixel => (scroll.delta.y / 40.0).round() as i32,
         };
-        match editor.kind {
-            ToolKind::Terrain => editor.tool.scroll(notches),
-            ToolKind::Blocks | ToolKind::Chisel => editor.block_tool.scroll(notches),
+        match tool.kind {
+            ToolKind::Terrain => tool.terrain.scroll(notches),
+            ToolKind::Blocks | ToolKind::Chisel => tool.block.scroll(notches),
         }
     }
     if keys.just_pressed(KeyCode::KeyT) && !ctrl {
-        editor.kind = editor.kind.next();
-        editor.stroke = None;
-        editor.status = format!("tool: {}", editor.kind.name());
+        tool.kind = tool.kind.next();
+        tool.stroke = None;
+        status.message = format!("tool: {}", tool.kind.name());
     }
     if keys.just_pressed(KeyCode::KeyM) && !ctrl {
+        // The world switches to it in `LoamSet::Follow`, this frame.
         let all = Mesher::ALL;
-        let i = all.iter().position(|m| *m == editor.mesher).unwrap_or(0);
-        editor.mesher = all[(i + 1) % all.len()];
-        world.world.set_mesher(editor.mesher);
-        editor.status = format!("mesher: {}", editor.mesher.name());
+        let current = world.world.settings().mesher;
+        let i = all.iter().position(|m| *m == current).unwrap_or(0);
+        let next = all[(i + 1) % all.len()];
+        settings.mesher = Some(next);
+        status.message = format!("mesher: {}", next.name());
     }
     if keys.just_pressed(KeyCode::KeyF) && !ctrl {
-        editor.mode = match editor.mode {
+        rig.mode = match rig.mode {
             MoveMode::Fly => MoveMode::Walk,
             MoveMode::Walk => MoveMode::Fly,
         };
@@ -118,29 +129,29 @@ pub(crate) fn keys(
     if let Some(direction) = direction {
         let action = match direction {
             Direction::Undo => {
-                editor.stroke = None;
+                tool.stroke = None;
                 // Joined, the server's undo names this player's own strokes (the client
                 // counts those it can undo).
                 let terrain_left = match &remote {
                     Some(r) => r.status.undo.0 > 0,
                     None => world.world.history().undo_target().is_some(),
                 };
-                editor.journal.undo(terrain_left)
+                journal.undo(terrain_left)
             }
-            Direction::Redo => editor.journal.redo(),
+            Direction::Redo => journal.redo(),
         };
         match action {
             Some(action) => run_action(
                 direction,
                 &action,
-                &mut editor,
+                &mut status,
                 &mut world,
                 &mut blocks,
                 &mut physics,
                 &remote,
             ),
             None => {
-                editor.status = match direction {
+                status.message = match direction {
                     Direction::Undo => "nothing to undo",
                     Direction::Redo => "nothing to redo",
                 }
@@ -149,7 +160,7 @@ pub(crate) fn keys(
         }
     }
     if ctrl && keys.just_pressed(KeyCode::KeyS) {
-        save(&mut editor, &world, &mut blocks, &physics);
+        save(&mut status, file.as_deref(), &world, &mut blocks, &physics);
     }
     if ctrl && keys.just_pressed(KeyCode::KeyQ) {
         // The save follows in `Last` (as for a closed window).
@@ -171,7 +182,7 @@ enum Direction {
 fn run_action(
     direction: Direction,
     action: &undo::Action,
-    editor: &mut Editor,
+    status: &mut EditorStatus,
     world: &mut LoamWorld,
     blocks: &mut LoamBlocks,
     physics: &mut Physics,
@@ -195,9 +206,9 @@ fn run_action(
                 };
                 match op {
                     Some(op) => {
-                        apply(editor, world, None, &op);
+                        apply(status, world, None, &op);
                     }
-                    None => editor.status = "no terrain stroke left to undo or redo".into(),
+                    None => status.message = "no terrain stroke left to undo or redo".into(),
                 }
             }
             (undo::Step::Block { op, inverse }, _) => {
@@ -209,7 +220,7 @@ fn run_action(
                     Some(r) => r.send_block(op.clone()),
                     None => {
                         if let Err(e) = block_tool::apply_block_op(blocks, physics, world, op) {
-                            editor.status = e;
+                            status.message = e;
                         }
                     }
                 }
@@ -221,20 +232,16 @@ fn run_action(
 /// Bakes the world and its blocks into its file (the ops are already there, appended as
 /// they happened).
 pub(crate) fn save(
-    editor: &mut Editor,
+    status: &mut EditorStatus,
+    file: Option<&WorldFile>,
     world: &LoamWorld,
     blocks: &mut LoamBlocks,
     physics: &Physics,
 ) {
-    editor.status = match editor.store.as_ref().map(Mutex::lock) {
+    status.message = match file {
         None => "no world file: start the editor with `loam edit FILE` to save".into(),
-        Some(Err(_)) => "save failed: the world file's lock is poisoned".into(),
-        Some(Ok(mut store)) => match persist::bake(&mut store, &world.world, blocks, physics) {
-            Ok(n) => format!(
-                "saved: {n} bricks and {} blocks baked at op {}",
-                blocks.world.store().len(),
-                store.last_seq()
-            ),
+        Some(file) => match file.save(&world.world, Some(blocks), Some(physics)) {
+            Ok(saved) => saved.to_string(),
             Err(e) => format!("save failed: {e}"),
         },
     };
@@ -249,7 +256,7 @@ pub(crate) fn move_camera(
     keys: Res<ButtonInput<KeyCode>>,
     motion: Res<AccumulatedMouseMotion>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
-    mut editor: ResMut<Editor>,
+    mut rig: ResMut<CameraRig>,
     mut physics: ResMut<Physics>,
     world: Res<LoamWorld>,
     mut camera: Query<&mut Transform, With<EditorCamera>>,
@@ -259,10 +266,10 @@ pub(crate) fn move_camera(
     };
     if captured(&cursor) {
         let d = motion.delta * LOOK_PER_PIXEL;
-        editor.look.x -= d.x;
-        editor.look.y = (editor.look.y - d.y).clamp(-1.54, 1.54);
+        rig.look.x -= d.x;
+        rig.look.y = (rig.look.y - d.y).clamp(-1.54, 1.54);
     }
-    t.rotation = Quat::from_euler(EulerRot::YXZ, editor.look.x, editor.look.y, 0.0);
+    t.rotation = Quat::from_euler(EulerRot::YXZ, rig.look.x, rig.look.y, 0.0);
     let forward = Vec3::from(t.forward()).with_y(0.0).normalize_or_zero();
     let right = Vec3::from(t.right()).with_y(0.0).normalize_or_zero();
     let mut v = Vec3::ZERO;
@@ -280,12 +287,12 @@ pub(crate) fn move_camera(
     }
     let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
     let dt = time.delta_secs();
-    match editor.mode {
+    match rig.mode {
         MoveMode::Fly => {
             walk::stop_walking(&mut physics);
             commands.remove_resource::<WalkFocus>();
             let fast = if shift { 4.0 } else { 1.0 };
-            t.translation += v.normalize_or_zero() * editor.fly_speed * fast * dt;
+            t.translation += v.normalize_or_zero() * rig.fly_speed * fast * dt;
         }
         MoveMode::Walk => {
             let wish = v.with_y(0.0).normalize_or_zero();
@@ -304,7 +311,7 @@ pub(crate) fn move_camera(
 /// The field raycast from the screen centre, and for the block tools the nearest of it and
 /// the block raycast.
 pub(crate) fn aim(
-    mut editor: ResMut<Editor>,
+    mut tool: ResMut<EditorTool>,
     world: Res<LoamWorld>,
     blocks: Res<LoamBlocks>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
@@ -315,12 +322,12 @@ pub(crate) fn aim(
     let (o, d) = (t.translation(), t.forward());
     let origin = [o.x, o.y, o.z].map(f64::from);
     let dir = [d.x, d.y, d.z].map(f64::from);
-    editor.aim = world
+    tool.aim = world
         .world
         .raycast(origin, dir, TOOL_REACH_M)
         .ok()
         .flatten();
-    editor.block_aim = match editor.kind {
+    tool.block_aim = match tool.kind {
         ToolKind::Terrain => None,
         ToolKind::Blocks | ToolKind::Chisel => {
             let block = blocks
@@ -328,7 +335,7 @@ pub(crate) fn aim(
                 .raycast(origin, dir, TOOL_REACH_M)
                 .ok()
                 .flatten();
-            block_tool::nearest(editor.aim, block)
+            block_tool::nearest(tool.aim, block)
         }
     };
 }
@@ -337,20 +344,24 @@ pub(crate) fn aim(
 pub(crate) fn apply_block_tool(
     buttons: Res<ButtonInput<MouseButton>>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
-    mut editor: ResMut<Editor>,
+    (mut tool, mut status, mut journal): (
+        ResMut<EditorTool>,
+        ResMut<EditorStatus>,
+        ResMut<Journal>,
+    ),
     mut world: ResMut<LoamWorld>,
     mut blocks: ResMut<LoamBlocks>,
     mut physics: ResMut<Physics>,
     mut remote: Option<ResMut<Remote>>,
 ) {
-    if editor.kind == ToolKind::Terrain || !captured(&cursor) {
+    if tool.kind == ToolKind::Terrain || !captured(&cursor) {
         return;
     }
     // The click that captured the mouse places nothing; it is done once released (within
     // the same frame for a click shorter than a frame).
-    if editor.capture_click {
+    if tool.capture_click {
         if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
-            editor.capture_click = false;
+            tool.capture_click = false;
         }
         return;
     }
@@ -361,12 +372,12 @@ pub(crate) fn apply_block_tool(
     } else {
         return;
     };
-    let Some(aim) = editor.block_aim else {
+    let Some(aim) = tool.block_aim else {
         return;
     };
     let Some(action) = block_tool::block_op(
-        editor.kind,
-        editor.block_tool,
+        tool.kind,
+        tool.block,
         aim,
         primary,
         &blocks,
@@ -395,7 +406,7 @@ pub(crate) fn apply_block_tool(
             0.0,
         )
     {
-        editor.status = format!("place refused: {e}");
+        status.message = format!("place refused: {e}");
         return;
     }
     // The undo step, from the blocks as they are before the op (none for an op that is not
@@ -408,27 +419,27 @@ pub(crate) fn apply_block_tool(
         if let Some(levelling) = action.levelling {
             let stroke = r.new_stroke();
             r.send_op(stroke, levelling);
-            editor.ops += 1;
+            status.ops += 1;
             record.push(undo::Step::Terrain);
         }
         r.send_block(action.op);
         record.extend(block_step);
-        editor.journal.record(record);
+        journal.record(record);
         return;
     }
     if let Some(levelling) = &action.levelling {
         if let Err(e) = world.world.apply(levelling) {
-            editor.status = format!("levelling the ground refused: {e}");
+            status.message = format!("levelling the ground refused: {e}");
             return;
         }
-        editor.ops += 1;
+        status.ops += 1;
         record.push(undo::Step::Terrain);
     }
     match block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
         Ok(()) => record.extend(block_step),
-        Err(e) => editor.status = e,
+        Err(e) => status.message = e,
     }
-    editor.journal.record(record);
+    journal.record(record);
 }
 
 /// Held buttons: a press starts a stroke; every 120 ms while held, an op at the current hit.
@@ -436,23 +447,27 @@ pub(crate) fn apply_tool(
     buttons: Res<ButtonInput<MouseButton>>,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
-    mut editor: ResMut<Editor>,
+    (mut tool, mut status, mut journal): (
+        ResMut<EditorTool>,
+        ResMut<EditorStatus>,
+        ResMut<Journal>,
+    ),
     mut world: ResMut<LoamWorld>,
     mut remote: Option<ResMut<Remote>>,
 ) {
     let now = Instant::now();
     // A click shorter than a frame (slow frames) counts: pressed, or pressed and released.
     let held = |b| buttons.pressed(b) || buttons.just_pressed(b);
-    if !captured(&cursor) || editor.kind != ToolKind::Terrain {
+    if !captured(&cursor) || tool.kind != ToolKind::Terrain {
         // The block tools release their capturing click themselves (`apply_block_tool`):
         // released here, a click shorter than a frame would reach them as a fresh click.
-        editor.stroke = None;
+        tool.stroke = None;
         return;
     }
     // The click that captured the mouse does not edit, until it is released.
-    if editor.capture_click {
+    if tool.capture_click {
         if !buttons.any_pressed([MouseButton::Left, MouseButton::Right]) {
-            editor.capture_click = false;
+            tool.capture_click = false;
         }
         return;
     }
@@ -462,24 +477,24 @@ pub(crate) fn apply_tool(
         _ => None,
     };
     let Some(primary) = primary else {
-        editor.stroke = None;
+        tool.stroke = None;
         return;
     };
-    if editor.stroke.as_ref().is_none_or(|(_, p)| *p != primary) {
+    if tool.stroke.as_ref().is_none_or(|(_, p)| *p != primary) {
         let id = match remote.as_mut() {
             Some(r) => r.new_stroke(),
             None => world.world.next_stroke(),
         };
-        editor.stroke = Some((StrokeClock::press(id, now, DEFAULT_REPEAT), primary));
+        tool.stroke = Some((StrokeClock::press(id, now, DEFAULT_REPEAT), primary));
     }
-    let Some(hit) = editor.aim else {
+    let Some(hit) = tool.aim else {
         return;
     };
     let forward = camera
         .single()
         .map(|t| Vec3::from(t.forward()).with_y(0.0).normalize_or(Vec3::X))
         .unwrap_or(Vec3::X);
-    let Some((clock, _)) = editor.stroke.as_mut() else {
+    let Some((clock, _)) = tool.stroke.as_mut() else {
         return;
     };
     if !clock.due(now) {
@@ -487,7 +502,7 @@ pub(crate) fn apply_tool(
     }
     let plane = clock.plane((hit.position, hit.normal));
     let id = clock.id();
-    let op = editor.tool.op(
+    let op = tool.terrain.op(
         hit.position,
         hit.normal,
         primary,
@@ -498,26 +513,26 @@ pub(crate) fn apply_tool(
         // The client thread predicts it at once; the world shows it when its field comes
         // back (within a frame or two).
         r.send_op(id, op);
-        editor.ops += 1;
-        editor.journal.terrain_stroke(id);
-    } else if apply(&mut editor, &mut world, Some(id), &op) {
-        editor.journal.terrain_stroke(id);
+        status.ops += 1;
+        journal.terrain_stroke(id);
+    } else if apply(&mut status, &mut world, Some(id), &op) {
+        journal.terrain_stroke(id);
     } else {
-        editor.stroke = None;
+        tool.stroke = None;
     }
 }
 
 /// The marker sphere at the aim point, sized like the tool; hidden with nothing in reach.
 pub(crate) fn place_marker(
-    editor: Res<Editor>,
+    tool: Res<EditorTool>,
     mut marker: Query<(&mut Transform, &mut Visibility), With<ToolMarker>>,
 ) {
     let Ok((mut t, mut vis)) = marker.single_mut() else {
         return;
     };
-    if editor.kind != ToolKind::Terrain {
+    if tool.kind != ToolKind::Terrain {
         // A box-ish marker (a small sphere the size of the block) where the tool acts.
-        match editor.block_aim {
+        match tool.block_aim {
             Some(BlockAim::Terrain { point, .. }) => {
                 t.translation = Vec3::from_array(point.map(|v| v as f32));
             }
@@ -529,16 +544,16 @@ pub(crate) fn place_marker(
                 return;
             }
         }
-        t.scale = Vec3::splat(editor.block_tool.size.edge() as f32 * 0.3);
+        t.scale = Vec3::splat(tool.block.size.edge() as f32 * 0.3);
         *vis = Visibility::Visible;
         return;
     }
-    match editor.aim {
+    match tool.aim {
         Some(hit) => {
             let p = hit.position.map(|v| v as f32);
             t.translation = Vec3::from(p);
-            let r = editor.tool.radius as f32;
-            t.scale = Vec3::splat(if editor.tool.brush == Brush::Cube {
+            let r = tool.terrain.radius as f32;
+            t.scale = Vec3::splat(if tool.terrain.brush == Brush::Cube {
                 r * 0.8
             } else {
                 r

@@ -6,53 +6,58 @@
 //! button its opposite (build, lower, …); holding repeats every 120 ms at the new hit point.
 //! The wheel sizes the tool (1.5–8 m in half-metre steps). M switches mesher, F toggles
 //! fly/walk, Ctrl+Z / Ctrl+Y undo/redo the last terrain stroke or block edit, in the order
-//! they were made ([`undo`]; joined to a server: this player's own), Ctrl+S saves, Ctrl+Q saves and quits (closing the
-//! window saves too). Every op reaches the world file's log at the end of its frame; a save
-//! also keeps the blocks' poses exactly ([`crate::blocks::persist`]). T cycles the tool between terrain,
-//! blocks and chisel ([`block_tool`]); blocks fall when their support goes, with dust and
-//! sound.
+//! they were made ([`Journal`]; joined to a server: this player's own), Ctrl+S saves,
+//! Ctrl+Q saves and quits (closing the window saves too). Every op reaches the world file's
+//! log at the end of its frame; a save also keeps the blocks' poses exactly
+//! ([`crate::persist`]). T cycles the tool between terrain, blocks and chisel
+//! ([`ToolKind`]); blocks fall when their support goes, with dust and sound.
+//!
+//! [`EditorPlugin`] is the editor in an app; [`run`] opens one in a window.
 
-pub mod block_tool;
+mod block_tool;
 mod input;
-pub mod players;
-pub mod remote;
+mod players;
+mod remote;
 mod ui;
-pub mod undo;
+mod undo;
 
-use std::sync::Mutex;
+pub use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS, RADIUS_STEP, ToolSettings};
+pub use block_tool::{BlockAim, BlockTool, ToolKind};
+pub use players::{BODY_RADIUS_M, PlayerMarker, show_players};
+pub use remote::{
+    Remote, RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
+};
+pub use undo::Journal;
 
+use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
 use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions, PrimaryWindow};
 use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
 use loam_field::{EditOp, RayHit};
-use loam_mesh::Mesher;
 use loam_store::Store;
 use loam_world::{StrokeClock, World};
 
-use crate::audio::SoundPlugin;
-use crate::blocks::persist::{self, Restored};
-use crate::blocks::{BlocksPlugin, EditTools, LoamBlocks};
-use crate::dust::DustPlugin;
+use crate::blocks::LoamBlocks;
+use crate::blocks::persist::Restored;
 use crate::render::CameraPose;
-use crate::tool::ToolSettings;
 use crate::walk::Physics;
-use crate::{LoamPlugin, LoamSet, LoamViewer, LoamWorld, scene};
-use block_tool::{BlockAim, BlockTool, ToolKind};
-use remote::{Remote, RemoteLink};
+use crate::{
+    LoamPlugin, LoamPlugins, LoamSet, LoamSettings, LoamViewer, LoamWorld, WorldFile, scene,
+};
 
 /// How far the tool reaches from the camera, metres.
 pub const TOOL_REACH_M: f64 = 120.0;
 
-/// What the editor opens.
+/// What [`run`] opens.
 pub struct EditorOptions {
     /// The world (with its history if it was loaded).
     pub world: World,
     /// The world file ops are appended to as they happen and that Ctrl+S (and closing the
-    /// editor) bakes; `None` edits in memory only.
+    /// editor) bakes ([`WorldFile`]); `None` edits in memory only.
     pub store: Option<Store>,
-    /// The world file's blocks ([`persist::load`]); `None` starts with no blocks.
+    /// The world file's blocks ([`crate::persist::load`]); `None` starts with no blocks.
     pub blocks: Option<Restored>,
-    /// A server to edit on ([`remote`]), with its address: terrain ops go there, and the
+    /// A server to edit on ([`Remote`]), with its address: terrain ops go there, and the
     /// world shows the field the link reports. `store` should be `None` then.
     pub remote: Option<(RemoteLink, String)>,
     /// Where the camera starts.
@@ -61,7 +66,8 @@ pub struct EditorOptions {
     pub title: String,
     /// Window size in pixels.
     pub size: [u32; 2],
-    /// Seconds a level-of-detail change cross-fades ([`crate::fade`]); 0 swaps at once.
+    /// Seconds a level-of-detail change cross-fades ([`LoamSettings::lod_fade_s`]); 0 swaps
+    /// at once.
     pub lod_fade_s: f32,
 }
 
@@ -75,39 +81,55 @@ pub enum MoveMode {
     Walk,
 }
 
-/// The editor's state.
-#[derive(Resource)]
-pub struct Editor {
-    /// Brush, radius, strength, material.
-    pub tool: ToolSettings,
-    /// Fly or walk.
-    pub mode: MoveMode,
-    /// The mesher the world uses.
-    pub mesher: Mesher,
+/// The editor's tool: what the buttons do, and where they act.
+#[derive(Resource, Debug, Default)]
+pub struct EditorTool {
+    /// Terrain, blocks or chisel (T cycles).
+    pub kind: ToolKind,
+    /// The terrain brush: shape, radius, strength, material.
+    pub terrain: ToolSettings,
+    /// Block size and material.
+    pub block: BlockTool,
     /// The held button's stroke: its clock and whether it is the left (primary) button.
     pub stroke: Option<(StrokeClock, bool)>,
     /// Where the tool points: the field raycast from the screen centre.
     pub aim: Option<RayHit>,
-    /// The world file (behind a mutex: a resource must be `Sync`, an SQLite connection is not).
-    pub store: Option<Mutex<Store>>,
-    /// The last message for the status line (saved, errors).
-    pub status: String,
+    /// What the block tools aim at: the nearest of terrain and blocks.
+    pub block_aim: Option<BlockAim>,
+    /// The click that captured the mouse is still held: it does not edit.
+    pub(crate) capture_click: bool,
+}
+
+/// The editor's camera rig: how the [`EditorCamera`] moves.
+#[derive(Resource, Debug, Clone, Copy, PartialEq)]
+pub struct CameraRig {
+    /// Fly or walk (F toggles).
+    pub mode: MoveMode,
     /// Fly speed, metres per second (Shift: ×4).
     pub fly_speed: f32,
     /// Yaw and pitch of the camera, radians.
     pub look: Vec2,
-    /// Ops applied since start.
+}
+
+impl CameraRig {
+    /// Flying at 12 m/s, looking as `pose` does.
+    pub fn at(pose: &CameraPose) -> Self {
+        let (yaw, pitch, _) = pose.transform().rotation.to_euler(EulerRot::YXZ);
+        Self {
+            mode: MoveMode::Fly,
+            fly_speed: 12.0,
+            look: Vec2::new(yaw, pitch),
+        }
+    }
+}
+
+/// What the editor's status line (the HUD) says.
+#[derive(Resource, Debug, Clone, Default, PartialEq, Eq)]
+pub struct EditorStatus {
+    /// The last message (saved, errors); empty at first.
+    pub message: String,
+    /// Ops applied (or sent) since start.
     pub ops: u64,
-    /// The click that captured the mouse is still held: it does not edit.
-    pub(crate) capture_click: bool,
-    /// Terrain, blocks or chisel.
-    pub kind: ToolKind,
-    /// Block size and material.
-    pub block_tool: BlockTool,
-    /// What the block tools aim at: the nearest of terrain and blocks.
-    pub block_aim: Option<BlockAim>,
-    /// Terrain strokes and block edits in one undo order ([`undo`]).
-    pub journal: undo::Journal,
 }
 
 /// The camera the editor drives.
@@ -118,9 +140,103 @@ pub struct EditorCamera;
 #[derive(Component, Debug, Clone, Copy, Default)]
 pub struct ToolMarker;
 
-/// Opens the editor window and runs until it is closed.
+/// The editor on the app's [`LoamWorld`]: a camera that flies or walks, the terrain, block
+/// and chisel tools with undo and redo, the HUD and palettes (egui). Its state is split by
+/// concern into [`EditorTool`], [`CameraRig`], [`EditorStatus`] and the undo [`Journal`];
+/// a [`WorldFile`] in the app is saved to (Ctrl+S, and at exit), a [`Remote`] makes it edit
+/// on a server.
+///
+/// It adds [`LoamPlugins`] and egui's plugin if the app has not; the app needs a window and
+/// a [`LoamWorld`] inserted before it runs. [`run`] builds such an app.
+#[derive(Debug, Clone, Copy)]
+pub struct EditorPlugin {
+    /// Where the camera starts.
+    pub camera: CameraPose,
+}
+
+impl Plugin for EditorPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<LoamPlugin>() {
+            app.add_plugins(LoamPlugins);
+        }
+        if !app.is_plugin_added::<EguiPlugin>() {
+            app.add_plugins(EguiPlugin::default());
+        }
+        if !app.is_plugin_added::<FrameTimeDiagnosticsPlugin>() {
+            app.add_plugins(FrameTimeDiagnosticsPlugin::default());
+        }
+        let pose = self.camera.transform();
+        app.init_resource::<EditorTool>()
+            .init_resource::<EditorStatus>()
+            .init_resource::<Journal>()
+            .insert_resource(CameraRig::at(&self.camera))
+            .init_resource::<Physics>()
+            .add_systems(
+                Startup,
+                move |mut commands: Commands,
+                      mut meshes: ResMut<Assets<Mesh>>,
+                      mut materials: ResMut<Assets<StandardMaterial>>,
+                      world: Res<LoamWorld>| {
+                    let w = &world.world;
+                    let view = scene::view_distance(w.settings(), w.field().settings().voxel_size);
+                    scene::spawn_lights(&mut commands, view);
+                    scene::spawn_sky(&mut commands, &mut meshes, &mut materials, view);
+                    commands.spawn((
+                        Camera3d::default(),
+                        scene::projection(view),
+                        pose,
+                        scene::fog(view),
+                        LoamViewer,
+                        EditorCamera,
+                    ));
+                    commands.spawn((
+                        Mesh3d(meshes.add(Sphere::new(1.0).mesh().ico(3).expect("an ico sphere"))),
+                        MeshMaterial3d(materials.add(StandardMaterial {
+                            base_color: Color::srgba(1.0, 0.85, 0.3, 0.25),
+                            alpha_mode: AlphaMode::Blend,
+                            unlit: true,
+                            ..Default::default()
+                        })),
+                        Transform::default(),
+                        Visibility::Hidden,
+                        ToolMarker,
+                    ));
+                },
+            )
+            .add_systems(
+                Update,
+                (
+                    input::grab_cursor,
+                    input::keys,
+                    input::move_camera,
+                    input::aim,
+                    input::apply_tool,
+                    input::apply_block_tool,
+                    remote::sync,
+                )
+                    .chain()
+                    .in_set(LoamSet::Edit),
+            )
+            .add_systems(
+                Update,
+                (
+                    input::place_marker,
+                    players::show_players,
+                    scene::follow_view_distance,
+                )
+                    .after(LoamSet::Upload),
+            )
+            // Every op applied this frame reaches the world file before the next frame
+            // ([`LoamSet::Save`]); closing the editor saves.
+            .add_systems(Last, (show_file_error, unsent_on_exit).after(LoamSet::Save))
+            .add_systems(PostUpdate, scene::follow_sky)
+            .add_systems(EguiPrimaryContextPass, ui::panels);
+    }
+}
+
+/// Opens the editor window on `options` and runs until it is closed: Bevy's default plugins
+/// (sound through [`crate::SoundPlugin`]), [`LoamPlugins`] and the [`EditorPlugin`].
 pub fn run(options: EditorOptions) -> AppExit {
-    let mut app = App::new();
     let EditorOptions {
         world,
         store,
@@ -131,10 +247,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         size,
         lod_fade_s,
     } = options;
-    let view = scene::view_distance(world.settings(), world.field().settings().voxel_size);
-    let mesher = world.settings().mesher;
-    let pose = camera.transform();
-    let (yaw, pitch, _) = pose.rotation.to_euler(EulerRot::YXZ);
+    let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
             .set(WindowPlugin {
@@ -148,19 +261,16 @@ pub fn run(options: EditorOptions) -> AppExit {
             // Sound goes through `SoundPlugin`, which opens the device on the first sound.
             .disable::<bevy::audio::AudioPlugin>(),
     )
-    .add_plugins((
-        EguiPlugin::default(),
-        LoamPlugin,
-        BlocksPlugin,
-        DustPlugin,
-        SoundPlugin,
-        bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
-    ))
+    .add_plugins((LoamPlugins, EditorPlugin { camera }))
     .insert_resource(LoamWorld::new(world))
-    .insert_resource(crate::fade::LevelFadeSettings {
-        seconds: lod_fade_s,
+    .insert_resource(LoamSettings {
+        lod_fade_s,
+        ..Default::default()
     });
     let journaling = store.is_some();
+    if let Some(store) = store {
+        app.insert_resource(WorldFile::new(store));
+    }
     match blocks {
         Some(r) => {
             app.insert_resource(r.blocks).insert_resource(r.physics);
@@ -175,82 +285,6 @@ pub fn run(options: EditorOptions) -> AppExit {
         // The server's blocks come as deltas; nothing is decided here.
         app.world_mut().resource_mut::<LoamBlocks>().replica = true;
     }
-    app.insert_resource(Editor {
-        tool: ToolSettings::default(),
-        mode: MoveMode::Fly,
-        mesher,
-        stroke: None,
-        aim: None,
-        store: store.map(Mutex::new),
-        status: String::new(),
-        fly_speed: 12.0,
-        look: Vec2::new(yaw, pitch),
-        ops: 0,
-        capture_click: false,
-        kind: ToolKind::Terrain,
-        block_tool: BlockTool::default(),
-        block_aim: None,
-        journal: undo::Journal::default(),
-    })
-    .add_systems(
-        Startup,
-        move |mut commands: Commands,
-              mut meshes: ResMut<Assets<Mesh>>,
-              mut materials: ResMut<Assets<StandardMaterial>>| {
-            scene::spawn_lights(&mut commands, view);
-            scene::spawn_sky(&mut commands, &mut meshes, &mut materials, view);
-            commands.spawn((
-                Camera3d::default(),
-                scene::projection(view),
-                pose,
-                scene::fog(view),
-                LoamViewer,
-                EditorCamera,
-            ));
-            commands.spawn((
-                Mesh3d(meshes.add(Sphere::new(1.0).mesh().ico(3).expect("an ico sphere"))),
-                MeshMaterial3d(materials.add(StandardMaterial {
-                    base_color: Color::srgba(1.0, 0.85, 0.3, 0.25),
-                    alpha_mode: AlphaMode::Blend,
-                    unlit: true,
-                    ..Default::default()
-                })),
-                Transform::default(),
-                Visibility::Hidden,
-                ToolMarker,
-            ));
-        },
-    )
-    .add_systems(
-        Update,
-        (
-            input::grab_cursor,
-            input::keys,
-            input::move_camera,
-            input::aim,
-            input::apply_tool,
-            input::apply_block_tool,
-            remote::sync,
-        )
-            .chain()
-            .in_set(LoamSet::Edit)
-            .in_set(EditTools),
-    )
-    .init_resource::<Physics>()
-    .add_systems(
-        Update,
-        (
-            input::place_marker,
-            players::show_players,
-            scene::follow_view_distance,
-        )
-            .after(LoamSet::Upload),
-    )
-    // Every op applied this frame reaches the world file before the next frame; closing the
-    // editor saves.
-    .add_systems(Last, (journal, save_on_exit).chain())
-    .add_systems(PostUpdate, scene::follow_sky)
-    .add_systems(EguiPrimaryContextPass, ui::panels);
     app.run()
 }
 
@@ -262,10 +296,10 @@ pub(crate) fn captured(cursor: &Query<&CursorOptions, With<PrimaryWindow>>) -> b
 }
 
 /// Applies `op` to the world in stroke `stroke` (`None`: a stroke of its own) and marks the
-/// edit for the latency readout ([`journal`] appends it to the world file at the end of the
-/// frame).
+/// edit for the latency readout (the plugin appends it to the world file at the end of the
+/// frame, [`LoamSet::Save`]).
 pub(crate) fn apply(
-    editor: &mut Editor,
+    status: &mut EditorStatus,
     world: &mut LoamWorld,
     stroke: Option<u64>,
     op: &EditOp,
@@ -277,42 +311,27 @@ pub(crate) fn apply(
                 op.kind(),
                 out.samples_changed
             );
-            editor.ops += 1;
+            status.ops += 1;
             true
         }
         Err(e) => {
-            editor.status = format!("op rejected: {e}");
+            status.message = format!("op rejected: {e}");
             false
         }
     }
 }
 
-/// Appends this frame's ops (terrain and block, in sequence order) to the world file.
-fn journal(mut editor: ResMut<Editor>, world: Res<LoamWorld>, mut blocks: ResMut<LoamBlocks>) {
-    let Some(store) = editor.store.as_ref() else {
-        return;
-    };
-    let r = match store.lock() {
-        Ok(mut s) => persist::flush(&mut s, &world.world, &mut blocks).map_err(|e| e.to_string()),
-        Err(_) => Err("the world file's lock is poisoned".into()),
-    };
-    if let Err(e) = r {
-        editor.status = format!("could not save the op: {e}");
-        error!("could not append to the world file: {e}");
+/// Shows on the status line why this frame's ops could not be appended to the world file.
+fn show_file_error(file: Option<ResMut<WorldFile>>, mut status: ResMut<EditorStatus>) {
+    if let Some(e) = file.and_then(|mut f| f.take_error()) {
+        status.message = format!("could not save the op: {e}");
     }
 }
 
-/// Saves when the app is about to exit (the window closed, or an exit was asked for).
-/// Joined and offline, it says how many edits were never sent (nothing can keep them: the
-/// server holds the world).
-fn save_on_exit(
-    mut exits: MessageReader<AppExit>,
-    mut editor: ResMut<Editor>,
-    world: Res<LoamWorld>,
-    mut blocks: ResMut<LoamBlocks>,
-    physics: Res<Physics>,
-    remote: Option<Res<Remote>>,
-) {
+/// Joined and offline when the app exits: says how many edits were never sent (nothing can
+/// keep them: the server holds the world). (The world file, if any, is saved by
+/// [`crate::LoamPlugin`].)
+fn unsent_on_exit(mut exits: MessageReader<AppExit>, remote: Option<Res<Remote>>) {
     if exits.read().count() == 0 {
         return;
     }
@@ -326,9 +345,4 @@ fn save_on_exit(
             r.status.pending
         );
     }
-    if editor.store.is_none() {
-        return;
-    }
-    input::save(&mut editor, &world, &mut blocks, &physics);
-    info!("{}", editor.status);
 }

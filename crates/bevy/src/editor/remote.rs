@@ -31,7 +31,7 @@ use loam_field::{EditOp, Field};
 
 use super::block_tool::{BlockAim, ToolKind};
 use super::players::PresenceTracker;
-use super::{Editor, EditorCamera};
+use super::{EditorCamera, EditorStatus, EditorTool};
 use crate::LoamWorld;
 use crate::blocks::LoamBlocks;
 use crate::walk::Physics;
@@ -202,20 +202,20 @@ impl Remote {
 }
 
 /// What the editor's tool is and where it aims, for the other players.
-fn own_aim(editor: &Editor) -> RemoteAim {
-    match editor.kind {
+fn own_aim(tool: &EditorTool) -> RemoteAim {
+    match tool.kind {
         ToolKind::Terrain => RemoteAim {
-            tool: editor.tool.brush.name().into(),
-            point: editor.aim.map(|h| h.position),
-            radius: editor.tool.radius,
+            tool: tool.terrain.brush.name().into(),
+            point: tool.aim.map(|h| h.position),
+            radius: tool.terrain.radius,
         },
         ToolKind::Blocks | ToolKind::Chisel => RemoteAim {
-            tool: editor.kind.name().into(),
-            point: editor.block_aim.map(|a| match a {
+            tool: tool.kind.name().into(),
+            point: tool.block_aim.map(|a| match a {
                 BlockAim::Terrain { point, .. } => point,
                 BlockAim::Block(hit) => hit.point,
             }),
-            radius: editor.block_tool.size.edge() * 0.5,
+            radius: tool.block.size.edge() * 0.5,
         },
     }
 }
@@ -229,7 +229,7 @@ const REPORT_AFTER_M: f32 = 8.0;
 pub(crate) fn sync(
     remote: Option<ResMut<Remote>>,
     mut world: ResMut<LoamWorld>,
-    mut editor: ResMut<Editor>,
+    (tool, mut shown): (Res<EditorTool>, ResMut<EditorStatus>),
     blocks: Option<ResMut<LoamBlocks>>,
     physics: Option<ResMut<Physics>>,
     camera: Query<&Transform, With<EditorCamera>>,
@@ -252,13 +252,13 @@ pub(crate) fn sync(
     if let (Some(mut blocks), Some(mut physics)) = (blocks, physics) {
         for d in &deltas {
             if let Err(e) = blocks.apply_delta(&mut physics, d) {
-                editor.status = format!("the server's blocks cannot be shown: {e}");
+                shown.message = format!("the server's blocks cannot be shown: {e}");
             }
         }
     }
     if let Some(s) = status {
         if !s.note.is_empty() && s.note != remote.status.note {
-            editor.status = s.note.clone();
+            shown.message = s.note.clone();
         }
         remote.status = s;
     }
@@ -269,7 +269,7 @@ pub(crate) fn sync(
                 debug!("{n} bricks from the server's field");
                 world.mark_edit();
             }
-            Err(e) => editor.status = format!("the server's field cannot be shown: {e}"),
+            Err(e) => shown.message = format!("the server's field cannot be shown: {e}"),
         }
     }
     if let Ok(t) = camera.single() {
@@ -286,7 +286,7 @@ pub(crate) fn sync(
         let position = [p.x, p.y, p.z].map(f64::from);
         if let Some(c) = remote
             .presence
-            .due(Instant::now(), position, own_aim(&editor))
+            .due(Instant::now(), position, own_aim(&tool))
         {
             (remote.link.send)(c);
         }

@@ -9,11 +9,11 @@ use loam_field::Falloff;
 use super::block_tool::ToolKind;
 use super::players::player_lines;
 use super::remote::Remote;
-use super::{Editor, EditorCamera, MoveMode};
+use super::{CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode};
 use crate::blocks::LoamBlocks;
 use crate::look::PALETTE;
 use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS};
-use crate::{ChunkStats, LoamWorld};
+use crate::{ChunkStats, LoamSettings, LoamWorld};
 use loam_blocks::BlockSize;
 
 /// Narrowest window, logical pixels, whose palettes start open: a palette (about 340 px from
@@ -24,9 +24,14 @@ const PALETTE_OPEN_FROM_PX: f32 = 720.0;
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn panels(
     mut contexts: EguiContexts,
-    mut editor: ResMut<Editor>,
-    mut world: ResMut<LoamWorld>,
-    mut fade: ResMut<crate::fade::LevelFadeSettings>,
+    (mut tool, rig, status, journal): (
+        ResMut<EditorTool>,
+        Res<CameraRig>,
+        Res<EditorStatus>,
+        Res<Journal>,
+    ),
+    world: Res<LoamWorld>,
+    mut settings: ResMut<LoamSettings>,
     stats: Res<ChunkStats>,
     diagnostics: Option<Res<DiagnosticsStore>>,
     camera: Query<&GlobalTransform, With<EditorCamera>>,
@@ -53,8 +58,8 @@ pub(crate) fn panels(
                 ui.set_max_width(hud_width);
                 ui.label(format!(
                     "mesher {}   mode {}",
-                    editor.mesher.name(),
-                    match editor.mode {
+                    world.world.settings().mesher.name(),
+                    match rig.mode {
                         MoveMode::Fly => "fly",
                         MoveMode::Walk => "walk",
                     }
@@ -75,13 +80,11 @@ pub(crate) fn panels(
                     let view = egui::Slider::new(&mut d, lo..=hi)
                         .logarithmic(true)
                         .text("view m");
-                    if ui.add(view).changed()
-                        && let Err(e) = world.world.set_view_distance(d)
-                    {
-                        editor.status = e.to_string();
+                    if ui.add(view).changed() {
+                        settings.view_distance = Some(d);
                     }
                     // The range of --lod-fade: egui clamps the value to the slider's range.
-                    let fade_s = egui::Slider::new(&mut fade.seconds, 0.0..=60.0)
+                    let fade_s = egui::Slider::new(&mut settings.lod_fade_s, 0.0..=60.0)
                         .logarithmic(true)
                         .smallest_positive(0.05)
                         .text("level fade s");
@@ -90,11 +93,11 @@ pub(crate) fn panels(
                 ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
                 ui.label(format!(
                     "tool {} {:.1} m   fps {}",
-                    editor.tool.brush.name(),
-                    editor.tool.radius,
+                    tool.terrain.brush.name(),
+                    tool.terrain.radius,
                     fps.map_or("-".into(), |f| format!("{f:.0}"))
                 ));
-                let (undo, redo) = editor.journal.counts();
+                let (undo, redo) = journal.counts();
                 let undo = match &remote {
                     // This session's actions (terrain strokes and block edits) first.
                     _ if undo + redo > 0 => format!("{undo} (redo {redo})"),
@@ -109,7 +112,7 @@ pub(crate) fn panels(
                 };
                 ui.label(format!(
                     "ops {}   undo {}   last edit to visible {}",
-                    editor.ops,
+                    status.ops,
                     undo,
                     stats
                         .last_edit_to_visible_ms
@@ -117,12 +120,12 @@ pub(crate) fn panels(
                 ));
                 ui.label(format!(
                     "[T] {}   block {} m {}   blocks {}   pieces {}",
-                    editor.kind.name(),
-                    editor.block_tool.size.edge(),
+                    tool.kind.name(),
+                    tool.block.size.edge(),
                     blocks
                         .world
                         .materials()
-                        .get(editor.block_tool.material)
+                        .get(tool.block.material)
                         .map_or("?", |m| m.name.as_str()),
                     blocks.world.store().len(),
                     blocks.world.pieces().count(),
@@ -147,26 +150,26 @@ pub(crate) fn panels(
                         ui.label(line);
                     }
                 }
-                if !editor.status.is_empty() {
-                    ui.label(&editor.status);
+                if !status.message.is_empty() {
+                    ui.label(&status.message);
                 }
             });
         });
     // A palette is about 340 px wide: in a window narrower than this it would cover the
     // crosshair (where the capturing click goes), so it starts folded (its ▶ opens it).
     let open = ctx.content_rect().width() >= PALETTE_OPEN_FROM_PX;
-    if editor.kind == ToolKind::Terrain {
+    if tool.kind == ToolKind::Terrain {
         egui::Window::new("Brush")
             .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
             .resizable(false)
             .default_open(open)
-            .show(ctx, |ui| palette(ui, &mut editor));
+            .show(ctx, |ui| palette(ui, &mut tool));
     } else {
         egui::Window::new("Blocks")
             .anchor(egui::Align2::RIGHT_TOP, [-8.0, 8.0])
             .resizable(false)
             .default_open(open)
-            .show(ctx, |ui| block_palette(ui, &mut editor, &blocks));
+            .show(ctx, |ui| block_palette(ui, &mut tool, &blocks));
     }
     // Crosshair at the screen centre.
     let c = ctx.content_rect().center();
@@ -180,8 +183,8 @@ pub(crate) fn panels(
     Ok(())
 }
 
-fn palette(ui: &mut egui::Ui, editor: &mut Editor) {
-    let tool = &mut editor.tool;
+fn palette(ui: &mut egui::Ui, tool: &mut EditorTool) {
+    let tool = &mut tool.terrain;
     egui::Grid::new("brushes").num_columns(2).show(ui, |ui| {
         for (i, b) in Brush::ALL.iter().enumerate() {
             ui.selectable_value(&mut tool.brush, *b, b.name());
@@ -251,19 +254,19 @@ fn palette(ui: &mut egui::Ui, editor: &mut Editor) {
 }
 
 /// Block size and material; in chisel mode, how it works.
-fn block_palette(ui: &mut egui::Ui, editor: &mut Editor, blocks: &LoamBlocks) {
-    ui.label(match editor.kind {
+fn block_palette(ui: &mut egui::Ui, tool: &mut EditorTool, blocks: &LoamBlocks) {
+    ui.label(match tool.kind {
         ToolKind::Chisel => "left: round the nearest edge   right: sharpen it",
         _ => "left: place on the face aimed at   right: break",
     });
     ui.horizontal(|ui| {
         for size in BlockSize::ALL {
             let label = format!("{} m", size.edge());
-            ui.selectable_value(&mut editor.block_tool.size, size, label);
+            ui.selectable_value(&mut tool.block.size, size, label);
         }
     });
-    if editor.kind == ToolKind::Blocks {
-        ui.checkbox(&mut editor.block_tool.level_ground, "level the ground")
+    if tool.kind == ToolKind::Blocks {
+        ui.checkbox(&mut tool.block.level_ground, "level the ground")
             .on_hover_text(
                 "a block aimed at a slope with no resting level gets a flattened pad under it",
             );
@@ -272,7 +275,7 @@ fn block_palette(ui: &mut egui::Ui, editor: &mut Editor, blocks: &LoamBlocks) {
         for (i, (id, m)) in blocks.world.materials().iter().enumerate() {
             let [r, g, b] = m.colour;
             let text = egui::RichText::new(&m.name).color(egui::Color32::from_rgb(r, g, b));
-            ui.selectable_value(&mut editor.block_tool.material, id, text);
+            ui.selectable_value(&mut tool.block.material, id, text);
             if i % 2 == 1 {
                 ui.end_row();
             }

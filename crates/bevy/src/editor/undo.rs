@@ -13,6 +13,7 @@
 //! A journal empty of undo (a world just opened, or more actions than [`Journal::LIMIT`])
 //! falls back to the terrain history, as before block edits were recorded.
 
+use bevy::prelude::Resource;
 use loam_blocks::{BlockOp, BlockStore};
 
 /// One part of an action, undone in reverse order.
@@ -32,8 +33,8 @@ pub enum Step {
 /// What one click or one held stroke did.
 pub type Action = Vec<Step>;
 
-/// The undo and redo stacks of the editor's actions.
-#[derive(Debug, Default)]
+/// The undo and redo stacks of the editor's actions (a resource of the editor).
+#[derive(Resource, Debug, Default)]
 pub struct Journal {
     undo: Vec<Action>,
     redo: Vec<Action>,

@@ -1,0 +1,102 @@
+//! [`LoamWorld`]: the world resource the plugin drives, and the ops applied to it.
+
+use std::time::Instant;
+
+use bevy::prelude::*;
+use loam_field::{EditError, EditOp, EditOutcome, RayHit, SampleBox};
+use loam_world::World;
+
+/// The world the plugin drives: insert one (made with [`LoamWorld::new`], or opened from a
+/// world file with [`crate::WorldFile::open_or_create`]) and [`crate::LoamPlugin`] streams and
+/// meshes it around the [`crate::LoamViewer`]s.
+#[derive(Resource)]
+pub struct LoamWorld {
+    /// The chunk pipeline (field, workers, batches, history). Read it freely (raycasts,
+    /// settings, metrics); apply ops through [`LoamWorld::apply`], so that blocks, dust,
+    /// sound and the latency readout follow them.
+    pub world: World,
+    /// When the newest not-yet-shown edit was applied ([`LoamWorld::mark_edit`]).
+    pub(crate) edit_marked: Option<Instant>,
+    /// Ops applied through [`LoamWorld::apply`] in this frame (blocks look at the ground
+    /// again there; dust and sound follow digs).
+    applied: Vec<Applied>,
+}
+
+/// An op applied through [`LoamWorld::apply`], with what it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The op.
+    pub op: EditOp,
+    /// The smallest box of samples it changed (`None`: nothing changed).
+    pub changed: Option<SampleBox>,
+    /// It removed a loose lump of terrain (not searched for lumps again).
+    pub island: bool,
+}
+
+impl LoamWorld {
+    /// Wraps `world`.
+    pub fn new(world: World) -> Self {
+        Self {
+            world,
+            edit_marked: None,
+            applied: Vec::new(),
+        }
+    }
+
+    /// Applies `op` in `stroke` (`None`: a stroke of its own), marks the edit for the latency
+    /// readout and records it for [`LoamWorld::applied`].
+    ///
+    /// # Errors
+    /// As [`World::apply`]; nothing changes then.
+    pub fn apply(&mut self, stroke: Option<u64>, op: &EditOp) -> Result<EditOutcome, EditError> {
+        let out = match stroke {
+            Some(s) => self.world.apply_in_stroke(s, op)?,
+            None => self.world.apply(op)?,
+        };
+        self.mark_edit();
+        self.applied.push(Applied {
+            op: op.clone(),
+            changed: out.changed,
+            island: false,
+        });
+        Ok(out)
+    }
+
+    /// [`LoamWorld::apply`] for an op that removes a loose lump of terrain, in `stroke`.
+    ///
+    /// # Errors
+    /// As [`World::apply`]; nothing changes then.
+    pub fn apply_island(&mut self, stroke: u64, op: &EditOp) -> Result<EditOutcome, EditError> {
+        let out = self.apply(Some(stroke), op)?;
+        if let Some(a) = self.applied.last_mut() {
+            a.island = true;
+        }
+        Ok(out)
+    }
+
+    /// The ops applied through [`LoamWorld::apply`] in this frame, oldest first (the plugin
+    /// forgets them in `Last`).
+    pub fn applied(&self) -> &[Applied] {
+        &self.applied
+    }
+
+    /// Records that an edit was just applied, so the frame that shows its batch reports the
+    /// edit-to-visible latency in [`crate::ChunkStats::last_edit_to_visible_ms`].
+    pub fn mark_edit(&mut self) {
+        self.edit_marked.get_or_insert_with(Instant::now);
+    }
+
+    /// The field raycast from `origin` along `direction` (need not be unit length), up to
+    /// `reach` metres: where a tool aimed that way acts. `None` when nothing solid is in
+    /// reach (or the ray is degenerate: a zero direction, a non-finite value).
+    pub fn raycast(&self, origin: Vec3, direction: Vec3, reach: f64) -> Option<RayHit> {
+        let origin = origin.to_array().map(f64::from);
+        let direction = direction.to_array().map(f64::from);
+        self.world.raycast(origin, direction, reach).ok().flatten()
+    }
+
+    /// Forgets this frame's [`LoamWorld::applied`] (the plugin, in `Last`).
+    pub(crate) fn clear_applied(&mut self) {
+        self.applied.clear();
+    }
+}
