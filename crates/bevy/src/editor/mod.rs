@@ -175,6 +175,14 @@ pub fn run(options: EditorOptions) -> AppExit {
         // The server's blocks come as deltas; nothing is decided here.
         app.world_mut().resource_mut::<LoamBlocks>().replica = true;
     }
+    // The undo order of the edits made before the world was opened: its file's log.
+    let earlier = match &store {
+        Some(s) => undo::Journal::from_store(s).unwrap_or_else(|e| {
+            warn!("the world's earlier edits cannot be undone: reading its op log failed: {e}");
+            undo::Journal::default()
+        }),
+        None => undo::Journal::default(),
+    };
     app.insert_resource(Editor {
         tool: ToolSettings::default(),
         mode: MoveMode::Fly,
@@ -190,7 +198,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         kind: ToolKind::Terrain,
         block_tool: BlockTool::default(),
         block_aim: None,
-        journal: undo::Journal::default(),
+        journal: earlier,
     })
     .add_systems(
         Startup,
