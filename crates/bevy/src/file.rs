@@ -62,8 +62,12 @@ pub enum WorldFileError {
 /// What [`WorldFile::save`] baked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Saved {
-    /// Bricks written (changed since the last bake).
+    /// Bricks written now (changed since the last bake: none after a save with no edit
+    /// since).
     pub bricks: usize,
+    /// Baked bricks the file holds now, this bake's and the earlier ones' (`None` when the
+    /// file could not be read back for the count).
+    pub bricks_in_file: Option<u64>,
     /// Held blocks in the snapshot.
     pub blocks: usize,
     /// The last op's sequence number the bake covers.
@@ -72,10 +76,13 @@ pub struct Saved {
 
 impl std::fmt::Display for Saved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total = self
+            .bricks_in_file
+            .map_or_else(|| "?".to_string(), |n| n.to_string());
         write!(
             f,
-            "saved: {} bricks and {} blocks baked at op {}",
-            self.bricks, self.blocks, self.seq
+            "saved at op {}: {total} bricks baked ({} written now) and {} blocks",
+            self.seq, self.bricks, self.blocks
         )
     }
 }
@@ -217,6 +224,7 @@ impl WorldFile {
         let bricks = persist::bake(&mut store, world, blocks, physics)?;
         Ok(Saved {
             bricks,
+            bricks_in_file: store.info().ok().map(|i| i.bricks),
             blocks: blocks.world.store().len(),
             seq: store.last_seq(),
         })

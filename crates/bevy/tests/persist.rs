@@ -467,3 +467,81 @@ fn a_world_file_in_the_app_keeps_its_ops_and_reopens_as_left() {
         Err(WorldFileError::OtherFieldSettings { .. })
     ));
 }
+
+/// Block edits made before the world was closed are undone after it is opened again, in
+/// their order among the terrain strokes, from what the file's op log holds
+/// (`undo::Journal::from_store`); a block undone before the close is there to redo.
+#[test]
+fn block_edits_are_undone_after_a_reopen() {
+    use loam_bevy::editor::{Journal, Step};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.loam");
+    let field = base();
+    let top = field.generator().surface_height(0.5, 0.5).round();
+    let store = Store::create(&path, "{}", field.settings(), None).unwrap();
+    let mut blocks = LoamBlocks::new();
+    blocks.journaling = true;
+    let mut s = Live {
+        world: World::new(field, settings()).unwrap(),
+        blocks,
+        physics: Physics::new(),
+        store,
+    };
+    // A flat pad with air above.
+    s.terrain(cuboid(
+        CsgMode::Union,
+        [0.5, top - 3.0, 0.5],
+        [6.0, 3.0, 6.0],
+    ));
+    s.terrain(cuboid(
+        CsgMode::Subtract,
+        [0.5, top + 8.0, 0.5],
+        [6.0, 8.0, 6.0],
+    ));
+    let y = top as i32;
+    let at = |x| BlockPos::new(BlockSize::Full, [x, y, 0]).unwrap();
+    let round = ChiselShape::SHARP.with_round(Edge::new(0, true, true));
+    s.block(place(at(0), None));
+    s.terrain(cuboid(CsgMode::Subtract, [5.5, top - 1.0, 5.5], [1.0; 3]));
+    s.block(place(at(2), Some([200, 30, 40])));
+    s.block(BlockOp::Chisel {
+        at: at(2),
+        shape: round,
+    });
+    // Placed, then undone in the session (the editor logs the undo as the inverse op).
+    s.block(place(at(-2), None));
+    s.block(BlockOp::Break { at: at(-2) });
+    persist::bake(&mut s.store, &s.world, &mut s.blocks, &s.physics).unwrap();
+    drop(s);
+
+    let mut store = Store::open(&path).unwrap();
+    let (loaded, mut restored) = persist::load(&mut store, base()).unwrap();
+    let mut world =
+        World::resume(loaded.field, loaded.history, loaded.last_seq, settings()).unwrap();
+    let mut journal = Journal::from_store(&store).unwrap();
+    // Three terrain strokes and three block edits to undo, the undone place to redo.
+    assert_eq!(journal.counts(), (6, 1));
+    let held = |b: &LoamBlocks, x| b.world.store().get(at(x)).map(|b| b.shape);
+    assert_eq!(held(&restored.blocks, 2), Some(round));
+    assert_eq!(held(&restored.blocks, 0), Some(ChiselShape::SHARP));
+    let mut undo_block = |journal: &mut Journal, restored: &mut persist::Restored| {
+        let action = journal.undo(true).unwrap();
+        let [Step::Block { inverse, .. }] = action.as_slice() else {
+            panic!("not a block edit: {action:?}");
+        };
+        restored
+            .blocks
+            .apply(&mut restored.physics, &mut world, inverse)
+            .unwrap();
+    };
+    // The chisel, then the place of the painted block, are undone.
+    undo_block(&mut journal, &mut restored);
+    assert_eq!(held(&restored.blocks, 2), Some(ChiselShape::SHARP));
+    undo_block(&mut journal, &mut restored);
+    assert_eq!(held(&restored.blocks, 2), None, "the block is gone");
+    // Then the dig between, a terrain stroke, then the first block.
+    assert_eq!(journal.undo(true), Some(vec![Step::Terrain]));
+    undo_block(&mut journal, &mut restored);
+    assert_eq!(held(&restored.blocks, 0), None, "the block is gone");
+    assert_eq!(journal.counts(), (2, 5));
+}

@@ -95,7 +95,7 @@ pub use islands::{
     island_search_box,
 };
 pub use material::{Material, MaterialId, MaterialTable};
-pub use ops::{BlockOp, LumpBlock};
+pub use ops::{BlockOp, LogInverses, LumpBlock};
 pub use pieces::{Piece, PieceBlock, PieceId, PieceState, SavedPose};
 pub use raycast::{BlockHit, MAX_RAY_DISTANCE};
 pub use replica::BlockDelta;

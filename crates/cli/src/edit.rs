@@ -28,8 +28,8 @@ pub const HEADLESS_OUT: &str = "out/editor-headless.png";
 pub struct EditArgs {
     /// The world file (default `worlds/default.loam`): opened if it exists, else created
     /// with `--session`'s terrain. Every op is appended to it as it happens; Ctrl+S bakes it.
-    /// Without a display, a world named here is drawn headless (it must exist); with none
-    /// named, the example session is.
+    /// Without a display, a world named here (it must exist) is drawn headless instead;
+    /// with no world named, the example session is drawn.
     pub world: Option<PathBuf>,
     /// The session whose terrain and field settings a new world gets, and whose view radius
     /// and camera the editor starts with (on a world with ops, looking at its last edit).
@@ -160,6 +160,12 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
             settings.lod_levels, settings.view_distance, args.view_distance
         );
     }
+    // Checked before the world file is opened: opening it writable writes to it (its lock,
+    // the tidying of an unfinished bake), and a start refused for a bad setting leaves it as
+    // it was, byte for byte.
+    settings
+        .validate()
+        .context("the editor's settings (nothing was opened)")?;
     let (mut store, created) = open_or_create(&world_path, &loaded)?;
     let (w, blocks) = crate::world::load_with_blocks(&mut store, &world_path)?;
     let camera = {
@@ -233,7 +239,7 @@ fn run_headless(args: &EditArgs) -> anyhow::Result<()> {
 /// then the same file in the source tree this binary was built from, if it is there. So the
 /// example sessions `loam` falls back on are found from any folder, not only the checkout's
 /// root.
-fn resolve_example(path: &Path) -> PathBuf {
+pub(crate) fn resolve_example(path: &Path) -> PathBuf {
     if path.is_absolute() || !path.starts_with("examples") || path.exists() {
         return path.to_path_buf();
     }
@@ -361,6 +367,41 @@ mod tests {
                 "{blank:?}"
             );
         }
+    }
+
+    /// `loam edit --help` ends each option's help in a whole sentence: clap drops the last
+    /// full stop of a help text, and the world's ended "…, the example session is".
+    #[test]
+    fn the_help_texts_end_in_whole_sentences() {
+        use clap::CommandFactory;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            edit: EditArgs,
+        }
+        let cmd = Cli::command();
+        let mut checked = 0;
+        for arg in cmd.get_arguments() {
+            let Some(help) = arg.get_help() else {
+                continue;
+            };
+            let help = help.to_string();
+            let last = help
+                .trim_end_matches(['.', ')', ' '])
+                .rsplit(' ')
+                .next()
+                .unwrap_or_default();
+            assert!(
+                ![
+                    "is", "are", "the", "a", "an", "of", "to", "and", "or", "with"
+                ]
+                .contains(&last),
+                "{}: {help:?}",
+                arg.get_id()
+            );
+            checked += 1;
+        }
+        assert!(checked >= 10, "{checked} help texts");
     }
 
     #[test]

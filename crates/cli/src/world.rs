@@ -26,8 +26,9 @@ enum WorldCommand {
     New {
         /// The world file to create (must not exist).
         file: PathBuf,
-        /// The session whose `field` and `generator` the world uses.
-        #[arg(long)]
+        /// The session whose `field` and `generator` the world uses; without it, the
+        /// generated terrain a new world of `loam edit` gets (`examples/generated.json`).
+        #[arg(long, default_value = crate::edit::DEFAULT_SESSION)]
         session: PathBuf,
     },
     /// Print what a world file holds: ops, bricks, bytes on disk, the generator, and the
@@ -149,7 +150,8 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
     match &args.command {
         WorldCommand::New { file, session } => {
-            let loaded = session::load(session)?;
+            // The default session is found from any folder, as `loam edit` finds it.
+            let loaded = session::load(&crate::edit::resolve_example(session))?;
             create(file, &loaded.session, loaded.heightmap_blake3.as_deref())?;
             writeln!(o, "created {}", file.display())?;
         }

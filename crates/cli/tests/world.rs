@@ -443,3 +443,79 @@ fn a_world_named_like_a_uri_is_that_file() {
     );
     assert!(dir.path().join("file:x.loam").is_file());
 }
+
+/// `world new FILE` without `--session` makes the world `loam edit` makes: the generated
+/// terrain of `examples/generated.json` (it used to refuse to run without `--session`), also
+/// from a folder without that file.
+#[test]
+fn world_new_without_a_session_makes_the_generated_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let in_dir = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    ok(in_dir(&["world", "new", "plain.loam"]));
+    let generated = root().join("examples/generated.json");
+    ok(loam(&[
+        "world",
+        "new",
+        &d("named.loam"),
+        "--session",
+        generated.to_str().unwrap(),
+    ]));
+    let info = |f: &str| {
+        let o = ok(loam(&["world", "info", &d(f)]));
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let line = |key: &str| {
+            text.lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("no {key} line: {text}"))
+                .to_string()
+        };
+        (line("generator"), line("voxel"), hash(&o))
+    };
+    let plain = info("plain.loam");
+    assert!(plain.0.contains("\"noise\""), "{plain:?}");
+    assert_eq!(plain, info("named.loam"));
+}
+
+/// A start of the editor refused for a bad setting leaves the world file byte for byte as it
+/// was (opened writable first, SQLite's header change counter moved).
+#[test]
+fn a_refused_editor_start_leaves_the_world_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let session = root().join("examples/sculpt.json");
+    ok(loam(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        &d("out"),
+        "--fast",
+        "--world",
+        &d("w.loam"),
+    ]));
+    let before = std::fs::read(d("w.loam")).unwrap();
+    // A display named, so that the editor (not the headless fallback) is what starts; the
+    // setting is refused before any window is asked for.
+    let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+        .args(["edit", &d("w.loam"), "--threads", "100000"])
+        .env("DISPLAY", ":1999")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`threads` = 100000"), "{err}");
+    assert!(
+        std::fs::read(d("w.loam")).unwrap() == before,
+        "the world file changed"
+    );
+    for extra in ["w.loam-wal", "w.loam-shm", "w.loam-journal"] {
+        assert!(!dir.path().join(extra).exists(), "{extra} left behind");
+    }
+}

@@ -344,6 +344,9 @@ fn overlap_box() -> impl Iterator<Item = loam_field::SamplePos> {
 
 type Dense = Vec<(u32, u8)>;
 
+/// Per sample index of the dense box: (value before the stroke, value it left), as bits.
+type StrokeSamples = std::collections::BTreeMap<usize, ((u32, u8), (u32, u8))>;
+
 fn dense(f: &Field) -> Dense {
     overlap_box()
         .map(|p| (f.sample(p).to_bits(), f.material(p)))
@@ -357,10 +360,7 @@ fn dense(f: &Field) -> Dense {
 #[derive(Default)]
 struct Reference {
     /// Per stroke: done, and sample index → (before, left).
-    strokes: Vec<(
-        bool,
-        std::collections::BTreeMap<usize, ((u32, u8), (u32, u8))>,
-    )>,
+    strokes: Vec<(bool, StrokeSamples)>,
 }
 
 impl Reference {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::input::mouse::{AccumulatedMouseMotion, MouseScrollUnit, MouseWheel};
 use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions, PrimaryWindow};
 use bevy_egui::EguiContexts;
@@ -25,6 +25,34 @@ use loam_physics::MoveInput;
 
 /// Mouse-look sensitivity, radians per pixel.
 const LOOK_PER_PIXEL: f32 = 0.0025;
+
+/// Pixels of a pixel-unit scroll (touchpads) that count as one wheel notch.
+const PIXELS_PER_NOTCH: f32 = 40.0;
+
+/// The wheel notches of one frame's scroll `events` (unit, vertical amount; up positive):
+/// every event counts, a line being one notch and [`PIXELS_PER_NOTCH`] pixels another.
+/// What is left of a notch is kept in `carry` (notches, less than one either way) for the
+/// next frame, so a touchpad's small scrolls add up; a turn of direction drops it.
+fn wheel_notches(events: impl IntoIterator<Item = (MouseScrollUnit, f32)>, carry: &mut f32) -> i32 {
+    let frame: f32 = events
+        .into_iter()
+        .map(|(unit, y)| match unit {
+            MouseScrollUnit::Line => y,
+            MouseScrollUnit::Pixel => y / PIXELS_PER_NOTCH,
+        })
+        .filter(|y| y.is_finite())
+        .sum();
+    if frame == 0.0 {
+        return 0;
+    }
+    if frame.signum() != carry.signum() {
+        *carry = 0.0;
+    }
+    let total = *carry + frame;
+    let notches = total.trunc();
+    *carry = total - notches;
+    notches.clamp(-1000.0, 1000.0) as i32
+}
 
 /// A click captures the mouse (unless it is over the palette); Esc releases it.
 pub(crate) fn grab_cursor(
@@ -63,7 +91,8 @@ pub(crate) fn grab_cursor(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn keys(
     keys: Res<ButtonInput<KeyCode>>,
-    scroll: Res<AccumulatedMouseScroll>,
+    mut wheel: MessageReader<MouseWheel>,
+    mut wheel_carry: Local<f32>,
     (mut tool, mut rig, mut status, mut journal): (
         ResMut<EditorTool>,
         ResMut<CameraRig>,
@@ -89,11 +118,15 @@ pub(crate) fn keys(
             "level tint off".into()
         };
     }
-    if captured(&cursor) && scroll.delta.y != 0.0 {
-        let notches = match scroll.unit {
-            MouseScrollUnit::Line => scroll.delta.y.signum() as i32,
-            MouseScrollUnit::Pixel => (scroll.delta.y / 40.0).round() as i32,
-        };
+    // Every notch of the frame counts (several arrive in one frame when frames are slow).
+    let scrolled: Vec<_> = wheel.read().map(|w| (w.unit, w.y)).collect();
+    let notches = if captured(&cursor) {
+        wheel_notches(scrolled, &mut wheel_carry)
+    } else {
+        *wheel_carry = 0.0;
+        0
+    };
+    if notches != 0 {
         match tool.kind {
             ToolKind::Terrain => tool.terrain.scroll(notches),
             ToolKind::Blocks | ToolKind::Chisel => tool.block.scroll(notches),
@@ -561,5 +594,47 @@ pub(crate) fn place_marker(
             *vis = Visibility::Visible;
         }
         None => *vis = Visibility::Hidden,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_wheel_notch_of_a_frame_counts() {
+        let line = |y| (MouseScrollUnit::Line, y);
+        let px = |y| (MouseScrollUnit::Pixel, y);
+        let mut carry = 0.0;
+        // Eight notches in one frame are eight steps (they were one).
+        assert_eq!(wheel_notches([line(1.0); 8], &mut carry), 8);
+        assert_eq!(wheel_notches([line(-1.0); 3], &mut carry), -3);
+        assert_eq!(wheel_notches([line(2.0), line(-1.0)], &mut carry), 1);
+        assert_eq!(wheel_notches([], &mut carry), 0);
+        assert_eq!(carry, 0.0);
+        // Pixels: 40 to a notch; what is left waits for the next frame.
+        assert_eq!(wheel_notches([px(50.0), px(50.0)], &mut carry), 2);
+        assert!((carry - 0.5).abs() < 1e-6, "{carry}");
+        assert_eq!(wheel_notches([px(20.0)], &mut carry), 1);
+        assert!(carry.abs() < 1e-6, "{carry}");
+        // Small scrolls add up over frames; a turn drops what was left.
+        assert_eq!(wheel_notches([px(30.0)], &mut carry), 0);
+        assert_eq!(wheel_notches([px(-30.0)], &mut carry), 0);
+        assert_eq!(wheel_notches([px(-30.0)], &mut carry), -1);
+        // Both units in one frame.
+        carry = 0.0;
+        assert_eq!(wheel_notches([line(1.0), px(40.0)], &mut carry), 2);
+        // Non-finite amounts are ignored.
+        assert_eq!(wheel_notches([line(f32::NAN), line(1.0)], &mut carry), 1);
+    }
+
+    /// With the radius's half-metre steps: 8 notches take 3.0 m to 7.0 m.
+    #[test]
+    fn eight_notches_grow_the_radius_by_four_metres() {
+        let mut tool = crate::tool::ToolSettings::default();
+        assert_eq!(tool.radius, 3.0);
+        let mut carry = 0.0;
+        tool.scroll(wheel_notches([(MouseScrollUnit::Line, 1.0); 8], &mut carry));
+        assert_eq!(tool.radius, 7.0);
     }
 }

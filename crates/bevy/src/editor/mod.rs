@@ -27,7 +27,7 @@ pub use players::{BODY_RADIUS_M, PlayerMarker, show_players};
 pub use remote::{
     Remote, RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
 };
-pub use undo::Journal;
+pub use undo::{Journal, Step};
 
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
 use bevy::prelude::*;
@@ -269,6 +269,12 @@ pub fn run(options: EditorOptions) -> AppExit {
     });
     let journaling = store.is_some();
     if let Some(store) = store {
+        // The undo order of the edits made before the world was opened: its file's log.
+        let earlier = Journal::from_store(&store).unwrap_or_else(|e| {
+            warn!("the world's earlier edits cannot be undone: reading its op log failed: {e}");
+            Journal::default()
+        });
+        app.insert_resource(earlier);
         app.insert_resource(WorldFile::new(store));
     }
     match blocks {

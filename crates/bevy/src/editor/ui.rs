@@ -20,6 +20,10 @@ use loam_blocks::BlockSize;
 /// the right edge) stays clear of the crosshair from here on.
 const PALETTE_OPEN_FROM_PX: f32 = 720.0;
 
+/// Lowest window, logical pixels, whose HUD starts with all its lines shown (about 260 px of
+/// them, more when joined to a server).
+const HUD_WHOLE_FROM_PX: f32 = 540.0;
+
 /// Draws the HUD, the palette and the crosshair.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn panels(
@@ -51,19 +55,38 @@ pub(crate) fn panels(
     // At most 40 % of the window wide (lines wrap), so the crosshair in the middle stays
     // clear in small windows.
     let hud_width = (ctx.content_rect().width() * 0.4).max(200.0);
+    // A small window shows the HUD's first line and the status only (its ▶ opens the rest):
+    // whole, it covered half of a 640×360 view.
+    let screen = ctx.content_rect();
+    let compact = screen.width() < PALETTE_OPEN_FROM_PX || screen.height() < HUD_WHOLE_FROM_PX;
     egui::Area::new(egui::Id::new("hud"))
         .anchor(egui::Align2::LEFT_TOP, [8.0, 8.0])
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
                 ui.set_max_width(hud_width);
+                let (tool_name, size) = match tool.kind {
+                    ToolKind::Terrain => (tool.terrain.brush.name(), tool.terrain.radius),
+                    kind => (kind.name(), tool.block.size.edge()),
+                };
                 ui.label(format!(
-                    "mesher {}   mode {}",
-                    world.world.settings().mesher.name(),
+                    "tool {tool_name} {size} m   {}   fps {}",
                     match rig.mode {
                         MoveMode::Fly => "fly",
                         MoveMode::Walk => "walk",
-                    }
+                    },
+                    fps.map_or("-".into(), |f| format!("{f:.0}"))
                 ));
+                if !status.message.is_empty() {
+                    ui.label(&status.message);
+                }
+                let details = egui::CollapsingHeader::new("details")
+                    .id_salt("hud details")
+                    .default_open(!compact)
+                    .show(ui, |_| ());
+                if details.fully_closed() {
+                    return;
+                }
+                ui.label(format!("mesher {}", world.world.settings().mesher.name()));
                 ui.label(format!(
                     "chunks loaded {}   waiting {}   shown {}",
                     m.chunks_loaded, m.chunks_waiting, stats.shown
@@ -91,12 +114,6 @@ pub(crate) fn panels(
                     ui.add(fade_s);
                 }
                 ui.label(format!("position {:.1} {:.1} {:.1} m", p.x, p.y, p.z));
-                ui.label(format!(
-                    "tool {} {:.1} m   fps {}",
-                    tool.terrain.brush.name(),
-                    tool.terrain.radius,
-                    fps.map_or("-".into(), |f| format!("{f:.0}"))
-                ));
                 let (undo, redo) = journal.counts();
                 let undo = match &remote {
                     // This session's actions (terrain strokes and block edits) first.
@@ -149,9 +166,6 @@ pub(crate) fn panels(
                     for line in player_lines(&s.players, p) {
                         ui.label(line);
                     }
-                }
-                if !status.message.is_empty() {
-                    ui.label(&status.message);
                 }
             });
         });

@@ -10,11 +10,18 @@
 //! the blocks have no history of their own. Breaking a block off rubble is not undoable and
 //! not recorded.
 //!
-//! A journal empty of undo (a world just opened, or more actions than [`Journal::LIMIT`])
+//! A world opened again starts with the journal its file's op log describes
+//! ([`Journal::from_log`]): its terrain strokes and block ops in their order, the block ops'
+//! inverses found from the log alone ([`LogInverses`]), so block edits made before a reopen
+//! can be undone after it, like terrain strokes (whose history the file keeps).
+//!
+//! A journal empty of undo (a world with no log, or more actions than [`Journal::LIMIT`])
 //! falls back to the terrain history, as before block edits were recorded.
 
 use bevy::prelude::Resource;
-use loam_blocks::{BlockOp, BlockStore};
+use loam_blocks::{BlockOp, BlockSpec, BlockStore, LogInverses};
+use loam_field::EditOp;
+use loam_store::{LogRecord, Store, StoreError};
 
 /// One part of an action, undone in reverse order.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,24 +99,77 @@ impl Journal {
     pub fn counts(&self) -> (usize, usize) {
         (self.undo.len(), self.redo.len())
     }
+
+    /// The journal of a world file's op log ([`Journal::from_log`]).
+    ///
+    /// # Errors
+    /// As [`Store::log_after`].
+    pub fn from_store(store: &Store) -> Result<Self, StoreError> {
+        Ok(Self::from_log(&store.log_after(0)?))
+    }
+
+    /// The journal that `records` (a world's op log, in order) leave: each terrain stroke
+    /// one action, each block op that can be undone one action with its inverse found from
+    /// the log ([`LogInverses`]). The log's terrain undos and redos move the newest terrain
+    /// action between the stacks; a block op that is the inverse of the newest action (as an
+    /// undo logs it) is taken for its undo, and one that repeats the newest undone op for
+    /// its redo. What the log does not tell apart comes back a little otherwise than it was
+    /// made: a block placed on a levelled pad and its pad are two actions, and a block placed
+    /// and then broken by hand reads as placed and undone.
+    pub fn from_log(records: &[LogRecord]) -> Self {
+        let mut journal = Self::default();
+        let mut inverses = LogInverses::default();
+        let only_block = |a: Option<&Action>| match a.map(Vec::as_slice) {
+            Some([Step::Block { op, inverse }]) => Some((op.clone(), inverse.clone())),
+            _ => None,
+        };
+        for r in records {
+            match r {
+                LogRecord::Terrain(e) => match e.op {
+                    EditOp::Undo { .. } => {
+                        if journal.undo.last() == Some(&vec![Step::Terrain]) {
+                            journal.undo(false);
+                        }
+                    }
+                    EditOp::Redo { .. } => {
+                        if journal.redo.last() == Some(&vec![Step::Terrain]) {
+                            journal.redo();
+                        }
+                    }
+                    _ => journal.terrain_stroke(e.stroke),
+                },
+                LogRecord::Block(e) => {
+                    // An op that does not decode was skipped by the load too.
+                    let Ok(op) = BlockOp::decode(&e.op) else {
+                        continue;
+                    };
+                    let inverse = inverses.next(&op);
+                    if only_block(journal.undo.last()).is_some_and(|(_, inv)| inv == op) {
+                        journal.undo(false);
+                    } else if only_block(journal.redo.last()).is_some_and(|(made, _)| made == op) {
+                        journal.redo();
+                    } else if let Some(inverse) = inverse {
+                        journal.record(vec![Step::Block { op, inverse }]);
+                    }
+                }
+            }
+        }
+        journal.last_stroke = None;
+        journal
+    }
 }
 
-/// The block op that reverses `op` on `store` as it is before `op`; `None` when there is
-/// none (`op` would be refused, or breaks a block off rubble, or makes a lump).
+/// The block op that reverses `op` on `store` as it is before `op` ([`BlockOp::inverse`]);
+/// `None` when there is none (`op` would be refused, or breaks a block off rubble, or makes
+/// a lump).
 pub fn inverse(op: &BlockOp, store: &BlockStore) -> Option<BlockOp> {
-    match *op {
-        BlockOp::Place { at, .. } => store.get(at).is_none().then_some(BlockOp::Break { at }),
-        BlockOp::Break { at } => store.get(at).map(|b| BlockOp::Place {
-            at,
+    op.inverse(|at| {
+        store.get(at).map(|b| BlockSpec {
             material: b.material,
             shape: b.shape,
             paint: b.paint,
-        }),
-        BlockOp::Chisel { at, .. } => store
-            .get(at)
-            .map(|b| BlockOp::Chisel { at, shape: b.shape }),
-        BlockOp::BreakOff { .. } | BlockOp::Lump { .. } => None,
-    }
+        })
+    })
 }
 
 /// The step for block op `op` on `store` as it is before `op`, if `op` can be undone.
