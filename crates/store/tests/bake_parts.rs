@@ -64,9 +64,9 @@ pub fn check_loads(path: &Path, field: &Field, history: &History) {
 /// as they are live, and undo works after the reload.
 #[test]
 fn a_bake_writes_only_new_and_changed_strokes() {
-    // Room for about 20 of these strokes (~250 bytes each): the oldest are forgotten as the
-    // world goes on.
-    let (_dir, path, mut field, mut history, mut store) = new_world(5_000);
+    // Room for about 20 of these strokes (~500 bytes each: the values from before a stroke
+    // and the values it left): the oldest are forgotten as the world goes on.
+    let (_dir, path, mut field, mut history, mut store) = new_world(10_000);
     run(&mut store, &mut field, &mut history, 1, 30);
     store.bake(&field, &history, 30).unwrap();
 
