@@ -17,6 +17,12 @@ pub struct MeshBuffer {
 }
 
 /// Per-call caches, kept between calls so meshing does not allocate once grown.
+///
+/// One concept despite its many fields: the working memory of one mesher call, each field a
+/// buffer or flag a stage of it (vertex lookup, normals, twin cancellation, pinch
+/// splitting, sliver repair) reuses. None outlives the call's meaning; only their capacity
+/// is kept. Grouping them by stage would save no state and cost an indirection in the
+/// hottest loops.
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Scratch {
     /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual

@@ -279,7 +279,7 @@ impl Client {
         if connected {
             // A failed send drops the connection; the op stays pending as sent.
             let _ = self.send(message).await;
-        } else if let Some(p) = self.state.pending_blocks.get_mut(&op_id) {
+        } else if let Some(p) = self.state.replica.pending.get_mut(&op_id) {
             p.sent = false;
         }
         op_id
@@ -298,7 +298,7 @@ impl Client {
         }
         let (op_id, message) = self.state.block_op(op);
         if let Err(e) = self.send(message).await {
-            self.state.pending_blocks.remove(&op_id);
+            self.state.replica.pending.remove(&op_id);
             return Err(e);
         }
         Ok(op_id)
@@ -308,14 +308,14 @@ impl Client {
     /// and resting rubble equal the server's bit for bit; falling pieces are where the
     /// server made them or where [`Client::follow_blocks`] has played them to.
     pub fn blocks(&self) -> &BlockWorld {
-        &self.state.blocks
+        &self.state.replica.world
     }
 
     /// The physics world of [`Client::blocks`]: the pieces' bodies and the held blocks'
     /// colliders. It has no terrain colliders: add them ([`PhysicsWorld::set_chunk`]) for
     /// falls that land where the server's do.
     pub fn block_physics(&mut self) -> &mut PhysicsWorld {
-        &mut self.state.physics
+        &mut self.state.replica.physics
     }
 
     /// Plays the falls back for `dt_seconds` ([`BlockWorld::follow`]): moves the falling
@@ -325,7 +325,7 @@ impl Client {
     /// [`NetError::Blocks`] for a bad `dt_seconds`.
     pub fn follow_blocks(&mut self, dt_seconds: f32) -> Result<(), NetError> {
         let s = &mut self.state;
-        s.blocks.follow(&mut s.physics, dt_seconds)?;
+        s.replica.world.follow(&mut s.replica.physics, dt_seconds)?;
         Ok(())
     }
 
@@ -343,6 +343,7 @@ impl Client {
     /// [`Client::mirror_blocks`] is on).
     pub fn take_block_deltas(&mut self) -> Vec<BlockDelta> {
         self.state
+            .replica
             .mirror
             .as_mut()
             .map(std::mem::take)
@@ -357,7 +358,7 @@ impl Client {
 
     /// Own block ops sent and not yet confirmed or refused.
     pub fn pending_block_ops(&self) -> usize {
-        self.state.pending_blocks.len()
+        self.state.replica.pending.len()
     }
 
     /// Moves the viewer; the server sends the bricks of regions the client moves into. The

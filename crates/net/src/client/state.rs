@@ -206,6 +206,21 @@ struct Catching {
     got: BTreeSet<BrickKey>,
 }
 
+/// The server's blocks in a client's region, as records it applies without deciding
+/// anything, with its own block ops on their way and the block catch-up under way.
+pub(crate) struct Replica {
+    /// The block world (a replica of the server's records).
+    pub world: BlockWorld,
+    /// The physics world the replica's bodies live in (no terrain colliders).
+    pub physics: PhysicsWorld,
+    /// Own block ops sent and not yet back, by op id.
+    pub pending: BTreeMap<u64, PendingBlock>,
+    catching: Option<BlockCatching>,
+    /// Every block delta applied to `world`, in order, while a mirror follows them
+    /// ([`crate::Client::mirror_blocks`]); `None` when nobody does.
+    pub mirror: Option<Vec<BlockDelta>>,
+}
+
 pub(crate) struct State {
     pub id: u64,
     /// The key a reconnect shows to keep [`State::id`] ([`crate::protocol::Welcome::resume_key`]).
@@ -227,15 +242,8 @@ pub(crate) struct State {
     /// Per hash request marked by the server ([`ServerMessage::HashAt`]): the confirmed field
     /// and the local block hash at the mark, for the answer that follows.
     pub(super) hash_marks: BTreeMap<u64, (Field, [u8; 32])>,
-    /// The server's blocks in the client's region, as records (a replica).
-    pub blocks: BlockWorld,
-    /// The physics world the replica's bodies live in (no terrain colliders).
-    pub physics: PhysicsWorld,
-    pub pending_blocks: BTreeMap<u64, PendingBlock>,
-    block_catching: Option<BlockCatching>,
-    /// Every block delta applied to `blocks`, in order, while a mirror follows them
-    /// ([`crate::Client::mirror_blocks`]); `None` when nobody does.
-    pub mirror: Option<Vec<BlockDelta>>,
+    /// The server's blocks in the client's region.
+    pub replica: Replica,
     /// Own strokes the server confirmed, for undo and redo.
     pub own: OwnStrokes,
     /// Own undo (`true`) and redo ops on their way, by op id, with their client stroke.
@@ -269,13 +277,15 @@ impl State {
             events: VecDeque::new(),
             hashes: BTreeMap::new(),
             hash_marks: BTreeMap::new(),
-            blocks: BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
-                .map_err(NetError::Blocks)?,
-            physics: PhysicsWorld::new(PhysicsSettings::default())
-                .map_err(|e| NetError::Blocks(e.into()))?,
-            pending_blocks: BTreeMap::new(),
-            block_catching: None,
-            mirror: None,
+            replica: Replica {
+                world: BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
+                    .map_err(NetError::Blocks)?,
+                physics: PhysicsWorld::new(PhysicsSettings::default())
+                    .map_err(|e| NetError::Blocks(e.into()))?,
+                pending: BTreeMap::new(),
+                catching: None,
+                mirror: None,
+            },
             own: OwnStrokes::default(),
             reverting: BTreeMap::new(),
             players: BTreeMap::new(),
@@ -295,7 +305,7 @@ impl State {
             op: op.encode(),
         }
         .encode();
-        self.pending_blocks.insert(
+        self.replica.pending.insert(
             op_id,
             PendingBlock {
                 sent_at: Instant::now(),
@@ -308,14 +318,15 @@ impl State {
 
     /// The block hash over `region` (every block when `None`).
     pub fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
-        block_hash(&self.blocks, region, self.voxel_size())
+        block_hash(&self.replica.world, region, self.voxel_size())
     }
 
     fn apply_delta(&mut self, delta: &BlockDelta) -> Result<(), NetError> {
-        self.blocks
-            .apply_delta(&mut self.physics, delta)
+        self.replica
+            .world
+            .apply_delta(&mut self.replica.physics, delta)
             .map_err(|e| NetError::Protocol(format!("block records: {e}")))?;
-        if let Some(m) = &mut self.mirror
+        if let Some(m) = &mut self.replica.mirror
             && !delta.is_empty()
         {
             m.push(delta.clone());
@@ -328,17 +339,17 @@ impl State {
     /// empty and applies the queue in order holds what `blocks` holds.
     pub fn mirror_blocks(&mut self, on: bool) {
         if !on {
-            self.mirror = None;
+            self.replica.mirror = None;
             return;
         }
         // The same records a saved block world holds.
-        let file = self.blocks.save();
+        let file = self.replica.world.save();
         let now = BlockDelta {
             held: file.blocks,
             pieces: file.pieces,
             ..Default::default()
         };
-        self.mirror = Some(if now.is_empty() {
+        self.replica.mirror = Some(if now.is_empty() {
             Vec::new()
         } else {
             vec![now]
@@ -426,7 +437,7 @@ impl State {
                     .map_err(|e| NetError::Protocol(format!("block op {}: {e}", rec.seq)))?;
                 self.apply_delta(&rec.delta)?;
                 let own = (rec.author == self.id)
-                    .then(|| self.pending_blocks.remove(&rec.op_id))
+                    .then(|| self.replica.pending.remove(&rec.op_id))
                     .flatten();
                 self.last_seq = rec.seq;
                 self.events.push_back(ClientEvent::BlockOp {
@@ -455,7 +466,7 @@ impl State {
             }
             ServerMessage::BlockCatchUp(c) => self.block_catch_up(c)?,
             ServerMessage::OpRefused { op_id, reason } => {
-                self.pending_blocks.remove(&op_id);
+                self.replica.pending.remove(&op_id);
                 if let Some((undo, stroke)) = self.reverting.remove(&op_id) {
                     // The other ops of the same undo or redo name the same stroke.
                     self.reverting.retain(|_, r| r.1 != stroke);

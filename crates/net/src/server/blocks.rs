@@ -213,7 +213,7 @@ pub(super) fn load(
 impl Order {
     /// The physics step in the world file's numbering.
     pub(super) fn log_step(&self) -> u64 {
-        self.step_base + self.physics.step_count()
+        self.sim.step_base + self.sim.physics.step_count()
     }
 
     /// Validates and applies one block op (a refused op changes nothing) and adds it to the
@@ -241,17 +241,19 @@ impl Order {
                 Some(at.min_corner())
             }
             BlockOp::BreakOff { piece, .. } => self
+                .sim
                 .blocks
                 .piece(*piece)
                 .map(|p| p.pose.position.map(f64::from)),
             BlockOp::Lump { .. } => None,
         };
         if let Some(at) = at.filter(|p| p.iter().all(|c| c.is_finite())) {
-            self.colliders.ensure(&self.field, at);
+            self.sim.colliders.ensure(&self.field, at);
         }
         if let Err(e) = self
+            .sim
             .blocks
-            .apply(&mut self.physics, &FieldGround(&self.field), &op)
+            .apply(&mut self.sim.physics, &FieldGround(&self.field), &op)
         {
             return self.refuse(client, op_id, e.to_string());
         }
@@ -262,8 +264,8 @@ impl Order {
     pub(super) fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
         self.journal.reserve_seq();
         let step = self.log_step();
-        let delta = self.blocks.take_delta();
-        self.colliders.ensure_delta(&self.field, &delta);
+        let delta = self.sim.blocks.take_delta();
+        self.sim.colliders.ensure_delta(&self.field, &delta);
         let mut parts = split_delta(delta).into_iter();
         let first = parts.next().unwrap_or_default();
         let bytes = op.encode();
@@ -276,19 +278,21 @@ impl Order {
             op: bytes.clone(),
             delta: first,
         });
-        self.unsent.push(LogRecord::Block(BlockLogEntry {
+        self.durability.unsent.push(LogRecord::Block(BlockLogEntry {
             seq: self.journal.last_seq(),
             step,
             op: bytes,
         }));
-        self.inflight.push_back(Item::Block(Box::new(BlockItem {
-            seq: self.journal.last_seq(),
-            event: false,
-            author: client,
-            frame: frame.encode().into(),
-            blocks,
-            to_all,
-        })));
+        self.durability
+            .inflight
+            .push_back(Item::Block(Box::new(BlockItem {
+                seq: self.journal.last_seq(),
+                event: false,
+                author: client,
+                frame: frame.encode().into(),
+                blocks,
+                to_all,
+            })));
         // A collapse too large for one message follows as events.
         for part in parts {
             self.push_events(part);
@@ -305,14 +309,14 @@ impl Order {
         let mut reach = delta_box(delta, vs);
         for p in &delta.pieces {
             let now = brick_of_piece(p, vs);
-            if let Some(old) = self.piece_bricks.insert(p.id, now) {
+            if let Some(old) = self.sim.piece_bricks.insert(p.id, now) {
                 let b = reach.get_or_insert(BrickBox { min: old, max: old });
                 b.min = [0, 1, 2].map(|i| b.min[i].min(old[i]));
                 b.max = [0, 1, 2].map(|i| b.max[i].max(old[i]));
             }
         }
         for id in &delta.gone {
-            self.piece_bricks.remove(id);
+            self.sim.piece_bricks.remove(id);
         }
         (reach, !delta.gone.is_empty())
     }
@@ -324,24 +328,26 @@ impl Order {
             step: self.log_step(),
             delta,
         });
-        self.inflight.push_back(Item::Block(Box::new(BlockItem {
-            seq: self.journal.last_seq(),
-            event: true,
-            author: 0,
-            frame: frame.encode().into(),
-            blocks,
-            to_all,
-        })));
+        self.durability
+            .inflight
+            .push_back(Item::Block(Box::new(BlockItem {
+                seq: self.journal.last_seq(),
+                event: true,
+                author: 0,
+                frame: frame.encode().into(),
+                blocks,
+                to_all,
+            })));
     }
 
     /// What changed in the block world since the last op or flush, as events after the
     /// current op.
     pub(super) fn flush_block_events(&mut self) {
-        let delta = self.blocks.take_delta();
+        let delta = self.sim.blocks.take_delta();
         if delta.is_empty() {
             return;
         }
-        self.colliders.ensure_delta(&self.field, &delta);
+        self.sim.colliders.ensure_delta(&self.field, &delta);
         for part in split_delta(delta) {
             self.push_events(part);
         }
@@ -352,26 +358,27 @@ impl Order {
     /// terrain ops of the server) and fall (a lump block op of the server).
     pub(super) fn after_terrain(&mut self, changed: SampleBox, may_cut: bool) {
         terrain_changed(
-            &mut self.blocks,
-            &mut self.physics,
-            &mut self.colliders,
+            &mut self.sim.blocks,
+            &mut self.sim.physics,
+            &mut self.sim.colliders,
             &self.field,
             changed,
         );
         self.flush_block_events();
-        if may_cut && self.islands.is_some() {
+        if may_cut && self.sim.islands.is_some() {
             self.queue_cut(changed);
         }
     }
 
     /// Whether a piece is falling or awake.
     pub(super) fn blocks_awake(&self) -> bool {
-        self.blocks.pieces().any(|p| {
+        self.sim.blocks.pieces().any(|p| {
             matches!(p.state, PieceState::Falling)
                 || self
+                    .sim
                     .blocks
                     .piece_body(p.id)
-                    .and_then(|b| self.physics.body_sleeping(b))
+                    .and_then(|b| self.sim.physics.body_sleeping(b))
                     == Some(false)
         })
     }
@@ -383,19 +390,22 @@ impl Order {
     /// collider job the worker has held for [`RESCUE_AFTER`] (starved of CPU) is taken over
     /// here, one chunk per call.
     pub(super) fn build_colliders(&mut self) {
-        if self.ground.starved(Instant::now(), RESCUE_AFTER) {
+        if self.sim.ground.starved(Instant::now(), RESCUE_AFTER) {
             // One chunk per call (once or twice a tick, and at each result): ops wait for it.
-            let n = self.colliders.rescue(&mut self.physics, &self.field, 1);
-            self.ground.rescued += n as u64;
+            let n = self
+                .sim
+                .colliders
+                .rescue(&mut self.sim.physics, &self.field, 1);
+            self.sim.ground.rescued += n as u64;
         }
-        if self.ground.building() {
+        if self.sim.ground.building() {
             return;
         }
-        let urgent = self.colliders.wants_missing();
-        if !urgent && (self.ground.refreshing() || !self.colliders.stale()) {
+        let urgent = self.sim.colliders.wants_missing();
+        if !urgent && (self.sim.ground.refreshing() || !self.sim.colliders.stale()) {
             return;
         }
-        let (keys, at) = self.colliders.next_builds(BUILDS_PER_JOB);
+        let (keys, at) = self.sim.colliders.next_builds(BUILDS_PER_JOB);
         if keys.is_empty() {
             return;
         }
@@ -408,11 +418,12 @@ impl Order {
             keys,
             refresh,
         };
-        if let Err(job) = self.ground.send(job) {
+        if let Err(job) = self.sim.ground.send(job) {
             // The worker is gone (it panicked): build here rather than never.
             if let Done::Colliders { at, built, refresh } = run_here(*job) {
-                self.colliders
-                    .install(&mut self.physics, at, built, refresh);
+                self.sim
+                    .colliders
+                    .install(&mut self.sim.physics, at, built, refresh);
             }
         }
     }
@@ -425,9 +436,10 @@ impl Order {
         built: Vec<([i32; 3], Option<loam_physics::TerrainShape>)>,
         refresh: bool,
     ) {
-        self.ground.collider_job_ended(refresh);
-        self.colliders
-            .install(&mut self.physics, at, built, refresh);
+        self.sim.ground.collider_job_ended(refresh);
+        self.sim
+            .colliders
+            .install(&mut self.sim.physics, at, built, refresh);
         self.build_colliders();
     }
 
@@ -438,24 +450,24 @@ impl Order {
         tracing::error!(
             "the ground worker stopped; lumps and colliders are now made on the ordering thread"
         );
-        self.ground.alive = false;
-        self.ground.searching = 0;
-        self.ground.collider_job_ended(false);
-        self.ground.collider_job_ended(true);
-        self.colliders.abandon_builds();
+        self.sim.ground.alive = false;
+        self.sim.ground.searching = 0;
+        self.sim.ground.collider_job_ended(false);
+        self.sim.ground.collider_job_ended(true);
+        self.sim.colliders.abandon_builds();
     }
 
     /// Asks for the colliders around every falling piece.
     pub(super) fn ensure_falling(&mut self) {
-        for p in falling_positions(&self.blocks) {
-            self.colliders.ensure(&self.field, p);
+        for p in falling_positions(&self.sim.blocks) {
+            self.sim.colliders.ensure(&self.field, p);
         }
     }
 
     /// The block catch-up of `region` (the records outside `keep`), sent before its bricks.
     pub(super) fn block_catch_up(&self, region: BrickBox, keep: Option<BrickBox>) -> Vec<Bytes> {
         let vs = self.field.settings().voxel_size;
-        let mut all = blocks_in(&self.blocks, region, vs);
+        let mut all = blocks_in(&self.sim.blocks, region, vs);
         if let Some(k) = keep {
             all.held.retain(|h| !k.contains(brick_of_block(h.pos, vs)));
             all.pieces.retain(|p| !k.contains(brick_of_piece(p, vs)));
@@ -496,19 +508,20 @@ impl Order {
 
     /// The block hash over `region` ([`crate::block_hash`]).
     pub(super) fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
-        block_hash(&self.blocks, region, self.field.settings().voxel_size)
+        block_hash(&self.sim.blocks, region, self.field.settings().voxel_size)
     }
 
     /// Counts of held blocks, pieces and falling pieces.
     pub(super) fn block_counts(&self) -> (usize, usize, usize) {
         let falling = self
+            .sim
             .blocks
             .pieces()
             .filter(|p| matches!(p.state, PieceState::Falling))
             .count();
         (
-            self.blocks.store().len(),
-            self.blocks.pieces().count(),
+            self.sim.blocks.store().len(),
+            self.sim.blocks.pieces().count(),
             falling,
         )
     }

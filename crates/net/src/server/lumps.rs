@@ -43,23 +43,23 @@ impl Order {
                 bl <= h + gap && l <= bh + gap && h.max(bh) - l.min(bl) <= span
             })
         };
-        if let Some(a) = self.pending_cuts.iter_mut().find(|a| near(a)) {
+        if let Some(a) = self.sim.pending_cuts.iter_mut().find(|a| near(a)) {
             *a = a.union(b);
         } else {
-            self.pending_cuts.push(b);
+            self.sim.pending_cuts.push(b);
         }
     }
 
     /// Hands the queued digs to the ground worker with a snapshot of the field, unless a
     /// search is under way (its end starts the next).
     pub(super) fn cut_loose(&mut self) {
-        let Some(settings) = self.islands else {
+        let Some(settings) = self.sim.islands else {
             return;
         };
-        if self.ground.searching > 0 || self.pending_cuts.is_empty() {
+        if self.sim.ground.searching > 0 || self.sim.pending_cuts.is_empty() {
             return;
         }
-        let boxes = std::mem::take(&mut self.pending_cuts);
+        let boxes = std::mem::take(&mut self.sim.pending_cuts);
         // Only the bricks the searches read: while the job lives, an op's first write to a
         // brick the snapshot shares copies it.
         let reads: Vec<SampleBox> = boxes
@@ -71,7 +71,7 @@ impl Order {
             boxes,
             settings,
         };
-        if let Err(job) = self.ground.send(job) {
+        if let Err(job) = self.sim.ground.send(job) {
             // The worker is gone (it panicked): search here rather than never.
             if let Done::Islands(found) = run_here(*job) {
                 self.drop_islands(found);
@@ -81,7 +81,7 @@ impl Order {
 
     /// The worker's search ended: what is still loose falls, and the next search starts.
     pub(super) fn islands_found(&mut self, found: Vec<Island>) {
-        self.ground.searching = 0;
+        self.sim.ground.searching = 0;
         self.drop_islands(found);
         self.cut_loose();
     }
@@ -89,7 +89,7 @@ impl Order {
     /// Checks each island found in a snapshot on the field as it is now (see the module
     /// docs) and drops what is still loose.
     fn drop_islands(&mut self, found: Vec<Island>) {
-        let Some(settings) = self.islands else {
+        let Some(settings) = self.sim.islands else {
             return;
         };
         for island in found {
@@ -121,21 +121,23 @@ impl Order {
         self.journal.close_stroke();
         // The lump starts where the terrain was: no step before the colliders follow.
         for &c in &removed {
-            self.colliders
+            self.sim
+                .colliders
                 .invalidate(c.min.to_array(), c.max.to_array());
         }
         if self
+            .sim
             .blocks
-            .apply(&mut self.physics, &FieldGround(&self.field), &lump)
+            .apply(&mut self.sim.physics, &FieldGround(&self.field), &lump)
             .is_ok()
         {
             self.accept_block(0, 0, &lump);
         }
         for c in removed {
             terrain_changed(
-                &mut self.blocks,
-                &mut self.physics,
-                &mut self.colliders,
+                &mut self.sim.blocks,
+                &mut self.sim.physics,
+                &mut self.sim.colliders,
                 &self.field,
                 c,
             );

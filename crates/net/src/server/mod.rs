@@ -368,7 +368,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, NetError> {
     let order = tokio::task::spawn_blocking(move || Order::open(&cfg))
         .await
         .map_err(|e| NetError::ServerStopped(e.to_string()))??;
-    let resume_secret = order.resume_secret;
+    let resume_secret = order.clients.resume_secret;
     let (tx, rx) = mpsc::channel(4096);
     let (stop_tx, stop_rx) = watch::channel(None);
     let thread = std::thread::Builder::new()

@@ -179,31 +179,66 @@ pub(super) enum Item {
 }
 
 pub(crate) struct Order {
-    writer: Writer,
-    acks: UnboundedReceiver<Ack>,
+    /// Applied ops on their way to the disk and out to the clients.
+    pub(super) durability: Durability,
+    /// The block world, its physics and the terrain it stands on.
+    pub(super) sim: Simulation,
+    /// The connected clients, what they were told and what they may resume.
+    pub(super) clients: Clients,
+    pub(super) field: Field,
+    /// Numbers the ops, strokes them per client and keeps the undo history.
+    pub(super) journal: Journal,
+    /// Where the time goes, for the status.
+    pub(super) latency: Latency,
+    pub(super) meta: WorldMeta,
+    pub(super) margin: f64,
+    pub(super) max_message: usize,
+    /// Each client's edit budget (`edit_budget.rs`).
+    pub(super) edit_budgets: super::edit_budget::EditBudgets,
+    pub(super) last_op: BTreeMap<u64, u64>,
+    /// Encoded bricks, shared with the writers that encode catch-ups.
+    pub(super) cache: Arc<super::frames::BrickCache>,
+    pub(super) accepted: u64,
+    pub(super) made: u64,
+    pub(super) refused: u64,
+    /// Clients' hash requests waiting for their turn.
+    pub(super) hashes: hashes::HashQueue,
+    /// The thread that computes them.
+    pub(super) hasher: hashes::Hasher,
+}
+
+/// The way of applied ops to the world file and back out: handed to the writer (`unsent`,
+/// `written`), synced (`durable`), released to the clients in order (`released`), and the
+/// bakes (`order/writing.rs`, `order/release.rs`).
+pub(crate) struct Durability {
+    pub(super) writer: Writer,
+    pub(super) acks: UnboundedReceiver<Ack>,
     /// Applied ops and refusals not yet released, in order.
     pub(super) inflight: VecDeque<Item>,
     /// Applied ops not yet handed to the writer.
     pub(super) unsent: Vec<LogRecord>,
     /// The last sequence number handed to the writer.
-    written: u64,
+    pub(super) written: u64,
     /// The last sequence number the writer reported durable.
-    durable: u64,
+    pub(super) durable: u64,
     /// The last op acknowledged and broadcast.
     pub(super) released: u64,
     /// Commands waiting for nothing to be in flight, in order.
-    deferred: VecDeque<Command>,
-    pub(super) field: Field,
-    /// Numbers the ops, strokes them per client and keeps the undo history.
-    pub(super) journal: Journal,
+    pub(super) deferred: VecDeque<Command>,
+    pub(super) bake_every: u64,
+    pub(super) baked: u64,
+}
+
+/// The server's block world and what steps it: the physics world, the terrain colliders
+/// around blocks and pieces, the ground worker, the step clock and the lump search
+/// (`blocks.rs`, `steps.rs`, `lumps.rs`).
+pub(crate) struct Simulation {
     /// The block world (tracking its changes) and the physics world it lives in.
     pub(super) blocks: BlockWorld,
     pub(super) physics: PhysicsWorld,
     pub(super) colliders: Colliders,
     /// The thread that searches for lumps and builds colliders on snapshots of the field.
     pub(super) ground: Ground,
-    /// Where the time goes, for the status.
-    pub(super) latency: Latency,
     /// The world file's step of the physics world's step 0.
     pub(super) step_base: u64,
     /// When the physics world was last brought up to date with the clock.
@@ -215,37 +250,25 @@ pub(crate) struct Order {
     pub(super) pending_cuts: Vec<loam_field::SampleBox>,
     /// The brick of each piece's last record sent out ([`Order::reach_of`]).
     pub(super) piece_bricks: BTreeMap<loam_blocks::PieceId, [i32; 3]>,
-    pub(super) meta: WorldMeta,
-    pub(super) margin: f64,
-    pub(super) max_message: usize,
-    pub(super) outbox: Outbox,
-    /// Each client's catch-up budget: bytes a second and burst.
-    catch_up_limit: (f64, f64),
-    /// The catch-up budgets of clients that left, until they refill: a client that comes
-    /// back with its resume key takes its own up again (reconnecting does not refill it).
-    pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<super::bucket::Bucket>>>,
-    /// Each client's edit budget (`edit_budget.rs`).
-    pub(super) edit_budgets: super::edit_budget::EditBudgets,
-    pub(super) bake_every: u64,
-    pub(super) baked: u64,
+}
+
+/// The clients: their connections and regions, presence, outbox limits, catch-up budgets,
+/// the resume ring and the ids and keys given out (`regions.rs`, `order/release.rs`).
+pub(crate) struct Clients {
     pub(super) peers: BTreeMap<u64, Peer>,
     /// The players' names, positions and aims, and what each was told of the others.
     pub(super) presence: Presence,
-    pub(super) ring: Ring,
-    pub(super) last_op: BTreeMap<u64, u64>,
+    pub(super) outbox: Outbox,
+    /// Each client's catch-up budget: bytes a second and burst.
+    pub(super) catch_up_limit: (f64, f64),
+    /// The catch-up budgets of clients that left, until they refill: a client that comes
+    /// back with its resume key takes its own up again (reconnecting does not refill it).
+    pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<super::bucket::Bucket>>>,
     pub(super) next_client: u64,
     /// The key of this process's resume keys ([`super::regions::resume_key`]): random, never
     /// sent or stored.
     pub(super) resume_secret: [u8; 32],
-    /// Encoded bricks, shared with the writers that encode catch-ups.
-    pub(super) cache: Arc<super::frames::BrickCache>,
-    pub(super) accepted: u64,
-    pub(super) made: u64,
-    pub(super) refused: u64,
-    /// Clients' hash requests waiting for their turn.
-    pub(super) hashes: hashes::HashQueue,
-    /// The thread that computes them.
-    hasher: hashes::Hasher,
+    pub(super) ring: Ring,
 }
 
 fn keys_in(b: &BrickBox) -> impl Iterator<Item = BrickKey> + '_ {
@@ -355,27 +378,53 @@ impl Order {
             .map(|plan| super::backups::Backups::new(plan, &cfg.world));
         let writer = Writer::start(store, backups, ack_tx)?;
         Ok(Self {
-            writer,
-            acks,
-            inflight: VecDeque::new(),
-            unsent: Vec::new(),
-            written: loaded.last_seq,
-            durable: loaded.last_seq,
-            released: loaded.last_seq,
-            deferred: VecDeque::new(),
+            durability: Durability {
+                writer,
+                acks,
+                inflight: VecDeque::new(),
+                unsent: Vec::new(),
+                written: loaded.last_seq,
+                durable: loaded.last_seq,
+                released: loaded.last_seq,
+                deferred: VecDeque::new(),
+                bake_every: cfg.bake_every_ops,
+                baked: loaded.last_seq,
+            },
+            sim: Simulation {
+                blocks: blocks.world,
+                physics: blocks.physics,
+                colliders: blocks.colliders,
+                ground: Ground::start().map_err(NetError::Io)?,
+                step_base: blocks.step_base,
+                stepped_at: Instant::now(),
+                stepping: None,
+                islands: cfg.islands,
+                pending_cuts: Vec::new(),
+                piece_bricks,
+            },
+            clients: Clients {
+                peers: BTreeMap::new(),
+                presence: Presence::default(),
+                outbox: Outbox {
+                    messages: cfg.limits.outbox_messages,
+                    bytes: cfg.limits.outbox_bytes,
+                },
+                catch_up_limit: (
+                    cfg.limits.catch_up_bytes_per_second,
+                    cfg.limits.catch_up_burst_bytes,
+                ),
+                spent_budgets: BTreeMap::new(),
+                next_client: micros.max(1),
+                resume_secret: {
+                    let mut k = [0u8; 32];
+                    getrandom::fill(&mut k).map_err(|e| NetError::Io(std::io::Error::other(e)))?;
+                    k
+                },
+                ring,
+            },
             field,
             journal: Journal::new(loaded.history, loaded.last_seq),
-            blocks: blocks.world,
-            physics: blocks.physics,
-            colliders: blocks.colliders,
-            ground: Ground::start().map_err(NetError::Io)?,
             latency: Latency::new(),
-            step_base: blocks.step_base,
-            stepped_at: Instant::now(),
-            stepping: None,
-            islands: cfg.islands,
-            pending_cuts: Vec::new(),
-            piece_bricks,
             meta: WorldMeta {
                 generator_json: json,
                 field: settings,
@@ -383,31 +432,11 @@ impl Order {
             },
             margin: cfg.interest_margin_m,
             max_message: cfg.limits.max_message_bytes,
-            outbox: Outbox {
-                messages: cfg.limits.outbox_messages,
-                bytes: cfg.limits.outbox_bytes,
-            },
-            catch_up_limit: (
-                cfg.limits.catch_up_bytes_per_second,
-                cfg.limits.catch_up_burst_bytes,
-            ),
-            spent_budgets: BTreeMap::new(),
             edit_budgets: super::edit_budget::EditBudgets::new(
                 cfg.limits.edit_samples_per_second,
                 cfg.limits.edit_samples_burst,
             ),
-            bake_every: cfg.bake_every_ops,
-            baked: loaded.last_seq,
-            peers: BTreeMap::new(),
-            presence: Presence::default(),
-            ring,
             last_op: BTreeMap::new(),
-            next_client: micros.max(1),
-            resume_secret: {
-                let mut k = [0u8; 32];
-                getrandom::fill(&mut k).map_err(|e| NetError::Io(std::io::Error::other(e)))?;
-                k
-            },
             cache: Arc::default(),
             accepted: 0,
             made: 0,
@@ -429,7 +458,7 @@ impl Order {
         loop {
             tokio::select! {
                 biased;
-                ack = self.acks.recv() => {
+                ack = self.durability.acks.recv() => {
                     if let Some(end) = self.take_ack(ack) {
                         return end;
                     }
@@ -438,7 +467,7 @@ impl Order {
                     Some(done) => self.hash_done(done),
                     None => self.hasher_gone(),
                 },
-                done = self.ground.done.recv(), if self.ground.alive => {
+                done = self.sim.ground.done.recv(), if self.sim.ground.alive => {
                     let start = Instant::now();
                     match done {
                         Some(ground::Done::Islands(found)) => self.islands_found(found),
@@ -462,7 +491,7 @@ impl Order {
                         // hold back the releases. Each applied op goes to the writer's queue
                         // at once; the writer commits whatever queued up while it synced the
                         // last group as the next one.
-                        while let Ok(ack) = self.acks.try_recv() {
+                        while let Ok(ack) = self.durability.acks.try_recv() {
                             if let Some(end) = self.take_ack(Some(ack)) {
                                 return end;
                             }
@@ -494,28 +523,32 @@ impl Order {
 
     /// A new client's catch-up budget, full.
     pub(super) fn catch_up_budget(&self) -> Arc<std::sync::Mutex<super::bucket::Bucket>> {
-        let (rate, burst) = self.catch_up_limit;
+        let (rate, burst) = self.clients.catch_up_limit;
         let b = super::bucket::Bucket::full(rate, burst, Instant::now());
         Arc::new(std::sync::Mutex::new(b))
     }
 
     /// Takes one command; `true` once a shutdown has run.
     pub(super) fn dispatch(&mut self, cmd: Command) -> bool {
-        if !self.deferred.is_empty() {
-            self.deferred.push_back(cmd);
+        if !self.durability.deferred.is_empty() {
+            self.durability.deferred.push_back(cmd);
             return false;
         }
-        let bake_due =
-            self.bake_every > 0 && self.journal.last_seq() - self.baked >= self.bake_every;
+        let bake_due = self.durability.bake_every > 0
+            && self.journal.last_seq() - self.durability.baked >= self.durability.bake_every;
         match cmd {
-            Command::Op { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
+            Command::Op { .. } if bake_due && !self.idle() => {
+                self.durability.deferred.push_back(cmd)
+            }
             Command::Op {
                 client,
                 op_id,
                 entry,
                 at,
             } => self.timed(at, |o| o.take_op(client, op_id, entry)),
-            Command::BlockOp { .. } if bake_due && !self.idle() => self.deferred.push_back(cmd),
+            Command::BlockOp { .. } if bake_due && !self.idle() => {
+                self.durability.deferred.push_back(cmd)
+            }
             Command::BlockOp {
                 client,
                 op_id,
@@ -534,7 +567,7 @@ impl Order {
                 client,
                 viewer,
             } if self.viewer_at_once(conn, client, &viewer) => {}
-            cmd if !self.idle() => self.deferred.push_back(cmd),
+            cmd if !self.idle() => self.durability.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());
                 return true;
@@ -558,11 +591,13 @@ impl Order {
 
     /// Runs the deferred commands once nothing is in flight; `true` once a shutdown has run.
     fn resume_deferred(&mut self) -> bool {
-        while self.idle() && !self.deferred.is_empty() {
-            if self.bake_every > 0 && self.journal.last_seq() - self.baked >= self.bake_every {
+        while self.idle() && !self.durability.deferred.is_empty() {
+            if self.durability.bake_every > 0
+                && self.journal.last_seq() - self.durability.baked >= self.durability.bake_every
+            {
                 self.bake();
             }
-            let waiting = std::mem::take(&mut self.deferred);
+            let waiting = std::mem::take(&mut self.durability.deferred);
             for cmd in waiting {
                 if self.dispatch(cmd) {
                     return true;
@@ -574,7 +609,7 @@ impl Order {
     }
 
     pub(super) fn refuse(&mut self, client: u64, op_id: u64, reason: String) {
-        self.inflight.push_back(Item::Refused {
+        self.durability.inflight.push_back(Item::Refused {
             client,
             op_id,
             reason,
@@ -639,7 +674,7 @@ impl Order {
         let reach = op_reach(&entry.op, &settings);
         let mut patches = Vec::new();
         if let Some(w) = written {
-            for (&id, peer) in &self.peers {
+            for (&id, peer) in &self.clients.peers {
                 let Some(part) = w.intersection(&peer.region) else {
                     continue;
                 };
@@ -652,15 +687,19 @@ impl Order {
                 patches.push((id, bricks));
             }
         }
-        self.unsent.push(LogRecord::Terrain(entry.clone()));
-        self.inflight.push_back(Item::Accepted(Box::new(Accepted {
-            entry,
-            author: client,
-            op_id,
-            written,
-            reach,
-            changed: outcome.changed,
-            patches,
-        })));
+        self.durability
+            .unsent
+            .push(LogRecord::Terrain(entry.clone()));
+        self.durability
+            .inflight
+            .push_back(Item::Accepted(Box::new(Accepted {
+                entry,
+                author: client,
+                op_id,
+                written,
+                reach,
+                changed: outcome.changed,
+                patches,
+            })));
     }
 }

@@ -93,35 +93,37 @@ impl Order {
         // ids. Any other resume (a forged id, a key from before a restart) joins under a new
         // id, still resuming the data from its last sequence number.
         let id = match &hello.resume {
-            Some(r) if same_key(r.key, resume_key(&self.resume_secret, r.client_id)) => r.client_id,
+            Some(r) if same_key(r.key, resume_key(&self.clients.resume_secret, r.client_id)) => {
+                r.client_id
+            }
             _ => {
-                self.next_client += 1;
-                self.next_client - 1
+                self.clients.next_client += 1;
+                self.clients.next_client - 1
             }
         };
         // Past the client limit only to replace a connection of the same client (one whose
         // link died without a close): a key of a client that left holds no slot to take.
         if let Some(why) = over_limit
-            && !self.peers.contains_key(&id)
+            && !self.clients.peers.contains_key(&id)
         {
             return link.kill(why);
         }
         // A client back with its key keeps its catch-up budget: reconnecting does not refill
         // it. (A new id gets a full one.)
-        let mut budget = self.spent_budgets.remove(&id);
-        if let Some(old) = self.peers.remove(&id) {
+        let mut budget = self.clients.spent_budgets.remove(&id);
+        if let Some(old) = self.clients.peers.remove(&id) {
             old.link
                 .kill("replaced by a newer connection of the same client");
             budget = Some(old.catch_ups);
         }
         self.hashes.forget(id);
         let plan = hello.resume.as_ref().and_then(|r| {
-            self.ring.plan(
+            self.clients.ring.plan(
                 r.last_seq,
                 self.journal.last_seq(),
                 &r.region,
                 id,
-                self.outbox.messages / 2,
+                self.clients.outbox.messages / 2,
             )
         });
         let mut world = self.meta.clone();
@@ -138,7 +140,7 @@ impl Order {
         let welcome = Welcome {
             protocol: PROTOCOL_VERSION,
             client_id: id,
-            resume_key: resume_key(&self.resume_secret, id),
+            resume_key: resume_key(&self.clients.resume_secret, id),
             world,
             seq: self.journal.last_seq(),
             resumed: plan.is_some(),
@@ -178,13 +180,15 @@ impl Order {
         };
         let mut dead = Vec::new();
         for f in frames {
-            push_frame(id, &peer, f, self.outbox, &mut dead);
+            push_frame(id, &peer, f, self.clients.outbox, &mut dead);
         }
         if let Some((_, why)) = dead.pop() {
             return peer.link.kill(why);
         }
-        self.peers.insert(id, peer);
-        self.presence.join(id, &hello.name, hello.viewer.position);
+        self.clients.peers.insert(id, peer);
+        self.clients
+            .presence
+            .join(id, &hello.name, hello.viewer.position);
         tracing::info!(
             client = id,
             name = ?hello.name,
@@ -200,7 +204,12 @@ impl Order {
     /// asks for no catch-up: the client or connection is gone, or the move keeps its region
     /// (hysteresis: a region stays while it holds the view and is not far too large).
     fn new_region(&self, conn: u64, client: u64, viewer: &Viewer) -> Option<BrickBox> {
-        let old = self.peers.get(&client).filter(|p| p.conn == conn)?.region;
+        let old = self
+            .clients
+            .peers
+            .get(&client)
+            .filter(|p| p.conn == conn)?
+            .region;
         let vs = self.field.settings().voxel_size;
         let core = region_for(viewer, 0.0, vs);
         let loose = region_for(viewer, 2.0 * self.margin, vs);
@@ -217,10 +226,15 @@ impl Order {
     /// which waits until nothing is in flight ([`Order::viewer`]).
     pub(super) fn viewer_at_once(&mut self, conn: u64, client: u64, viewer: &Viewer) -> bool {
         let moves = self.new_region(conn, client, viewer).is_some();
-        let Some(peer) = self.peers.get_mut(&client).filter(|p| p.conn == conn) else {
+        let Some(peer) = self
+            .clients
+            .peers
+            .get_mut(&client)
+            .filter(|p| p.conn == conn)
+        else {
             return true;
         };
-        self.presence.moved(client, viewer.position);
+        self.clients.presence.moved(client, viewer.position);
         if !moves {
             peer.waiting_viewer = None;
             return true;
@@ -242,12 +256,17 @@ impl Order {
     /// is spent. Runs with nothing in flight: the catch-up holds only durable ops.
     pub(super) fn viewer(&mut self, conn: u64, client: u64, viewer: Viewer) {
         let Some(region) = self.new_region(conn, client, &viewer) else {
-            if let Some(p) = self.peers.get_mut(&client).filter(|p| p.conn == conn) {
+            if let Some(p) = self
+                .clients
+                .peers
+                .get_mut(&client)
+                .filter(|p| p.conn == conn)
+            {
                 p.waiting_viewer = None;
             }
             return;
         };
-        let Some(peer) = self.peers.get_mut(&client) else {
+        let Some(peer) = self.clients.peers.get_mut(&client) else {
             return;
         };
         let budget = peer.catch_ups.clone();
@@ -263,7 +282,7 @@ impl Order {
         let keep = peer.region.intersection(&region);
         let blocks = self.block_catch_up(region, keep);
         let mut bricks = self.catch_up(&viewer, region, keep, &BTreeSet::new());
-        let Some(peer) = self.peers.get_mut(&client) else {
+        let Some(peer) = self.clients.peers.get_mut(&client) else {
             return;
         };
         // The bricks' estimate now, set right once the writer has encoded them.
@@ -274,13 +293,13 @@ impl Order {
         peer.region = region;
         let mut dead = Vec::new();
         for f in blocks {
-            push(client, peer, f, self.outbox, &mut dead);
+            push(client, peer, f, self.clients.outbox, &mut dead);
         }
         push_frame(
             client,
             peer,
             Frame::CatchUp(Box::new(bricks)),
-            self.outbox,
+            self.clients.outbox,
             &mut dead,
         );
         self.bury(dead);
@@ -301,8 +320,13 @@ impl Order {
                 client,
                 viewer,
             } => {
-                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
-                    self.presence.moved(client, viewer.position);
+                if self
+                    .clients
+                    .peers
+                    .get(&client)
+                    .is_some_and(|p| p.conn == conn)
+                {
+                    self.clients.presence.moved(client, viewer.position);
                 }
                 self.viewer(conn, client, viewer);
             }
@@ -311,8 +335,13 @@ impl Order {
                 client,
                 report,
             } => {
-                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
-                    self.presence.report(client, report);
+                if self
+                    .clients
+                    .peers
+                    .get(&client)
+                    .is_some_and(|p| p.conn == conn)
+                {
+                    self.clients.presence.report(client, report);
                 }
             }
             Command::HashTo {
@@ -327,14 +356,14 @@ impl Order {
                 let _ = reply.send((
                     self.journal.last_seq(),
                     self.block_hash(region),
-                    self.blocks.save(),
+                    self.sim.blocks.save(),
                 ));
             }
             Command::Status { reply } => {
                 let (blocks, pieces, falling) = self.block_counts();
                 let _ = reply.send(ServerStatus {
                     seq: self.journal.last_seq(),
-                    clients: self.peers.len(),
+                    clients: self.clients.peers.len(),
                     accepted: self.accepted,
                     made: self.made,
                     refused: self.refused,
@@ -342,16 +371,21 @@ impl Order {
                     pieces,
                     falling,
                     step: self.log_step(),
-                    digs_pending: self.pending_cuts.len() + self.ground.searching,
+                    digs_pending: self.sim.pending_cuts.len() + self.sim.ground.searching,
                     latency: self.latency.summary(),
-                    ground: self.ground.work(),
+                    ground: self.sim.ground.work(),
                 });
             }
             Command::Meta { reply } => {
                 let _ = reply.send(self.meta.clone());
             }
             Command::Leave { conn, client } => {
-                if self.peers.get(&client).is_some_and(|p| p.conn == conn) {
+                if self
+                    .clients
+                    .peers
+                    .get(&client)
+                    .is_some_and(|p| p.conn == conn)
+                {
                     self.left(client);
                     self.hashes.forget(client);
                 }
@@ -377,14 +411,14 @@ impl Order {
 
     /// Removes client `id`'s peer, keeping its catch-up budget while it is spent.
     fn left(&mut self, id: u64) -> Option<Peer> {
-        let p = self.peers.remove(&id)?;
+        let p = self.clients.peers.remove(&id)?;
         if !p
             .catch_ups
             .lock()
             .expect("not poisoned")
             .is_full(Instant::now())
         {
-            self.spent_budgets.insert(id, p.catch_ups.clone());
+            self.clients.spent_budgets.insert(id, p.catch_ups.clone());
         }
         Some(p)
     }
@@ -400,20 +434,26 @@ impl Order {
         let now = Instant::now();
         self.edit_budgets.prune(now);
         let mut dead = Vec::new();
-        for (&id, p) in &mut self.peers {
-            if p.informed < self.released && now.duration_since(p.informed_at) >= SEQ_EVERY {
-                let msg = ServerMessage::Seq { seq: self.released };
-                push(id, p, msg.encode().into(), self.outbox, &mut dead);
-                p.informed = self.released;
+        for (&id, p) in &mut self.clients.peers {
+            if p.informed < self.durability.released
+                && now.duration_since(p.informed_at) >= SEQ_EVERY
+            {
+                let msg = ServerMessage::Seq {
+                    seq: self.durability.released,
+                };
+                push(id, p, msg.encode().into(), self.clients.outbox, &mut dead);
+                p.informed = self.durability.released;
                 p.informed_at = now;
             }
         }
         self.bury(dead);
         self.send_presence(now);
-        self.spent_budgets
+        self.clients
+            .spent_budgets
             .retain(|_, b| !b.lock().expect("not poisoned").is_full(now));
         // Viewer moves that waited for their clients' catch-up budgets, once they allow.
         let due: Vec<Command> = self
+            .clients
             .peers
             .iter_mut()
             .filter_map(|(&client, p)| {
@@ -438,14 +478,14 @@ impl Order {
 
     /// Presence updates due at `now` (players buried above are reported as left).
     fn send_presence(&mut self, now: Instant) {
-        let connected: Vec<u64> = self.peers.keys().copied().collect();
+        let connected: Vec<u64> = self.clients.peers.keys().copied().collect();
         let mut dead = Vec::new();
-        for (id, frames) in self.presence.updates(now, &connected) {
-            let Some(peer) = self.peers.get(&id) else {
+        for (id, frames) in self.clients.presence.updates(now, &connected) {
+            let Some(peer) = self.clients.peers.get(&id) else {
                 continue;
             };
             for f in frames {
-                push(id, peer, f, self.outbox, &mut dead);
+                push(id, peer, f, self.clients.outbox, &mut dead);
             }
         }
         self.bury(dead);

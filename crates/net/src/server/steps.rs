@@ -49,20 +49,23 @@ impl Order {
     /// built on the ground worker meanwhile; a changed chunk's old collider serves until its
     /// new one comes.
     pub(super) fn start_steps(&mut self) {
-        if self.stepping.is_some() {
+        if self.sim.stepping.is_some() {
             self.end_steps();
         }
         let now = Instant::now();
         self.ensure_falling();
         self.build_colliders();
-        if !self.colliders.ready() || !self.blocks_awake() {
-            self.stepped_at = now;
+        if !self.sim.colliders.ready() || !self.blocks_awake() {
+            self.sim.stepped_at = now;
             self.flush_block_events();
             return;
         }
-        let dt = f64::from(self.physics.settings().timestep);
-        let due = (now.saturating_duration_since(self.stepped_at).as_secs_f64() / dt) as u64;
-        self.stepping = Some(Stepping {
+        let dt = f64::from(self.sim.physics.settings().timestep);
+        let due = (now
+            .saturating_duration_since(self.sim.stepped_at)
+            .as_secs_f64()
+            / dt) as u64;
+        self.sim.stepping = Some(Stepping {
             at: now,
             due,
             done: 0,
@@ -75,26 +78,30 @@ impl Order {
 
     /// Whether a tick's physics steps are still to run.
     pub(super) fn stepping(&self) -> bool {
-        self.stepping.is_some()
+        self.sim.stepping.is_some()
     }
 
     /// Runs the next physics step the tick owes and sends what happened (ordered after
     /// everything taken before it); ends the tick's stepping when none is left, the budget
     /// is spent or a falling piece waits for a collider.
     pub(super) fn step_once(&mut self) {
-        let Some(mut s) = self.stepping else {
+        let Some(mut s) = self.sim.stepping else {
             return;
         };
         let over = s.done > 0 && s.spent >= BLOCK_BUDGET;
         // A piece that fell into a chunk without a collider waits for it (`ready`).
-        if s.done >= s.due.min(MAX_STEPS_PER_TICK) || !self.colliders.ready() || over {
+        if s.done >= s.due.min(MAX_STEPS_PER_TICK) || !self.sim.colliders.ready() || over {
             return self.end_steps();
         }
         let start = Instant::now();
-        let dt = self.physics.settings().timestep;
+        let dt = self.sim.physics.settings().timestep;
         let ground = loam_blocks::FieldGround(&self.field);
-        if self.blocks.step(&mut self.physics, dt).is_err()
-            || self.blocks.bury_sunken(&mut self.physics, &ground).is_err()
+        if self.sim.blocks.step(&mut self.sim.physics, dt).is_err()
+            || self
+                .sim
+                .blocks
+                .bury_sunken(&mut self.sim.physics, &ground)
+                .is_err()
         {
             return self.end_steps();
         }
@@ -104,7 +111,7 @@ impl Order {
         let took = start.elapsed();
         s.spent += took;
         self.latency.stepped(took);
-        self.stepping = Some(s);
+        self.sim.stepping = Some(s);
         if s.done >= s.due.min(MAX_STEPS_PER_TICK) {
             self.end_steps();
         }
@@ -113,15 +120,15 @@ impl Order {
     /// Ends the tick's stepping: the clock moves on by the steps run, or to the tick's time
     /// if some were not (they are dropped).
     fn end_steps(&mut self) {
-        let Some(s) = self.stepping.take() else {
+        let Some(s) = self.sim.stepping.take() else {
             return;
         };
         self.build_colliders();
-        let dt = f64::from(self.physics.settings().timestep);
-        self.stepped_at = if s.done < s.due {
+        let dt = f64::from(self.sim.physics.settings().timestep);
+        self.sim.stepped_at = if s.done < s.due {
             s.at
         } else {
-            self.stepped_at + Duration::from_secs_f64(s.done as f64 * dt)
+            self.sim.stepped_at + Duration::from_secs_f64(s.done as f64 * dt)
         };
         self.flush_block_events();
     }

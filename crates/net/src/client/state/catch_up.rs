@@ -22,11 +22,12 @@ impl State {
             )));
         }
         let same = self
-            .block_catching
+            .replica
+            .catching
             .as_ref()
             .is_some_and(|k| k.region == c.region && k.keep == c.keep);
         if !same {
-            self.block_catching = Some(BlockCatching {
+            self.replica.catching = Some(BlockCatching {
                 region: c.region,
                 keep: c.keep,
                 held: BTreeSet::new(),
@@ -34,26 +35,28 @@ impl State {
             });
         }
         self.apply_delta(&c.delta)?;
-        let k = self.block_catching.as_mut().expect("set above");
+        let k = self.replica.catching.as_mut().expect("set above");
         k.held.extend(c.delta.held.iter().map(|h| h.pos));
         k.pieces.extend(c.delta.pieces.iter().map(|p| p.id));
         if !c.done {
             return Ok(());
         }
-        let k = self.block_catching.take().expect("set above");
+        let k = self.replica.catching.take().expect("set above");
         let vs = self.voxel_size();
         let outside_keep =
             |b: [i32; 3]| c.region.contains(b) && c.keep.is_none_or(|kb| !kb.contains(b));
         let stale = BlockDelta {
             unheld: self
-                .blocks
+                .replica
+                .world
                 .store()
                 .iter()
                 .map(|(pos, _)| pos)
                 .filter(|pos| outside_keep(brick_of_block(*pos, vs)) && !k.held.contains(pos))
                 .collect(),
             gone: self
-                .blocks
+                .replica
+                .world
                 .pieces()
                 .filter(|p| outside_keep(brick_of_piece(p, vs)) && !k.pieces.contains(&p.id))
                 .map(|p| p.id)

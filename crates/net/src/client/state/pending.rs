@@ -117,7 +117,7 @@ impl State {
         self.catching = None;
         // The last connection's hashes are not answered on this one.
         self.hash_marks.clear();
-        self.block_catching = None;
+        self.replica.catching = None;
         // The server lists everyone again after a join.
         self.players.clear();
         let before = self.pending.len();
@@ -127,11 +127,11 @@ impl State {
                     .pending
                     .iter()
                     .map(|p| p.op_id)
-                    .chain(self.pending_blocks.keys().copied())
+                    .chain(self.replica.pending.keys().copied())
                     .filter(|&id| id <= last)
                     .collect();
                 self.pending.retain(|p| p.op_id > last);
-                self.pending_blocks.retain(|&id, _| id > last);
+                self.replica.pending.retain(|&id, _| id > last);
                 if !op_ids.is_empty() {
                     op_ids.sort_unstable();
                     self.events.push_back(ClientEvent::Resumed { op_ids });
@@ -142,10 +142,10 @@ impl State {
                     self.pending.drain(..).partition(|p| p.sent);
                 self.pending = queued;
                 let mut op_ids: Vec<u64> = sent.into_iter().map(|p| p.op_id).collect();
-                let blocks = std::mem::take(&mut self.pending_blocks);
+                let blocks = std::mem::take(&mut self.replica.pending);
                 let (sent, queued): (BTreeMap<_, _>, BTreeMap<_, _>) =
                     blocks.into_iter().partition(|(_, p)| p.sent);
-                self.pending_blocks = queued;
+                self.replica.pending = queued;
                 op_ids.extend(sent.into_keys());
                 op_ids.sort_unstable();
                 if !op_ids.is_empty() {
@@ -165,7 +165,8 @@ impl State {
             .iter()
             .map(|p| (p.op_id, p.message.clone()))
             .chain(
-                self.pending_blocks
+                self.replica
+                    .pending
                     .iter()
                     .map(|(&id, p)| (id, p.message.clone())),
             )
@@ -175,7 +176,7 @@ impl State {
         for p in &mut self.pending {
             p.sent = true;
         }
-        for p in self.pending_blocks.values_mut() {
+        for p in self.replica.pending.values_mut() {
             p.sent = true;
         }
         again.into_iter().map(|(_, m)| m).collect()

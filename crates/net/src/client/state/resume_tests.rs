@@ -47,7 +47,7 @@ fn ops_the_server_took_are_reported_and_the_rest_sent_again() {
         }]
     );
     assert_eq!(again, [d_msg, e_msg]);
-    assert_eq!(s.pending.len() + s.pending_blocks.len(), 2);
+    assert_eq!(s.pending.len() + s.replica.pending.len(), 2);
     // Nothing taken since: no event, the same two sent again.
     assert_eq!(s.rewelcome(&welcome(Some(c))).len(), 2);
     assert!(s.events.is_empty());

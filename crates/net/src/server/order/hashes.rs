@@ -204,7 +204,7 @@ impl Order {
             let Some(w) = self.hashes.next(Instant::now()) else {
                 return;
             };
-            let Some(p) = self.peers.get(&w.client) else {
+            let Some(p) = self.clients.peers.get(&w.client) else {
                 // Gone without a leave (the store failed): nobody waits for the answer.
                 continue;
             };
@@ -222,7 +222,13 @@ impl Order {
                 region: w.region,
             };
             let mut dead = Vec::new();
-            push(w.client, p, mark.encode().into(), self.outbox, &mut dead);
+            push(
+                w.client,
+                p,
+                mark.encode().into(),
+                self.clients.outbox,
+                &mut dead,
+            );
             if !dead.is_empty() {
                 self.bury(dead);
                 continue;
@@ -256,7 +262,11 @@ impl Order {
         );
         self.hasher.alive = false;
         if let Some(a) = self.hasher.running.take()
-            && self.peers.get(&a.client).is_some_and(|p| p.conn == a.conn)
+            && self
+                .clients
+                .peers
+                .get(&a.client)
+                .is_some_and(|p| p.conn == a.conn)
         {
             self.bury(vec![(
                 a.client,
@@ -270,7 +280,12 @@ impl Order {
         self.hasher.running = None;
         self.hashes.took(Instant::now(), done.took);
         let a = done.answer;
-        let Some(p) = self.peers.get(&a.client).filter(|p| p.conn == a.conn) else {
+        let Some(p) = self
+            .clients
+            .peers
+            .get(&a.client)
+            .filter(|p| p.conn == a.conn)
+        else {
             return;
         };
         let msg = ServerMessage::Hash {
@@ -281,7 +296,13 @@ impl Order {
             blocks: a.blocks,
         };
         let mut dead = Vec::new();
-        push(a.client, p, msg.encode().into(), self.outbox, &mut dead);
+        push(
+            a.client,
+            p,
+            msg.encode().into(),
+            self.clients.outbox,
+            &mut dead,
+        );
         self.bury(dead);
     }
 }

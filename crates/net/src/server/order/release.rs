@@ -17,14 +17,14 @@ impl Order {
     /// refusals in their place.
     pub(super) fn release(&mut self) {
         let mut dead = Vec::new();
-        while let Some(item) = self.inflight.pop_front() {
+        while let Some(item) = self.durability.inflight.pop_front() {
             let waits = match &item {
-                Item::Accepted(a) => a.entry.seq > self.durable,
-                Item::Block(b) => b.seq > self.durable,
+                Item::Accepted(a) => a.entry.seq > self.durability.durable,
+                Item::Block(b) => b.seq > self.durability.durable,
                 Item::Refused { .. } => false,
             };
             if waits {
-                self.inflight.push_front(item);
+                self.durability.inflight.push_front(item);
                 break;
             }
             match item {
@@ -35,18 +35,18 @@ impl Order {
                         } else {
                             self.accepted += 1;
                         }
-                        self.released = b.seq;
+                        self.durability.released = b.seq;
                     }
-                    for (&id, peer) in &mut self.peers {
+                    for (&id, peer) in &mut self.clients.peers {
                         if id == b.author
                             || b.to_all
                             || b.blocks.is_some_and(|w| w.intersects(&peer.region))
                         {
-                            push(id, peer, b.frame.clone(), self.outbox, &mut dead);
+                            push(id, peer, b.frame.clone(), self.clients.outbox, &mut dead);
                             peer.informed = peer.informed.max(b.seq);
                         }
                     }
-                    self.ring.push(RingEntry {
+                    self.clients.ring.push(RingEntry {
                         seq: b.seq,
                         event: b.event,
                         author: b.author,
@@ -63,9 +63,15 @@ impl Order {
                     reason,
                 } => {
                     self.refused += 1;
-                    if let Some(p) = self.peers.get(&client) {
+                    if let Some(p) = self.clients.peers.get(&client) {
                         let msg = ServerMessage::OpRefused { op_id, reason };
-                        push(client, p, msg.encode().into(), self.outbox, &mut dead);
+                        push(
+                            client,
+                            p,
+                            msg.encode().into(),
+                            self.clients.outbox,
+                            &mut dead,
+                        );
                     }
                 }
                 Item::Accepted(a) => {
@@ -75,7 +81,7 @@ impl Order {
                         self.accepted += 1;
                     }
                     let seq = a.entry.seq;
-                    self.released = seq;
+                    self.durability.released = seq;
                     let frame: Bytes = ServerMessage::Op(OpRecord {
                         seq,
                         author: a.author,
@@ -84,16 +90,17 @@ impl Order {
                     })
                     .encode()
                     .into();
-                    for (&id, peer) in &mut self.peers {
+                    for (&id, peer) in &mut self.clients.peers {
                         if id == a.author || a.written.is_some_and(|w| w.intersects(&peer.region)) {
-                            push(id, peer, frame.clone(), self.outbox, &mut dead);
+                            push(id, peer, frame.clone(), self.clients.outbox, &mut dead);
                             peer.informed = seq;
                         }
                     }
                     // Each brick's changed samples are encoded once, for every client.
                     let mut boxes: BTreeMap<BrickKey, Arc<WireSamples>> = BTreeMap::new();
                     for (client, bricks) in a.patches {
-                        let (Some(p), Some(changed)) = (self.peers.get(&client), a.changed) else {
+                        let (Some(p), Some(changed)) = (self.clients.peers.get(&client), a.changed)
+                        else {
                             continue;
                         };
                         let wires = bricks
@@ -109,10 +116,10 @@ impl Order {
                         for f in chunks(wires, self.max_message, bytes, |samples, _| {
                             ServerMessage::Patch { seq, samples }
                         }) {
-                            push(client, p, f, self.outbox, &mut dead);
+                            push(client, p, f, self.clients.outbox, &mut dead);
                         }
                     }
-                    self.ring.push(RingEntry {
+                    self.clients.ring.push(RingEntry {
                         seq,
                         event: false,
                         author: a.author,
@@ -125,7 +132,8 @@ impl Order {
                 }
             }
         }
-        self.latency.released(self.released, Instant::now());
+        self.latency
+            .released(self.durability.released, Instant::now());
         self.bury(dead);
     }
 }

@@ -20,7 +20,7 @@ impl Order {
             }) => {
                 self.latency.appended(records, took);
                 self.latency.acked(at.elapsed());
-                self.durable = self.durable.max(seq);
+                self.durability.durable = self.durability.durable.max(seq);
                 self.release();
                 if self.resume_deferred() {
                     return Some(self.close("the server is shutting down"));
@@ -34,10 +34,10 @@ impl Order {
 
     /// The store failed: everyone is told, the thread stops.
     pub(super) fn fail(&mut self, why: String) -> Result<(), NetError> {
-        for (_, p) in std::mem::take(&mut self.peers) {
+        for (_, p) in std::mem::take(&mut self.clients.peers) {
             p.link.kill("the server's world store failed");
         }
-        Err(match self.writer.finish(None) {
+        Err(match self.durability.writer.finish(None) {
             Err(e) => e,
             Ok(()) => NetError::ServerStopped(why),
         })
@@ -45,20 +45,23 @@ impl Order {
 
     /// Whether nothing is applied but not yet released.
     pub(super) fn idle(&self) -> bool {
-        self.inflight.is_empty() && self.unsent.is_empty() && self.written <= self.durable
+        self.durability.inflight.is_empty()
+            && self.durability.unsent.is_empty()
+            && self.durability.written <= self.durability.durable
     }
 
     /// Hands the applied ops to the writer (which commits whatever has queued up while it
     /// synced the last group as the next one), or a bake when one is due and nothing is in
     /// flight.
     pub(super) fn pump(&mut self) {
-        if let Some(last) = self.unsent.last() {
-            self.written = last.seq();
-            self.writer
-                .send(Write::Append(std::mem::take(&mut self.unsent)));
+        if let Some(last) = self.durability.unsent.last() {
+            self.durability.written = last.seq();
+            self.durability
+                .writer
+                .send(Write::Append(std::mem::take(&mut self.durability.unsent)));
         } else if self.idle()
-            && self.bake_every > 0
-            && self.journal.last_seq() - self.baked >= self.bake_every
+            && self.durability.bake_every > 0
+            && self.journal.last_seq() - self.durability.baked >= self.durability.bake_every
         {
             self.bake();
         }
@@ -71,7 +74,7 @@ impl Order {
             history: Box::new(self.journal.history().clone()),
             seq: self.journal.last_seq(),
             step: self.log_step(),
-            blocks: self.blocks.save().encode(),
+            blocks: self.sim.blocks.save().encode(),
         }
     }
 
@@ -82,22 +85,23 @@ impl Order {
         let start = Instant::now();
         let w = self.bake_write();
         self.latency.snapshotted(start.elapsed());
-        self.writer.send(w);
-        self.baked = self.journal.last_seq();
+        self.durability.writer.send(w);
+        self.durability.baked = self.journal.last_seq();
     }
 
     /// Disconnects everyone, bakes what the last bake does not cover, closes the store.
     pub(super) fn close(&mut self, reason: &str) -> Result<(), NetError> {
-        for (_, p) in std::mem::take(&mut self.peers) {
+        for (_, p) in std::mem::take(&mut self.clients.peers) {
             p.link.kill(reason);
         }
         // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
         // below covers them).
-        if !self.unsent.is_empty() {
-            self.writer
-                .send(Write::Append(std::mem::take(&mut self.unsent)));
+        if !self.durability.unsent.is_empty() {
+            self.durability
+                .writer
+                .send(Write::Append(std::mem::take(&mut self.durability.unsent)));
         }
-        let last = (self.journal.last_seq() > self.baked).then(|| self.bake_write());
-        self.writer.finish(last)
+        let last = (self.journal.last_seq() > self.durability.baked).then(|| self.bake_write());
+        self.durability.writer.finish(last)
     }
 }
