@@ -54,6 +54,21 @@ pub enum WorldFileError {
         /// The given field's.
         given: Box<FieldSettings>,
     },
+    /// [`WorldFile::save`] without the app's blocks, on a file that holds blocks or block
+    /// ops: the bake would replace them with an empty block world. Pass the `LoamBlocks`
+    /// and `Physics` resources.
+    #[error(
+        "the world file holds blocks ({held} held blocks and pieces, {block_ops} block ops in the log): save it with the app's LoamBlocks, or they would be dropped"
+    )]
+    BlocksNotGiven {
+        /// Block ops in the file's log.
+        block_ops: u64,
+        /// Held blocks and pieces in its blocks snapshot.
+        held: u64,
+    },
+    /// The file's blocks snapshot does not decode.
+    #[error("the world file's blocks snapshot does not decode")]
+    BlocksSnapshot(#[source] loam_blocks::BlockError),
     /// A thread panicked while it held the file.
     #[error("the world file's lock is poisoned")]
     Poisoned,
@@ -201,10 +216,14 @@ impl WorldFile {
     }
 
     /// Appends (see [`WorldFile::append`]) and bakes the world as it is now: bricks, history
-    /// and the blocks' snapshot.
+    /// and the blocks' snapshot. `blocks` and `physics` are the app's block world and its
+    /// physics (the resources [`OpenedWorld::insert_into`] inserts); `None` for an app
+    /// without blocks, which bakes an empty block world.
     ///
     /// # Errors
     /// As [`persist::bake`]; nothing is baked when the append fails.
+    /// [`WorldFileError::BlocksNotGiven`] when `blocks` is `None` but the file holds blocks
+    /// or block ops (the bake would drop them); nothing is written then.
     pub fn save(
         &self,
         world: &World,
@@ -215,7 +234,21 @@ impl WorldFile {
         let (mut no_blocks, mut no_physics) = (None, None);
         let blocks = match blocks {
             Some(b) => b,
-            None => no_blocks.insert(LoamBlocks::new()),
+            None => {
+                let block_ops = store.info()?.block_ops;
+                let held = match store.blocks()? {
+                    Some(saved) => {
+                        let file = loam_blocks::BlocksFile::decode(&saved.data)
+                            .map_err(WorldFileError::BlocksSnapshot)?;
+                        (file.blocks.len() + file.pieces.len()) as u64
+                    }
+                    None => 0,
+                };
+                if block_ops > 0 || held > 0 {
+                    return Err(WorldFileError::BlocksNotGiven { block_ops, held });
+                }
+                no_blocks.insert(LoamBlocks::new())
+            }
         };
         let physics = match physics {
             Some(p) => p,

@@ -545,3 +545,62 @@ fn block_edits_are_undone_after_a_reopen() {
     assert_eq!(held(&restored.blocks, 0), None, "the block is gone");
     assert_eq!(journal.counts(), (2, 5));
 }
+
+/// Saving a world file that holds blocks without the app's blocks is refused (the bake would
+/// replace them with an empty block world, which a crash before the next save made final);
+/// with them it bakes them.
+#[test]
+fn a_save_without_the_blocks_never_drops_them() {
+    use loam_bevy::{WorldFile, WorldFileError};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("game.loam");
+    let json = r#"{"kind": "noise"}"#;
+    let mut opened = WorldFile::open_or_create(&path, base(), json, settings()).unwrap();
+    let top = base().generator().surface_height(0.5, 0.5).round();
+    // A pad, and a block on it.
+    opened
+        .world
+        .apply(
+            None,
+            &cuboid(CsgMode::Union, [0.5, top - 2.0, 0.5], [4.0, 2.0, 4.0]),
+        )
+        .unwrap();
+    opened
+        .world
+        .apply(
+            None,
+            &cuboid(CsgMode::Subtract, [0.5, top + 6.0, 0.5], [4.0, 6.0, 4.0]),
+        )
+        .unwrap();
+    let at = BlockPos::new(BlockSize::Full, [0, top as i32, 0]).unwrap();
+    opened
+        .blocks
+        .apply(
+            &mut opened.physics,
+            &mut opened.world.world,
+            &place(at, None),
+        )
+        .unwrap();
+    let file = &opened.file;
+    file.append(&opened.world.world, Some(&mut opened.blocks))
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    match file.save(&opened.world.world, None, None) {
+        Err(WorldFileError::BlocksNotGiven { block_ops: 1, .. }) => {}
+        r => panic!("a save without the blocks: {r:?}"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+    let saved = file
+        .save(
+            &opened.world.world,
+            Some(&mut opened.blocks),
+            Some(&opened.physics),
+        )
+        .unwrap();
+    assert_eq!(saved.blocks, 1);
+    // Baked with its block, a save without the blocks is still refused.
+    assert!(matches!(
+        file.save(&opened.world.world, None, None),
+        Err(WorldFileError::BlocksNotGiven { held: 1, .. })
+    ));
+}
