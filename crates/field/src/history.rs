@@ -388,14 +388,22 @@ impl History {
         let grid = crate::Quant::new(field.settings.band());
         let mut writes = Vec::new();
         for (&key, delta) in &stroke.before {
-            // The kept strokes that touched this brick, oldest first.
-            let touching: Vec<usize> = (0..self.strokes.len())
-                .filter(|&t| self.strokes[t].before.contains_key(&key))
+            // The kept strokes that touched this brick, oldest first: (index, done, their
+            // values from before them in it).
+            let touching: Vec<(usize, bool, &BrickDelta, Option<&BrickDelta>)> = self
+                .strokes
+                .iter()
+                .enumerate()
+                .filter_map(|(t, s)| {
+                    let before = s.before.get(&key)?;
+                    Some((t, s.state == State::Done, before, s.after.get(&key)))
+                })
                 .collect();
             for &index in delta.keys() {
-                let touched = |t: usize| self.strokes[t].before[&key].contains_key(&index);
-                let done = |t: usize| self.strokes[t].state == State::Done;
-                let newer_done = touching.iter().any(|&t| t > i && done(t) && touched(t));
+                let touched = |d: &BrickDelta| d.contains_key(&index);
+                let newer_done = touching
+                    .iter()
+                    .any(|&(t, done, d, _)| t > i && done && touched(d));
                 if newer_done {
                     continue;
                 }
@@ -403,12 +411,13 @@ impl History {
                 let newest_done = touching
                     .iter()
                     .rev()
-                    .find(|&&t| t <= i && done(t) && touched(t));
+                    .find(|&&(t, done, d, _)| t <= i && done && touched(d));
                 let target = match newest_done {
-                    Some(&t) => self.left(t, key, index, &mut reader),
+                    Some(&(_, _, _, Some(after))) if after.contains_key(&index) => after[&index],
+                    Some(&(t, ..)) => self.left(t, key, index, &mut reader),
                     None => {
-                        let oldest = touching.iter().find(|&&t| touched(t));
-                        self.strokes[*oldest.expect("stroke i touched it")].before[&key][&index]
+                        let oldest = touching.iter().find(|&&(_, _, d, _)| touched(d));
+                        oldest.expect("stroke i touched it").2[&index]
                     }
                 };
                 let target = (grid.quantize(f64::from(target.0)), target.1);
