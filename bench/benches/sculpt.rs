@@ -1,6 +1,6 @@
 //! Criterion benchmarks of sculpting: one `Field::apply` of every brush kind at r = 4 m and
 //! r = 8 m on the ground of the benchmark terrain near (30, h, 30), over bricks that already
-//! exist, and the undo of a 100-op stroke.
+//! exist, the undo of a 100-op stroke, and an undo among 2000 overlapping strokes.
 //!
 //! Throughput is in samples of the op's nominal reach, `(2(r + band)/voxel + 1)³` (2197 at
 //! r = 4, 9261 at r = 8 with the default 1 m voxels and 2-voxel band), so kinds compare per
@@ -309,6 +309,35 @@ fn undo(c: &mut Criterion) {
             |(mut f, mut h)| {
                 black_box(h.apply(&mut f, 2, &EditOp::Undo { stroke: 1 }).unwrap());
                 (f, h) // dropped outside the timed part
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    // 2000 strokes of r = 2 m digs over a 64 m square, many overlapping (players sculpting
+    // one place): the undo of stroke 1000 looks at every kept stroke that touched its bricks.
+    let mut field = terrain_field();
+    let mut history = History::new(usize::MAX);
+    let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+    for id in 1..=2000u64 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let (x, z) = ((s % 64) as f64, ((s >> 16) % 64) as f64);
+        let op = EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: [x, field.generator().surface_height(x, z), z],
+            radius: 2.0,
+            material: 0,
+            blend: 0.0,
+        };
+        history.apply(&mut field, id, &op).unwrap();
+    }
+    group.bench_function("overlapping_2000_strokes_r2", |b| {
+        b.iter_batched(
+            || (field.clone(), history.clone()),
+            |(mut f, mut h)| {
+                black_box(h.apply(&mut f, 0, &EditOp::Undo { stroke: 1000 }).unwrap());
+                (f, h)
             },
             BatchSize::SmallInput,
         )
