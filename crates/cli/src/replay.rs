@@ -77,8 +77,9 @@ pub struct Timings {
 /// What `summary.json` holds.
 ///
 /// One concept despite its many fields: a flat record of one replay, each field a key of
-/// the JSON file that scripts and CI read by name (`open_edges`, `field_hash`, …); nesting
-/// them by concern would change the file's format for no state saved.
+/// the JSON file that scripts and CI read by name (`open_edges`, `field_hash`, …). Groups
+/// (the session, the edits, the view) could be nested with `#[serde(flatten)]` without
+/// changing the file; not done yet.
 #[derive(Debug, Serialize)]
 pub struct Summary {
     /// The session file as given.

@@ -21,8 +21,8 @@ pub struct MeshBuffer {
 /// One concept despite its many fields: the working memory of one mesher call, each field a
 /// buffer or flag a stage of it (vertex lookup, normals, twin cancellation, pinch
 /// splitting, sliver repair) reuses. None outlives the call's meaning; only their capacity
-/// is kept. Grouping them by stage would save no state and cost an indirection in the
-/// hottest loops.
+/// is kept. The pinch splitter's eight fields (`pinch*`, `pinch_work`) could become one
+/// inline sub-struct without cost; not done yet.
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Scratch {
     /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual
