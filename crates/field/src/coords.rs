@@ -294,6 +294,38 @@ pub fn world_to_sample(p: [f64; 3], voxel_size: f64) -> Result<SamplePos, CoordE
     ))
 }
 
+/// The one conversion from a world position (metres) to a chunk: the sample at or below it
+/// ([`world_to_sample`], with its snap), then floor division by 32 ([`SamplePos::chunk`]).
+/// Streaming's viewer chunk, the level-of-detail selection and the crack metric all go
+/// through it (cases C07, C13).
+///
+/// # Errors
+/// [`CoordError`] for NaN, infinities and positions outside the sample range.
+pub fn world_to_chunk(p: [f64; 3], voxel_size: f64) -> Result<ChunkKey, CoordError> {
+    Ok(world_to_sample(p, voxel_size)?.chunk().0)
+}
+
+/// The chunk of level `level` (`32 · 2^level` samples per side, level 0 being
+/// [`world_to_chunk`]'s) holding a world position: [`world_to_sample`], then floor division
+/// by `32 · 2^level`. The key of a level's chunk in that level's chunk units.
+///
+/// # Errors
+/// [`CoordError`] for NaN, infinities and positions outside the sample range.
+///
+/// # Panics
+/// If `level` is above 30.
+pub fn world_to_level_chunk(
+    p: [f64; 3],
+    voxel_size: f64,
+    level: u8,
+) -> Result<[i32; 3], CoordError> {
+    assert!(level <= 30, "level {level} above 30");
+    let side = i64::from(CHUNK_CELLS) << level;
+    let s = world_to_sample(p, voxel_size)?;
+    // |sample| < 2³¹ and side ≥ 32: the quotient fits an i32.
+    Ok(s.to_array().map(|v| i64::from(v).div_euclid(side) as i32))
+}
+
 /// The world position (metres) of a sample: `index · voxel_size`.
 pub fn sample_to_world(p: SamplePos, voxel_size: f64) -> [f64; 3] {
     p.to_array().map(|i| f64::from(i) * voxel_size)
@@ -371,6 +403,28 @@ mod tests {
                 assert_eq!(world_to_sample(w, vs).unwrap().x, i, "vs {vs} i {i}");
             }
         }
+    }
+
+    #[test]
+    fn world_to_chunk_is_sample_then_floor_division() {
+        assert_eq!(
+            world_to_chunk([10.559999999999999, -34.56, 0.96], 0.03).unwrap(),
+            ChunkKey::new(11, -36, 1)
+        );
+        assert_eq!(world_to_chunk([137.6, 0.0, -0.1], 0.1).unwrap().x, 43);
+        assert_eq!(world_to_chunk([0.0, 0.0, -0.1], 0.1).unwrap().z, -1);
+        assert_eq!(
+            world_to_level_chunk([-1.0, 63.9, 64.0], 1.0, 1).unwrap(),
+            [-1, 0, 1]
+        );
+        assert_eq!(
+            world_to_level_chunk([-4096.0, 4095.0, 0.0], 1.0, 7).unwrap(),
+            [-1, 0, 0]
+        );
+        assert!(matches!(
+            world_to_chunk([f64::NAN, 0.0, 0.0], 1.0),
+            Err(CoordError::NotFinite { .. })
+        ));
     }
 
     #[test]

@@ -64,6 +64,7 @@ pub use brick::{
 };
 pub use coords::{
     BRICK_SAMPLES, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
+    world_to_chunk, world_to_level_chunk,
 };
 pub use edit::{EditOutcome, PlannedEdit};
 pub use field::{COLUMN_HALO, DEFAULT_HOT_BRICKS, Field, FieldSettings, SettingsError};

@@ -35,8 +35,9 @@ pub(crate) struct Scratch {
     pub(crate) sample_written: Vec<usize>,
     /// Accumulated triangle normals for the gradient fallback.
     pub(crate) face_normals: Vec<[f32; 3]>,
-    /// Flat triangles of [`crate::mc33`] awaiting cancellation.
-    pub(crate) flat: Vec<[u32; 3]>,
+    /// Flat triangles of [`crate::mc33`] awaiting cancellation, each with whether a cell of
+    /// the grid's shell made it.
+    pub(crate) flat: Vec<([u32; 3], bool)>,
     /// Vertex ids of a dual cell's second to fourth patch: (cell index, patch) → id.
     pub(crate) extra_patches: crate::patch_table::PatchTable,
     /// Vertex ids of Marching Cubes per edge and sample of two layers of samples.
@@ -69,6 +70,28 @@ pub(crate) struct Scratch {
     pub(crate) triangles: Vec<[u32; 3]>,
     /// Each vertex's new id after unused vertices are dropped.
     pub(crate) new_id: Vec<u32>,
+    /// Per triangle, whether a cell of the grid's shell made it (a *ghost*, see
+    /// [`crate::normals::finish`]); empty when the mesher meshed no shell.
+    pub(crate) ghost: Vec<bool>,
+    /// Vertices the cell range's own triangles made before the shell's were added.
+    pub(crate) own_vertices: usize,
+    /// The vanished-gradient fallback's face normals, `(vertex, normal)`.
+    pub(crate) fallback: Vec<(u32, [f32; 3])>,
+    /// Dual vertices on their cell's boundary (which may coincide with a neighbour cell's):
+    /// [`crate::normals::remove_degenerate`] merges vertices by position where two of them
+    /// coincide.
+    pub(crate) boundary: Vec<u32>,
+    /// Marching Cubes' vertices on the cell range's border planes, by position, for the
+    /// shell's cells to share.
+    pub(crate) border_keys: Vec<([u32; 3], u32)>,
+    /// Whether one of them lies on a face toward a cell the range makes no vertex for.
+    pub(crate) boundary_out: bool,
+    /// Whether positions are the same bits in every grid that makes them, whatever its
+    /// origin (the dual meshers'): then sums over a vertex's triangles (fan and fallback
+    /// normals) run in an order of their values rather than of triangle ids, and vertices
+    /// merged at one position keep the least normal, so that a vertex on a chunk border gets
+    /// the same normal in both chunks.
+    pub(crate) exact_frame: bool,
 }
 
 impl Scratch {
@@ -103,6 +126,10 @@ impl MeshBuffer {
         self.materials.clear();
         self.indices.clear();
         self.scratch.pinch.clear();
+        self.scratch.ghost.clear();
+        self.scratch.boundary.clear();
+        self.scratch.boundary_out = false;
+        self.scratch.exact_frame = false;
         self.scratch.pinch_ring = false;
         self.scratch.pinch_recorded = false;
     }

@@ -134,6 +134,51 @@ pub(crate) fn for_each_surface_cell(
     }
 }
 
+/// The cells one cell beyond `grid`'s cell range on every side (the range's *shell*), when
+/// the grid holds them with `extra_below` more samples below the shell's lowest cells (the
+/// dual meshers' quads read the cell below their edge): `Some((min, max))` of the range grown
+/// by one cell on every side, else `None` (a volume meshed to its border has no shell).
+pub(crate) fn shell_range(grid: &Grid, extra_below: u32) -> Option<([u32; 3], [u32; 3])> {
+    let w = SHELL;
+    let fits = (0..3)
+        .all(|a| grid.cells_min[a] >= w + extra_below && grid.cells_max[a] + w < grid.dims[a]);
+    fits.then(|| (grid.cells_min.map(|c| c - w), grid.cells_max.map(|c| c + w)))
+}
+
+/// Cells of shell on each side of a cell range (the ghosts a mesher adds, see `finish`).
+pub(crate) const SHELL: u32 = 1;
+
+/// [`for_each_surface_cell`] over the shell of the grid's cell range (see [`shell_range`],
+/// which must be `Some`): six slabs, each cell once, in slab order (low z, high z, low y,
+/// high y, low x, high x) and z, y, x order within a slab.
+pub(crate) fn for_each_shell_cell(
+    grid: &Grid,
+    masks: &mut Vec<u64>,
+    mut f: impl FnMut([u32; 3], usize, usize),
+) {
+    let ([lx, ly, lz], [hx, hy, hz]) = (grid.cells_min, grid.cells_max);
+    let ([ex, ey, ez], [fx, fy, fz]) = (
+        grid.cells_min.map(|c| c - SHELL),
+        grid.cells_max.map(|c| c + SHELL),
+    );
+    let slabs = [
+        ([ex, ey, ez], [fx, fy, lz]),
+        ([ex, ey, hz], [fx, fy, fz]),
+        ([ex, ey, lz], [fx, ly, hz]),
+        ([ex, hy, lz], [fx, fy, hz]),
+        ([ex, ly, lz], [lx, hy, hz]),
+        ([hx, ly, lz], [fx, hy, hz]),
+    ];
+    for (cells_min, cells_max) in slabs {
+        let slab = Grid {
+            cells_min,
+            cells_max,
+            ..*grid
+        };
+        for_each_surface_cell(&slab, masks, &mut f);
+    }
+}
+
 /// Pushes the sign masks of the sample rows `y` in the cell range (and one above) of layer
 /// `z`, each of samples `x ..= x + cells`.
 #[inline(always)]

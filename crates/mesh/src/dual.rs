@@ -12,11 +12,11 @@
 //! own samples, identically in both chunks.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::{CASE_OF_PAIRS, for_each_surface_cell};
+use crate::cells::{CASE_OF_PAIRS, for_each_shell_cell, for_each_surface_cell, shell_range};
 use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
 use crate::lanes::F32x4;
-use crate::normals::finish;
+use crate::normals::{finish, needs_shell};
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
@@ -34,6 +34,7 @@ pub(crate) fn dual_mesh(
     if grid.is_uniform() {
         return;
     }
+    out.scratch.exact_frame = true;
     let n = grid.len();
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
@@ -45,12 +46,10 @@ pub(crate) fn dual_mesh(
         grid.dims[0] as usize * grid.dims[1] as usize,
     );
     let corner_offset = grid.corner_offsets();
-    let [ox, oy, oz] = grid.origin.map(|o| o as f32);
     let ctx = Ctx {
         grid,
         corner_offset,
         strides: [sy, sz],
-        origin: F32x4::new([ox, oy, oz, 0.0]),
         voxel_size: F32x4::splat(grid.voxel_size),
         place: &place,
     };
@@ -61,11 +60,14 @@ pub(crate) fn dual_mesh(
     // cell 0 on an axis, a cell there has no quads along the other two.
     let low_border = grid.cells_min.contains(&0);
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    for_each_surface_cell(grid, &mut masks, |p, base, case| {
-        // Visited once and before any quad reads the cell (quads read cells at or below
-        // `base`), so the entry is still empty: it takes the case until the vertex is made.
-        out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
-        out.scratch.written.push(base);
+    let visit = |out: &mut MeshBuffer, p: [u32; 3], base: usize, case: usize| {
+        // In the cell range, visited once and before any quad reads the cell (quads read
+        // cells at or below `base`), so the entry is still empty: it takes the case until the
+        // vertex is made. In the shell, a quad of the range may have made its vertex already.
+        if out.scratch.ids[base] == u32::MAX {
+            out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
+            out.scratch.written.push(base);
+        }
         let inside0 = case & 1;
         let mut axes = CROSSED_AXES[case & 0xff];
         if low_border {
@@ -96,7 +98,21 @@ pub(crate) fn dual_mesh(
             };
             push_quad(out, q);
         }
-    });
+    };
+    for_each_surface_cell(grid, &mut masks, |p, base, case| visit(out, p, base, case));
+    // Where the range's own mesh holds something for the clean-up near its border, the quads
+    // of the grid edges one layer beyond the range (from the samples of its shell of cells)
+    // are added as ghosts, where the grid holds them: `finish` decides what lies on the
+    // border from the same triangles as the chunk across it, then drops them.
+    // A vertex's quads reach the shell where it lies in cell min − 1 or max − 1.
+    if shell_range(grid, 1).is_some() && needs_shell(out, grid, [0.0, 1.0]) {
+        let own = out.indices.len() / 3;
+        out.scratch.own_vertices = out.positions.len();
+        for_each_shell_cell(grid, &mut masks, |p, base, case| visit(out, p, base, case));
+        out.scratch.ghost.clear();
+        out.scratch.ghost.resize(own, false);
+        out.scratch.ghost.resize(out.indices.len() / 3, true);
+    }
     out.scratch.masks = masks;
     out.scratch.reset();
     if grid.materials.is_empty() {
@@ -172,8 +188,7 @@ struct Ctx<'g, 'a, F> {
     corner_offset: [usize; 8],
     /// Sample index strides along y and z.
     strides: [usize; 2],
-    /// [`Grid::position`]'s terms: the origin as `f32` (lanes 0..3) and the voxel size.
-    origin: F32x4,
+    /// The voxel size in every lane.
     voxel_size: F32x4,
     place: &'g F,
 }
@@ -261,10 +276,36 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
         let id = out.positions.len() as u32;
-        // `grid.position(cell + local)`, lane by lane.
-        let g = F32x4::new([x as f32, y as f32, z as f32, 0.0])
-            + F32x4::new([local[0], local[1], local[2], 0.0]);
-        let [px, py, pz, _] = ((g - self.origin) * self.voxel_size).to_array();
+        // `grid.position(cell + local)`, lane by lane, exactly: the cell-local coordinate is
+        // rounded to a multiple of 2⁻¹⁷ (adding and taking away 64 does it), so that the sum
+        // with the cell's index from the origin (an integer below 128 in size, as in every
+        // chunk grid) is exact. The vertex is then the same point in every grid that holds its
+        // cell, whatever the grid's origin: both chunks that share it agree bit for bit in
+        // world space (`origin + position`, where the voxel size is a power of two).
+        let magic = F32x4::splat(QUANTUM_MAGIC);
+        let q = (F32x4::new([local[0], local[1], local[2], 0.0]) + magic) - magic;
+        let n = F32x4::new([
+            (i64::from(x) - i64::from(self.grid.origin[0])) as f32,
+            (i64::from(y) - i64::from(self.grid.origin[1])) as f32,
+            (i64::from(z) - i64::from(self.grid.origin[2])) as f32,
+            0.0,
+        ]);
+        let [px, py, pz, _] = ((n + q) * self.voxel_size).to_array();
+        // A vertex on its cell's boundary may coincide with the vertex of a neighbour cell:
+        // where two do, the clean-up merges vertices by position (`remove_degenerate`), which
+        // is how twins made of coincident vertices are found. (Decided by the vertices alone,
+        // so the same in every grid that holds them.)
+        let [q0, q1, q2, _] = q.to_array();
+        let q = [q0, q1, q2];
+        if q.iter().any(|&c| c == 0.0 || c == 1.0) {
+            out.scratch.boundary.push(id);
+            // On a face toward a cell whose vertices the range does not make (below cell
+            // min − 1, above cell max − 1): its twin may be a ghost's (`needs_shell`).
+            let (lo, hi) = (self.grid.cells_min, self.grid.cells_max);
+            out.scratch.boundary_out |= (0..3).any(|a| {
+                (q[a] == 0.0 && cell[a] + 1 == lo[a]) || (q[a] == 1.0 && cell[a] + 1 == hi[a])
+            });
+        }
         out.positions.push([px, py, pz]);
         out.normals.push(normal);
         // The material of the deepest inside corner (first in corner order on ties); a grid
@@ -303,6 +344,10 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         id
     }
 }
+
+/// Adding and taking away this rounds a cell-local coordinate in `[0, 1]` to a multiple of
+/// 2⁻¹⁷ (the spacing of f32 values in `[64, 128)`).
+const QUANTUM_MAGIC: f32 = 64.0;
 
 /// Set in a cell's `ids` entry unless the entry is the vertex of every crossed edge of the
 /// cell: where the cell has more than one patch or a pinch candidate (the entry is then

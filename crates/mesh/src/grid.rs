@@ -1,11 +1,13 @@
 //! The read-only sample grid a mesher reads.
 
 /// Samples a chunk grid carries on each side beyond its `32³` cells so that every mesher's
-/// vertices and normals on a chunk border are computed from the same samples in both chunks:
-/// Marching Cubes' central differences read one sample beyond the chunk's corners on each side,
-/// and Surface Nets and Dual Contouring read the cell below the chunk (−1). The grid is
-/// `35³` samples, `32c − 1 ..= 32c + 33` (docs/architecture.md, "Chunk").
-pub const CHUNK_HALO: u32 = 1;
+/// vertices, normals and clean-up decisions on a chunk border are made from the same samples
+/// in both chunks: Marching Cubes' central differences read one sample beyond the chunk's
+/// corners on each side; Surface Nets and Dual Contouring read the cell below the chunk (−1)
+/// for their border quads and also mesh the grid edges one layer beyond the chunk as ghosts
+/// (see `finish`), whose quads read the cell below those (−2). The grid is `37³` samples,
+/// `32c − 2 ..= 32c + 34` (docs/architecture.md, "Chunk").
+pub const CHUNK_HALO: u32 = 2;
 
 /// Cells per chunk along each axis (docs/architecture.md, "Chunk").
 pub const CHUNK_CELLS: u32 = 32;

@@ -8,9 +8,12 @@
 //! is also manifold.
 
 use crate::buffer::MeshBuffer;
-use crate::cells::{SEGMENT, SegmentMasks, for_each_surface_cell, surface_cells_by_segment};
+use crate::cells::{
+    SEGMENT, SegmentMasks, for_each_shell_cell, for_each_surface_cell, shell_range,
+    surface_cells_by_segment,
+};
 use crate::grid::Grid;
-use crate::normals::{finish, flag_zero_area, push_triangle};
+use crate::normals::{finish, flag_zero_area, needs_shell, push_triangle};
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
@@ -34,18 +37,32 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     if grid.cells_max[0] - grid.cells_min[0] <= SEGMENT {
         layered(grid, out);
     } else {
-        by_volume_ids(grid, out);
+        by_volume_ids(grid, out, false);
+    }
+    // A vertex's triangles reach the shell only where it lies on the border planes.
+    if shell_range(grid, 0).is_some() && needs_shell(out, grid, [0.0; 2]) {
+        // Something for the clean-up near the border: the shell of cells around the range is
+        // meshed too, as ghosts, so that what lies on the border (a flat pair split across
+        // it, case C10; a pinch; a sliver) is decided as in the chunk across it (`finish`).
+        let own = out.indices.len() / 3;
+        out.scratch.own_vertices = out.positions.len();
+        by_volume_ids(grid, out, true);
+        share_border_vertices(out, grid, own);
+        out.scratch.ghost.clear();
+        out.scratch.ghost.resize(own, false);
+        out.scratch.ghost.resize(out.indices.len() / 3, true);
     }
     finish(out, OpenBorder::of(grid));
 }
 
-/// Marching Cubes over any cell range, with vertex ids kept per grid edge of the whole grid.
-fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer) {
+/// Marching Cubes over the grid's cell range (or, with `shell`, over the shell of cells
+/// around it), with vertex ids kept per grid edge of the whole grid.
+fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer, shell: bool) {
     let n = grid.len();
     out.scratch.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    for_each_surface_cell(grid, &mut masks, |[x, y, z], base, case| {
+    let cell = |out: &mut MeshBuffer, [x, y, z]: [u32; 3], base: usize, case: usize| {
         let tris = &TRI_TABLE[case];
         let mut i = 0;
         while i < 15 && tris[i] >= 0 {
@@ -65,9 +82,59 @@ fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer) {
             push_triangle(out, ids[0], ids[2], ids[1]);
             i += 3;
         }
-    });
+    };
+    if shell {
+        for_each_shell_cell(grid, &mut masks, |p, base, case| cell(out, p, base, case));
+    } else {
+        for_each_surface_cell(grid, &mut masks, |p, base, case| cell(out, p, base, case));
+    }
     out.scratch.masks = masks;
     out.scratch.reset();
+}
+
+/// After the shell's cells were meshed (triangles from the `own`-th on) with their own
+/// vertices: their vertices on the range's border planes, which the range's cells made too
+/// (the same edge, the same arithmetic, so the same bits), are replaced by the range's.
+fn share_border_vertices(out: &mut MeshBuffer, grid: &Grid, own: usize) {
+    let n_own = out.scratch.own_vertices;
+    let (lo, hi) = (
+        grid.position(grid.cells_min.map(|c| c as f32)),
+        grid.position(grid.cells_max.map(|c| c as f32)),
+    );
+    let on_plane = |p: &[f32; 3]| (0..3).any(|a| p[a] == lo[a] || p[a] == hi[a]);
+    let bits = |p: &[f32; 3]| p.map(|c| (c + 0.0).to_bits());
+    let mut keys = std::mem::take(&mut out.scratch.border_keys);
+    keys.clear();
+    keys.extend(
+        out.positions[..n_own]
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| on_plane(p))
+            .map(|(i, p)| (bits(p), i as u32)),
+    );
+    keys.sort_unstable();
+    let mut remap = std::mem::take(&mut out.scratch.remap);
+    remap.clear();
+    remap.extend(n_own as u32..out.positions.len() as u32);
+    for (k, p) in out.positions[n_own..].iter().enumerate() {
+        if on_plane(p) {
+            let b = bits(p);
+            if let Ok(j) = keys.binary_search_by(|e| e.0.cmp(&b)) {
+                remap[k] = keys[j].1;
+            }
+        }
+    }
+    let fix = |i: &mut u32| {
+        if *i as usize >= n_own {
+            *i = remap[*i as usize - n_own];
+        }
+    };
+    out.indices[3 * own..].iter_mut().for_each(fix);
+    out.scratch.pinch.iter_mut().for_each(fix);
+    out.scratch.pinch.sort_unstable();
+    out.scratch.pinch.dedup();
+    out.scratch.border_keys = keys;
+    out.scratch.remap = remap;
 }
 
 /// A case's crossed edges in the order its triangles first use them, and its triangles as

@@ -15,9 +15,9 @@ mod cases;
 use std::cmp::Ordering;
 
 use crate::buffer::MeshBuffer;
-use crate::cells::for_each_surface_cell;
+use crate::cells::{for_each_shell_cell, for_each_surface_cell, shell_range};
 use crate::grid::Grid;
-use crate::normals::{finish, push_triangle};
+use crate::normals::{finish, near_border, needs_shell, push_triangle};
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGE_TABLE};
 
@@ -47,16 +47,34 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     if grid.is_uniform() {
         return;
     }
+    tile(grid, out);
+    // Faces flat on exact zeros and tunnel walls fold sheets over the sample vertices, so
+    // edges between two of their neighbours can be shared too.
+    out.scratch.pinch_ring = true;
+    finish(out, OpenBorder::of(grid));
+}
+
+/// Tiles the cells of the grid's range, then, where the range holds something for the
+/// clean-up near its border or triangles in cell faces there (which may cancel with the cell
+/// across), those of the shell around it too, as ghosts flagged for `finish`, so that what
+/// lies on the border (a flat pair split across it, case C10; a pinch; a sliver) is decided
+/// as in the chunk across it.
+fn tile(grid: &Grid, out: &mut MeshBuffer) {
     let n = grid.len();
     out.scratch.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
     let v = grid.values;
-    // Triangles lying in a face of their cell (tunnel walls, exact zeros); kept in the
-    // buffer's scratch so a reused buffer does not allocate.
+    // Triangles lying in a face of their cell (tunnel walls, exact zeros), each with whether
+    // a shell cell made it; kept in the buffer's scratch so a reused buffer does not allocate.
     let mut flat = std::mem::take(&mut out.scratch.flat);
     flat.clear();
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    for_each_surface_cell(grid, &mut masks, |at, base, case| {
+    let cell_fn = |out: &mut MeshBuffer,
+                   flat: &mut Vec<([u32; 3], bool)>,
+                   at: [u32; 3],
+                   base: usize,
+                   case: usize,
+                   ghost: bool| {
         let w = corner_offset.map(|off| -f64::from(v[base + off]));
         let cell = Cell {
             at,
@@ -84,21 +102,41 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
                 ids.swap(1, 2);
             }
             if on_a_face(grid, out, &cell, ids) {
-                flat.push(ids);
+                flat.push((ids, ghost));
             } else {
                 push_triangle(out, ids[0], ids[1], ids[2]);
             }
         }
         canonical_quads(out, &mut flat[flat_start..]);
+    };
+    for_each_surface_cell(grid, &mut masks, |at, base, case| {
+        cell_fn(out, &mut flat, at, base, case, false)
     });
+    let (own, mut shell_end) = (out.indices.len() / 3, 0);
+    let near_flat = {
+        let near = near_border(out, grid, [1.0; 2]);
+        flat.iter().any(|(t, _)| t.iter().any(|&i| near(i)))
+    };
+    // Within a cell of the border: MC33 also splits the neighbours of pinch candidates.
+    let shell = shell_range(grid, 0).is_some() && (near_flat || needs_shell(out, grid, [1.0; 2]));
+    if shell {
+        out.scratch.own_vertices = out.positions.len();
+        for_each_shell_cell(grid, &mut masks, |at, base, case| {
+            cell_fn(out, &mut flat, at, base, case, true)
+        });
+        shell_end = out.indices.len() / 3;
+    }
     out.scratch.masks = masks;
-    push_flat(out, &mut flat);
+    let mut tags = std::mem::take(&mut out.scratch.ghost);
+    tags.clear();
+    if shell {
+        tags.resize(own, false);
+        tags.resize(shell_end, true);
+    }
+    push_flat(out, &mut flat, shell.then_some(&mut tags));
+    out.scratch.ghost = tags;
     out.scratch.flat = flat;
     out.scratch.reset();
-    // Faces flat on exact zeros and tunnel walls fold sheets over the sample vertices, so
-    // edges between two of their neighbours can be shared too.
-    out.scratch.pinch_ring = true;
-    finish(out, OpenBorder::of(grid));
 }
 
 /// Whether the triangle's three vertices lie in one face of the cell. Two kinds do: the
@@ -116,7 +154,7 @@ fn on_a_face(grid: &Grid, out: &MeshBuffer, cell: &Cell, ids: [u32; 3]) -> bool 
 /// Splits each quad that a cell put in one of its faces as two triangles along the diagonal
 /// through its lexicographically least vertex, so that the two cells sharing the face split a
 /// common quad alike (and [`push_flat`] can cancel the pair).
-fn canonical_quads(out: &MeshBuffer, flat: &mut [[u32; 3]]) {
+fn canonical_quads(out: &MeshBuffer, flat: &mut [([u32; 3], bool)]) {
     let pos = |i: u32| out.positions[i as usize];
     let less = |p: [f32; 3], q: [f32; 3]| {
         (p[0]
@@ -128,7 +166,7 @@ fn canonical_quads(out: &MeshBuffer, flat: &mut [[u32; 3]]) {
     let least = |i: u32, j: u32| if less(pos(i), pos(j)) { pos(i) } else { pos(j) };
     for i in 0..flat.len() {
         for j in i + 1..flat.len() {
-            let (t1, t2) = (flat[i], flat[j]);
+            let (t1, t2) = (flat[i].0, flat[j].0);
             // Rotate t1 to (a, b, c) and t2 to (c, b, d): the quad is a, b, d, c.
             let quad = (0..3).find_map(|k| {
                 let [a, b, c] = [t1[k], t1[(k + 1) % 3], t1[(k + 2) % 3]];
@@ -139,8 +177,8 @@ fn canonical_quads(out: &MeshBuffer, flat: &mut [[u32; 3]]) {
             if let Some([a, b, d, c]) = quad
                 && less(least(a, d), least(b, c))
             {
-                flat[i] = [a, b, d];
-                flat[j] = [a, d, c];
+                flat[i].0 = [a, b, d];
+                flat[j].0 = [a, d, c];
             }
         }
     }
@@ -150,7 +188,17 @@ fn canonical_quads(out: &MeshBuffer, flat: &mut [[u32; 3]]) {
 /// share a face can each put the same triangle in it, wound opposite ways, where each has
 /// solid on its side of the face (two tunnels meeting at the face, or a sheet of samples worth
 /// 0 between two solids). The two are then no boundary between solid and air: both go.
-fn push_flat(out: &mut MeshBuffer, flat: &mut [[u32; 3]]) {
+///
+/// With `tags` (one per triangle pushed so far), each flat triangle's flag (made by a shell
+/// cell: a ghost) is pushed with it. Which of a pair's copies stays then matters: ghosts pair
+/// among themselves first, then the range's own triangles, then across, ghosts first (as
+/// `pinch::cancel_twins` does), so that the chunk across the border, whose own and ghost
+/// triangles are these swapped, keeps exactly what this one drops.
+fn push_flat(
+    out: &mut MeshBuffer,
+    flat: &mut [([u32; 3], bool)],
+    mut tags: Option<&mut Vec<bool>>,
+) {
     // Key: the sorted vertices, then the winding's parity relative to the sorted order.
     let key = |t: &[u32; 3]| {
         let mut s = *t;
@@ -160,19 +208,37 @@ fn push_flat(out: &mut MeshBuffer, flat: &mut [[u32; 3]]) {
             || (t[0] == s[2] && t[1] == s[0]);
         (s, !even)
     };
-    flat.sort_unstable_by_key(key);
+    flat.sort_unstable_by_key(|f| (key(&f.0), f.1));
     let mut i = 0;
     while i < flat.len() {
-        let (s, _) = key(&flat[i]);
+        let (s, _) = key(&flat[i].0);
         let mut j = i;
-        let mut balance = 0i32;
-        while j < flat.len() && key(&flat[j]).0 == s {
-            balance += if key(&flat[j]).1 { -1 } else { 1 };
+        // Per winding (0: even, 1: odd) and flag (0: own, 1: ghost), how many.
+        let mut count = [[0i32; 2]; 2];
+        while j < flat.len() && key(&flat[j].0).0 == s {
+            count[usize::from(key(&flat[j].0).1)][usize::from(flat[j].1)] += 1;
             j += 1;
         }
+        let balance = count[0][0] + count[0][1] - count[1][0] - count[1][1];
         let t = if balance > 0 { s } else { [s[0], s[2], s[1]] };
-        for _ in 0..balance.unsigned_abs() {
+        let (major, minor) = if balance > 0 {
+            (count[0], count[1])
+        } else {
+            (count[1], count[0])
+        };
+        // The major winding's ghosts that stay: those not paired with a ghost, less those
+        // paired across with an own triangle of the minor winding left over.
+        let across = (minor[0] - major[0].min(minor[0])) + (minor[1] - major[1].min(minor[1]));
+        let ghosts_left = major[1] - major[1].min(minor[1]);
+        let ghosts_kept = ghosts_left - across.min(ghosts_left);
+        for k in 0..balance.unsigned_abs() as i32 {
+            let before = out.indices.len();
             push_triangle(out, t[0], t[1], t[2]);
+            if let Some(tags) = tags.as_deref_mut()
+                && out.indices.len() > before
+            {
+                tags.push(k < ghosts_kept);
+            }
         }
         i = j;
     }

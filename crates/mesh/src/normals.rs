@@ -68,7 +68,8 @@ pub(crate) fn flag_zero_area(out: &mut MeshBuffer, from: usize) {
 /// repeated vertex (the mesh has no zero-area triangle), only the unused vertices are removed.
 pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     let dropped = std::mem::take(&mut out.scratch.dropped_triangle);
-    if !std::mem::take(&mut out.scratch.has_degenerate) {
+    let coincide = boundary_vertices_coincide(out);
+    if !std::mem::take(&mut out.scratch.has_degenerate) && !coincide {
         if dropped {
             drop_unused_and_renumber_pinches(out);
         }
@@ -106,14 +107,36 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             s = (s + 1) & (slots - 1);
         }
     }
+    if out.scratch.exact_frame {
+        // The merged vertex keeps the least (normal, material) of its group, whatever order
+        // the vertices were made in.
+        let rank = |n: &[f32; 3], m: u8| (n.map(|c| (c + 0.0).to_bits()), m);
+        for (i, &r) in remap.iter().enumerate() {
+            let r = r as usize;
+            if r != i
+                && rank(&out.normals[i], out.materials[i]) < rank(&out.normals[r], out.materials[r])
+            {
+                out.normals[r] = out.normals[i];
+                out.materials[r] = out.materials[i];
+            }
+        }
+    }
     let mut tris = std::mem::take(&mut out.scratch.triangles);
     tris.clear();
-    tris.extend(
-        out.indices
-            .chunks_exact(3)
-            .map(|t| [t[0], t[1], t[2]].map(|i| remap[i as usize]))
-            .filter(|[a, b, c]| a != b && b != c && a != c),
-    );
+    let mut ghost = std::mem::take(&mut out.scratch.ghost);
+    let tagged = !ghost.is_empty();
+    let mut kept = 0;
+    for (k, t) in out.indices.chunks_exact(3).enumerate() {
+        let [a, b, c] = [t[0], t[1], t[2]].map(|i| remap[i as usize]);
+        if a != b && b != c && a != c {
+            tris.push([a, b, c]);
+            if tagged {
+                ghost[kept] = ghost[k];
+                kept += 1;
+            }
+        }
+    }
+    ghost.truncate(kept);
     // Merged vertices and the vertices of split slivers may join sheets: pinch candidates,
     // like the mesher's own.
     let mut pinch = std::mem::take(&mut out.scratch.pinch);
@@ -126,7 +149,14 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             .map(|i| remap[i as usize]),
     );
     let mut slivers = std::mem::take(&mut out.scratch.sliver_work);
-    crate::slivers::split_slivers(&out.positions, &mut tris, &mut pinch, &mut slivers);
+    crate::slivers::split_slivers(
+        &out.positions,
+        &mut tris,
+        &mut ghost,
+        &mut pinch,
+        &mut slivers,
+    );
+    out.scratch.ghost = ghost;
     out.scratch.sliver_work = slivers;
     out.indices.clear();
     out.indices.extend(tris.iter().flatten());
@@ -140,6 +170,21 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     out.scratch.degenerate_table = table;
     out.scratch.remap = remap;
     out.scratch.triangles = tris;
+}
+
+/// Whether two of the dual vertices listed on their cells' boundaries lie at one position
+/// (only such vertices can coincide with another cell's). Sorts the list.
+fn boundary_vertices_coincide(out: &mut MeshBuffer) -> bool {
+    let b = &mut out.scratch.boundary;
+    if b.len() < 2 {
+        b.clear();
+        return false;
+    }
+    let key = |i: &u32| out.positions[*i as usize].map(|c| (c + 0.0).to_bits());
+    b.sort_unstable_by_key(key);
+    let found = b.windows(2).any(|w| key(&w[0]) == key(&w[1]));
+    b.clear();
+    found
 }
 
 /// [`drop_unused_vertices`], keeping the pinch candidates' ids (a removed one is dropped).
@@ -194,9 +239,91 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
 /// Where the stored gradient is zero or not finite,
 /// the normalised sum of the adjacent triangles' normals is used instead, and `(0, 1, 0)` if
 /// that vanishes too.
+///
+/// Where the mesher also meshed the shell of its cell range (the *ghost* triangles flagged in
+/// the scratch's `ghost`, see [`crate::cells::shell_range`]), every step above sees them, so
+/// that a decision about a triangle or vertex on the range's border (twins that cancel, a
+/// pinch split, a sliver split into its neighbour, a fallback normal) is made from the same
+/// triangles as in the chunk across the border, and as in one mesh of both; the ghost
+/// triangles, and the vertices only they use, are then removed.
 pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder>) {
+    let ghosted = !out.scratch.ghost.is_empty();
+    let touched = out.scratch.has_degenerate
+        || out.scratch.dropped_triangle
+        || !out.scratch.pinch.is_empty()
+        || !out.scratch.boundary.is_empty();
     remove_degenerate(out);
     crate::pinch::split_pinches(out, open);
+    normalise(out);
+    if ghosted {
+        cut_ghosts(out, touched);
+    }
+}
+
+/// Needs a ghost shell: whether what the cell range alone made holds, near the range's border
+/// (`reach`, see [`near_border`]: where a vertex's triangles reach the shell), anything the clean-up in [`finish`] would act on (a pinch candidate, a
+/// vanished gradient, a zero-area triangle), or a dual vertex on a face toward a cell whose
+/// vertex the range does not make (which may coincide with it): that must be decided with the
+/// triangles beyond the border.
+pub(crate) fn needs_shell(out: &MeshBuffer, grid: &crate::Grid, reach: [f32; 2]) -> bool {
+    let near = near_border(out, grid, reach);
+    out.scratch.boundary_out
+        || out.scratch.pinch.iter().any(|&i| near(i))
+        || out
+            .normals
+            .iter()
+            .enumerate()
+            .any(|(i, &n)| !(len2(n) > MIN_LEN2 && len2(n).is_finite()) && near(i as u32))
+        || (out.scratch.has_degenerate
+            && out.indices.chunks_exact(3).any(|t| {
+                let p = |k: usize| out.positions[t[k] as usize];
+                len2(cross(sub(p(1), p(0)), sub(p(2), p(0)))) == 0.0 && t.iter().any(|&i| near(i))
+            }))
+}
+
+/// Whether a vertex lies within `reach[0]` cells of the low side of the grid's cell range,
+/// or `reach[1]` of its high side, or beyond (on the border plane counts).
+pub(crate) fn near_border<'a>(
+    out: &'a MeshBuffer,
+    grid: &crate::Grid,
+    reach: [f32; 2],
+) -> impl Fn(u32) -> bool + 'a {
+    let lo = grid.position(grid.cells_min.map(|c| c as f32 + reach[0]));
+    let hi = grid.position(grid.cells_max.map(|c| c as f32 - reach[1]));
+    move |i: u32| {
+        let p = out.positions[i as usize];
+        (0..3).any(|a| p[a] <= lo[a] || p[a] >= hi[a])
+    }
+}
+
+/// Removes the ghost triangles and the vertices only they use. Where nothing was cleaned up
+/// (`touched` false) and the range's own triangles come first, its vertices are the first
+/// ones made (`own_vertices` of them): the buffers are cut short.
+fn cut_ghosts(out: &mut MeshBuffer, touched: bool) {
+    let ghost = std::mem::take(&mut out.scratch.ghost);
+    let own = ghost.iter().take_while(|&&g| !g).count();
+    if !touched && ghost[own..].iter().all(|&g| g) {
+        out.indices.truncate(3 * own);
+        let n = out.scratch.own_vertices;
+        out.positions.truncate(n);
+        out.normals.truncate(n);
+        out.materials.truncate(n);
+    } else {
+        let mut w = 0;
+        for (t, _) in ghost.iter().enumerate().filter(|(_, g)| !**g) {
+            out.indices.copy_within(3 * t..3 * t + 3, 3 * w);
+            w += 1;
+        }
+        out.indices.truncate(3 * w);
+        drop_unused_vertices(out);
+    }
+    let mut ghost = ghost;
+    ghost.clear();
+    out.scratch.ghost = ghost;
+}
+
+/// Normalises every vertex normal ([`finish`]'s last step).
+fn normalise(out: &mut MeshBuffer) {
     let mut need_fallback = false;
     let normalise = |n: &mut [f32; 3], need_fallback: &mut bool| {
         let l2 = len2(*n);
@@ -225,12 +352,33 @@ pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder
     let mut acc = std::mem::take(&mut out.scratch.face_normals);
     acc.clear();
     acc.resize(out.positions.len(), [0.0; 3]);
-    for t in out.indices.chunks_exact(3) {
+    let face = |t: &[u32]| {
         let p = |i: u32| out.positions[i as usize];
-        let f = cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0])));
-        for &i in t {
+        cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0])))
+    };
+    if out.scratch.exact_frame {
+        // Summed in the order of the face normals' values, not of the triangles' ids.
+        let mut faces = std::mem::take(&mut out.scratch.fallback);
+        faces.clear();
+        for t in out.indices.chunks_exact(3) {
+            if t.iter().any(|&i| out.normals[i as usize][0].is_nan()) {
+                let f = face(t);
+                faces.extend(t.iter().map(|&i| (i, f)));
+            }
+        }
+        faces.sort_unstable_by_key(|&(i, f)| (i, f.map(|c| (c + 0.0).to_bits())));
+        for &(i, f) in &faces {
             let a = &mut acc[i as usize];
             *a = [a[0] + f[0], a[1] + f[1], a[2] + f[2]];
+        }
+        out.scratch.fallback = faces;
+    } else {
+        for t in out.indices.chunks_exact(3) {
+            let f = face(t);
+            for &i in t {
+                let a = &mut acc[i as usize];
+                *a = [a[0] + f[0], a[1] + f[1], a[2] + f[2]];
+            }
         }
     }
     for (n, a) in out.normals.iter_mut().zip(&acc) {

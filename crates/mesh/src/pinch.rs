@@ -133,7 +133,12 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
         mark_candidates(out, &cand, ring, &mut mark);
         marked_corners(&out.indices, &mark, &mut corners);
     }
-    let twins = cancel_twins(&mut out.indices, &corners, &mut work);
+    let twins = cancel_twins(
+        &mut out.indices,
+        &mut out.scratch.ghost,
+        &corners,
+        &mut work,
+    );
     if twins {
         if listed {
             mark_candidates(out, &cand, false, &mut mark);
@@ -218,6 +223,8 @@ pub(crate) struct PinchWork {
     trial: Vec<usize>,
     new_id: Vec<u32>,
     normal: Vec<[f64; 3]>,
+    /// Each fan's face normals as bits, summed in sorted order for exact-frame meshes.
+    faces: Vec<(usize, [u64; 3])>,
     around: Around,
     /// `cancel_twins`' triangles, keys and dropped triangles.
     twin_tris: Vec<u32>,
@@ -230,7 +237,12 @@ pub(crate) struct PinchWork {
 /// each of their edges loses one use
 /// each way, so the surface stays closed, and the edges they shared with the rest are no
 /// longer used four times.
-fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)], work: &mut PinchWork) -> bool {
+fn cancel_twins(
+    indices: &mut Vec<u32>,
+    ghost: &mut Vec<bool>,
+    corners: &[(u32, u32)],
+    work: &mut PinchWork,
+) -> bool {
     let PinchWork {
         twin_tris: tris,
         keys,
@@ -253,10 +265,46 @@ fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)], work: &mut Pinch
     keys.sort_unstable();
     drop.clear();
     for same in keys.chunk_by(|x, y| x.0 == y.0) {
-        // Sorted: one winding, then the other; each pairs with one of the other.
+        // Sorted: one winding, then the other; each pairs with one of the other, so all of
+        // the rarer winding go and as many of the other. Twins have the same three vertices,
+        // so which of the other winding stay matters only where some are ghosts (of the
+        // grid's shell): ghosts pair among themselves first, then the range's own triangles
+        // among themselves, then across, ghosts first. The chunk across the border, whose own
+        // and ghost triangles are these swapped, then keeps what this one drops.
         let cw = same.iter().take_while(|k| !k.1).count();
-        for (a, b) in same[..cw].iter().zip(&same[cw..]) {
-            drop.extend([a.2, b.2]);
+        let is_ghost = |k: &([u32; 3], bool, u32)| !ghost.is_empty() && ghost[k.2 as usize];
+        let count = |side: &[([u32; 3], bool, u32)], g: bool| {
+            side.iter().filter(|k| is_ghost(k) == g).count()
+        };
+        let (neg, pos) = same.split_at(cw);
+        let (major, minor) = if neg.len() >= pos.len() {
+            (neg, pos)
+        } else {
+            (pos, neg)
+        };
+        drop.extend(minor.iter().map(|k| k.2));
+        // How many of the major winding pair: with ghosts, with own ones, then across.
+        let [mg, mo, ng, no] = [
+            count(major, true),
+            count(major, false),
+            count(minor, true),
+            count(minor, false),
+        ];
+        let (rg, ro) = (mg - mg.min(ng), mo - mo.min(no));
+        let across = (ng - mg.min(ng)) + (no - mo.min(no));
+        let drop_g = mg.min(ng) + across.min(rg);
+        let drop_o = mo.min(no) + (across - across.min(rg)).min(ro);
+        let (mut dg, mut d_o) = (0, 0);
+        for k in major {
+            let (d, n) = if is_ghost(k) {
+                (&mut dg, drop_g)
+            } else {
+                (&mut d_o, drop_o)
+            };
+            if *d < n {
+                *d += 1;
+                drop.push(k.2);
+            }
         }
     }
     if drop.is_empty() {
@@ -270,10 +318,16 @@ fn cancel_twins(indices: &mut Vec<u32>, corners: &[(u32, u32)], work: &mut Pinch
             d += 1;
         } else {
             indices.copy_within(3 * t..3 * t + 3, 3 * w);
+            if !ghost.is_empty() {
+                ghost[w] = ghost[t];
+            }
             w += 1;
         }
     }
     indices.truncate(3 * w);
+    if !ghost.is_empty() {
+        ghost.truncate(w);
+    }
     true
 }
 
@@ -310,6 +364,7 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, open: Option<OpenBorder>, work: &m
         trial,
         new_id,
         normal,
+        faces,
         around,
         ..
     } = work;
@@ -445,6 +500,8 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, open: Option<OpenBorder>, work: &m
     }
     // The fan of the first triangle keeps `v`; each other fan gets a copy. Each fan's vertex
     // gets the area-weighted normal of the fan's triangles.
+    let exact_frame = out.scratch.exact_frame;
+    faces.clear();
     new_id.clear();
     new_id.resize(m, u32::MAX);
     normal.clear();
@@ -463,17 +520,33 @@ fn split_vertex(out: &mut MeshBuffer, v: u32, open: Option<OpenBorder>, work: &m
         let t = t as usize;
         let p = |k: usize| out.positions[out.indices[3 * t + k] as usize].map(f64::from);
         let f = cross(sub(p(1), p(0)), sub(p(2), p(0)));
-        normal[r] = [
-            normal[r][0] + f[0],
-            normal[r][1] + f[1],
-            normal[r][2] + f[2],
-        ];
+        if exact_frame {
+            faces.push((r, f.map(f64::to_bits)));
+        } else {
+            normal[r] = [
+                normal[r][0] + f[0],
+                normal[r][1] + f[1],
+                normal[r][2] + f[2],
+            ];
+        }
         if r != first {
             for c in &mut out.indices[3 * t..3 * t + 3] {
                 if *c == v {
                     *c = new_id[r];
                 }
             }
+        }
+    }
+    if exact_frame {
+        // Summed in the order of the face normals' values (module docs of `Scratch`).
+        faces.sort_unstable();
+        for &(r, f) in faces.iter() {
+            let f = f.map(f64::from_bits);
+            normal[r] = [
+                normal[r][0] + f[0],
+                normal[r][1] + f[1],
+                normal[r][2] + f[2],
+            ];
         }
     }
     for (r, &id) in new_id.iter().enumerate() {

@@ -176,10 +176,12 @@ impl SliverWork {
 /// edge; no grid of the searches in BENCHMARKS.md ("Topology and manifoldness") reaches it.
 ///
 /// The vertices of every sliver looked at go to `touched` (pinch candidates). `work` holds
-/// the buffers (edge table, queues); it is only scratch.
+/// the buffers (edge table, queues); it is only scratch. `tags` (empty, or one per triangle)
+/// follows the triangles: the halves of a split triangle keep its tag.
 pub(crate) fn split_slivers(
     p: &[[f32; 3]],
     tris: &mut Vec<[u32; 3]>,
+    tags: &mut Vec<bool>,
     touched: &mut Vec<u32>,
     work: &mut SliverWork,
 ) {
@@ -281,6 +283,9 @@ pub(crate) fn split_slivers(
                 work.push(b, d, j);
                 let n = tris.len();
                 tris.push([b, y, d]);
+                if !tags.is_empty() {
+                    tags.push(tags[j]);
+                }
                 alive.push(true);
                 for (u, v) in [(b, y), (y, d), (d, b)] {
                     work.push(u, v, n);
@@ -313,12 +318,20 @@ pub(crate) fn split_slivers(
             allow_forced = true;
         }
     }
-    let mut i = 0;
-    tris.retain(|&t| {
-        let keep = alive[i] && !is_sliver(t);
-        i += 1;
-        keep
-    });
+    let mut w = 0;
+    for i in 0..tris.len() {
+        if alive[i] && !is_sliver(tris[i]) {
+            tris[w] = tris[i];
+            if !tags.is_empty() {
+                tags[w] = tags[i];
+            }
+            w += 1;
+        }
+    }
+    tris.truncate(w);
+    if !tags.is_empty() {
+        tags.truncate(w);
+    }
     // The queues swap roles each round, so the larger demand of a repeated call may fall on
     // either: both keep the larger capacity.
     let c = pending.capacity().max(left.capacity());
@@ -400,11 +413,11 @@ mod tests {
                 .collect();
             let mut work = SliverWork::default();
             let (mut tris, mut touched) = (input.clone(), Vec::new());
-            split_slivers(&p, &mut tris, &mut touched, &mut work);
+            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work);
             split += usize::from(tris.len() != input.len());
             let (first, caps) = (tris.clone(), work.capacities());
             let (mut tris, mut touched) = (input, Vec::new());
-            split_slivers(&p, &mut tris, &mut touched, &mut work);
+            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work);
             assert_eq!(work.capacities(), caps, "case {case}");
             assert_eq!(tris, first, "case {case}");
         }

@@ -3,6 +3,7 @@
 mod util;
 
 mod cases;
+mod chunked;
 mod lod;
 mod mc33;
 mod random;

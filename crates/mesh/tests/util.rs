@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use loam_mesh::{Grid, MeshBuffer, MeshStats, Mesher, mesh_stats};
+use loam_mesh::{Grid, MeshBuffer, MeshStats, Mesher, WeldPart, mesh_stats};
 
 /// Samples `f` at grid index `(x, y, z)` for `dims`, x fastest.
 pub fn sample(dims: [u32; 3], f: impl Fn(f64, f64, f64) -> f64) -> Vec<f32> {
@@ -80,4 +80,33 @@ pub fn grid_from_text(text: &str) -> Vec<f32> {
             _ => panic!("{c:?} is not a sample (+, 0, -)"),
         })
         .collect()
+}
+
+/// [`loam_mesh::weld`] with tolerance 0, by bit pattern (`weld` scans runs of equal x, which
+/// is quadratic for the thousands of vertices on one lattice plane).
+pub fn weld_exact(parts: &[WeldPart]) -> (Vec<[f64; 3]>, Vec<u32>) {
+    let mut all: Vec<[f64; 3]> = Vec::new();
+    for (off, pos, _) in parts {
+        all.extend(
+            pos.iter()
+                .map(|p| [0, 1, 2].map(|a| off[a] + f64::from(p[a]) + 0.0)),
+        );
+    }
+    let key = |p: &[f64; 3]| p.map(f64::to_bits);
+    let mut order: Vec<u32> = (0..all.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (key(&all[i as usize]), i));
+    let (mut positions, mut remap) = (Vec::new(), vec![0u32; all.len()]);
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || key(&all[order[k - 1] as usize]) != key(&all[i as usize]) {
+            positions.push(all[i as usize]);
+        }
+        remap[i as usize] = positions.len() as u32 - 1;
+    }
+    let mut indices = Vec::new();
+    let mut base = 0u32;
+    for (_, pos, idx) in parts {
+        indices.extend(idx.iter().map(|&i| remap[(base + i) as usize]));
+        base += pos.len() as u32;
+    }
+    (positions, indices)
 }

@@ -21,19 +21,14 @@ impl Viewer {
         Self { position }
     }
 
-    /// The chunk holding the viewer (floor division), or `None` for a position that is not
-    /// finite or lies outside the chunk range.
+    /// The chunk holding the viewer, or `None` for a position that is not finite or lies
+    /// outside the sample range: [`loam_field::coords::world_to_chunk`], the one conversion
+    /// (the rounding rule of docs/architecture.md, "Coordinates"; case C13: 11 × 0.96 m at
+    /// 0.03 m voxels is in chunk 11, not 10).
     pub fn chunk(&self, voxel_size: f64) -> Option<[i32; 3]> {
-        let size = f64::from(CHUNK_CELLS) * voxel_size;
-        let mut out = [0; 3];
-        for (o, &p) in out.iter_mut().zip(&self.position) {
-            let c = (p / size).floor();
-            if !c.is_finite() || c.abs() > f64::from(1 << 24) {
-                return None;
-            }
-            *o = c as i32;
-        }
-        Some(out)
+        loam_field::coords::world_to_chunk(self.position, voxel_size)
+            .ok()
+            .map(|k| [k.x, k.y, k.z])
     }
 }
 
@@ -143,4 +138,45 @@ pub fn wanted(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loam_field::coords::{world_to_chunk, world_to_level_chunk};
+
+    /// C13: the viewer's chunk at the positions that once floored wrongly, and agreement with
+    /// the one conversion on a million random positions within ±10⁶ m.
+    #[test]
+    fn case_c13_viewer_chunk_uses_the_one_conversion() {
+        let at = |x: f64, vs: f64| Viewer::at([x, 0.0, 0.0]).chunk(vs).unwrap()[0];
+        assert_eq!(at(10.559999999999999, 0.03), 11);
+        assert_eq!(at(-34.56, 0.03), -36);
+        assert_eq!(at(137.6, 0.1), 43);
+        assert_eq!(Viewer::at([f64::NAN, 0.0, 0.0]).chunk(1.0), None);
+        assert_eq!(Viewer::at([1e12, 0.0, 0.0]).chunk(1.0), None);
+        let mut z = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2e6 - 1e6
+        };
+        for i in 0..1_000_000 {
+            let vs = [0.03, 0.1, 0.25, 0.5, 1.0][i % 5];
+            // Every tenth position a multiple of the chunk size, where floors disagree.
+            let p = if i % 10 == 0 {
+                [next(), next(), next()].map(|c| (c / (32.0 * vs)).round() * 32.0 * vs)
+            } else {
+                [next(), next(), next()]
+            };
+            let k = world_to_chunk(p, vs).unwrap();
+            assert_eq!(
+                Viewer::at(p).chunk(vs),
+                Some([k.x, k.y, k.z]),
+                "{p:?} at {vs}"
+            );
+            assert_eq!(world_to_level_chunk(p, vs, 0).unwrap(), [k.x, k.y, k.z]);
+        }
+    }
 }

@@ -366,6 +366,43 @@ fn open_edges_of_a_level0_world_are_zero_inside_the_view() {
     assert_eq!(c.inside, 0);
 }
 
+/// The crack metric for every mesher on a level-0 world (issue 48, cases C11 and C12): the
+/// chunk meshes of each weld by exact world position with no open edge inside the loaded
+/// chunks. Surface Nets and Dual Contouring once left 1 000–2 000 here (border vertices
+/// computed relative to each chunk's origin round differently in the two chunks).
+#[test]
+fn every_mesher_welds_exactly_in_a_level0_world() {
+    let field = noise_field(9);
+    let h = field.generator().surface_height(0.0, 0.0);
+    let mut inside = Vec::new();
+    for mesher in loam_mesh::Mesher::ALL {
+        let settings = loam_world::WorldSettings {
+            view_radius: 3,
+            view_depth: 1,
+            threads: 2,
+            mesher,
+            ..Default::default()
+        };
+        let mut world = loam_world::World::new(field.clone(), settings).expect("world");
+        let mut shown = loam_world::Shown::default();
+        world.update(&[loam_world::Viewer::at([0.0, h + 2.0, 0.0])]);
+        assert!(world.wait_idle(loam_world::IDLE_TIMEOUT));
+        shown
+            .apply(world.pull(loam_world::PullBudget::ALL))
+            .expect("fresh");
+        let c = shown.open_edges(&world.view(), 1.0);
+        eprintln!("{}: {c:?}", mesher.name());
+        assert!(c.triangles > 10_000 && c.outer > 0, "{c:?}");
+        inside.push(c.inside);
+    }
+    assert_eq!(
+        inside,
+        [0; 4],
+        "open edges inside the view, {:?}",
+        loam_mesh::Mesher::ALL
+    );
+}
+
 /// Hysteresis in the world: a viewer stepping back and forth across a chunk border (where
 /// the split distances of several levels cross chunk boundaries) changes the view on the
 /// first swings only; after that no chunk changes level and nothing is rebuilt.

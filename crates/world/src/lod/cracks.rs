@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loam_field::CHUNK_CELLS;
 use loam_mesh::MeshBuffer;
 
 use super::key::LodKey;
@@ -26,8 +25,9 @@ pub struct OpenEdges {
 /// (`origin + position` in f64, bit for bit; seams are bit-exact by construction) and counts
 /// edges used by exactly one triangle. `view` is the set of chunks in view (all levels; level-0
 /// worlds pass [`LodKey::level0`] of their loaded chunks, with or without a mesh): an open edge
-/// whose two ends both lie on the boundary of their union is on the outer edge of the view and
-/// counted in [`OpenEdges::outer`], every other one in [`OpenEdges::inside`]. `voxel_size` is
+/// whose two ends both lie within one level-0 cell of the boundary of their union is on the
+/// outer edge of the view and counted in [`OpenEdges::outer`], every other one in
+/// [`OpenEdges::inside`]. `voxel_size` is
 /// the level-0 voxel size in metres.
 pub fn open_edges<'a>(
     meshes: impl IntoIterator<Item = ([f64; 3], &'a MeshBuffer)>,
@@ -64,12 +64,14 @@ pub fn open_edges<'a>(
         }
     }
     let top = view.iter().map(|k| k.level).max().unwrap_or(0);
-    let chunk = f64::from(CHUNK_CELLS) * voxel_size;
     let inside_view = |p: [f64; 3]| {
-        let c = p.map(|v| (v / chunk).floor() as i32);
-        (0..=top).any(|l| view.contains(&LodKey::new(0, c).ancestor(l)))
+        super::select::level0_key(p, voxel_size)
+            .is_some_and(|k0| (0..=top).any(|l| view.contains(&k0.ancestor(l))))
     };
-    let eps = 1e-3 * voxel_size;
+    // The dual meshers' open edges at the view's end lie in the last layer of cells (their
+    // vertices are inside cells), not on the boundary plane as Marching Cubes' do: a step of
+    // one level-0 cell (and a little) from an end must leave the view.
+    let eps = (1.0 + 1e-3) * voxel_size;
     let on_outer = |p: [f64; 3]| {
         neighbour_offsets().any(|d| !inside_view([0, 1, 2].map(|a| p[a] + eps * f64::from(d[a]))))
     };

@@ -99,6 +99,21 @@ pub fn select(
     leaves
 }
 
+/// The chunk of `level` holding world position `p` (metres, level-0 voxels of `voxel_size`),
+/// or `None` where `p` is not finite or outside the sample range: the one conversion of
+/// loam-field ([`loam_field::coords::world_to_level_chunk`], case C13), used by the selection
+/// and the crack metric alike.
+pub(crate) fn level_key(p: [f64; 3], voxel_size: f64, level: u8) -> Option<LodKey> {
+    loam_field::coords::world_to_level_chunk(p, voxel_size, level)
+        .ok()
+        .map(|c| LodKey::new(level, c))
+}
+
+/// [`level_key`] at level 0.
+pub(crate) fn level0_key(p: [f64; 3], voxel_size: f64) -> Option<LodKey> {
+    level_key(p, voxel_size, 0)
+}
+
 /// The coarsest chunks to tile: within the view distance of a viewer, or within it grown by
 /// the hysteresis where `was_shown`.
 fn roots(
@@ -111,10 +126,11 @@ fn roots(
 ) -> BTreeSet<LodKey> {
     let mut out = BTreeSet::new();
     let reach = settings.view_distance.max(0.0) * grow;
-    let width = LodKey::new(top, [0; 3]).size() as f64 * voxel_size;
     for p in viewers {
-        let lo = p.map(|c| ((c - reach) / width).floor() as i32);
-        let hi = p.map(|c| ((c + reach) / width).floor() as i32);
+        let key = |d: f64| level_key(p.map(|c| c + d), voxel_size, top).map(|k| k.xyz());
+        let (Some(lo), Some(hi)) = (key(-reach), key(reach)) else {
+            continue;
+        };
         for z in lo[2]..=hi[2] {
             for y in lo[1]..=hi[1] {
                 for x in lo[0]..=hi[0] {
@@ -178,6 +194,45 @@ mod tests {
             lod0_radius: 64.0,
             view_distance: 600.0,
             hysteresis: 0.25,
+        }
+    }
+
+    /// C13: the selection's chunk of a viewer is the one conversion's (loam-field's
+    /// `world_to_level_chunk`): with a view distance of 0 the roots around a viewer are the
+    /// one chunk holding it, at the positions that once floored wrongly and at 10⁵ random
+    /// positions within ±10⁶ m (a tenth of them on chunk borders), for levels 0 to 3.
+    #[test]
+    fn case_c13_selection_keys_use_the_one_conversion() {
+        let st = LodSettings {
+            view_distance: 0.0,
+            ..settings()
+        };
+        let only = |p: [f64; 3], vs: f64, top: u8| {
+            let r = roots(&[p], vs, &st, top, 1.0, |_| false);
+            assert_eq!(r.len(), 1, "{p:?} at {vs}, level {top}: {r:?}");
+            r.into_iter().next().unwrap()
+        };
+        assert_eq!(only([10.559999999999999, 0.0, 0.0], 0.03, 0).x, 11);
+        assert_eq!(only([-34.56, 0.0, 0.0], 0.03, 0).x, -36);
+        assert_eq!(only([137.6, 0.0, 0.0], 0.1, 0).x, 43);
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2e6 - 1e6
+        };
+        for i in 0..100_000 {
+            let (vs, top) = ([0.03, 0.1, 0.5, 1.0][i % 4], (i % 7 % 4) as u8);
+            let side = 32.0 * f64::from(1u32 << top) * vs;
+            let p = if i % 10 == 0 {
+                [next(), next(), next()].map(|c| (c / side).round() * side)
+            } else {
+                [next(), next(), next()]
+            };
+            let want = loam_field::coords::world_to_level_chunk(p, vs, top).unwrap();
+            assert_eq!(only(p, vs, top), LodKey::new(top, want), "{p:?} at {vs}");
+            assert_eq!(level_key(p, vs, top), Some(LodKey::new(top, want)));
         }
     }
 
