@@ -150,6 +150,8 @@ fn ops_are_logged_in_order_saved_exactly_and_restored() {
     // Ops after the save: a block on the pad, and a dig under the painted block, which
     // then falls too.
     s.frames(5);
+    // The replay steps the falling piece up to this op's step (17), as it fell live.
+    let at_place = s.blocks.world.save();
     s.block(place(at(-2, 0), None));
     s.terrain(cuboid(
         CsgMode::Subtract,
@@ -165,7 +167,8 @@ fn ops_are_logged_in_order_saved_exactly_and_restored() {
     drop(s);
 
     // Reopen: the field bit for bit, the held blocks exactly, the piece that was falling at
-    // the save where the save left it, the dig's piece created again by the replay.
+    // the save stepped from the save to the next block op's step as it fell live
+    // (`loam_session::load`), the dig's piece created again by the replay.
     let mut store = Store::open(&path).unwrap();
     let saved = store.blocks().unwrap().unwrap();
     assert_eq!((saved.seq, saved.step), (9, 12));
@@ -177,14 +180,17 @@ fn ops_are_logged_in_order_saved_exactly_and_restored() {
     assert_eq!(file.blocks, live_held);
     let mid_fall = file.pieces.iter().find(|p| p.id == falling[0]).unwrap();
     let saved_piece = at_bake.pieces.iter().find(|p| p.id == falling[0]).unwrap();
+    let live_piece = at_place.pieces.iter().find(|p| p.id == falling[0]).unwrap();
+    assert_ne!(mid_fall, saved_piece, "stepped on from the save");
     assert_eq!(
-        mid_fall, saved_piece,
-        "the piece as it was at the save, bit for bit"
+        mid_fall, live_piece,
+        "the piece as it was live at the next op, bit for bit"
     );
     assert!(matches!(mid_fall.state, PieceState::Falling));
     assert_eq!(file.pieces.len(), 2);
-    // Steps go on from the last logged op's step.
-    assert_eq!(restored.blocks.step_base, 17);
+    // Steps go on from the last logged op's step: the bake's, and the five replayed.
+    assert_eq!(restored.blocks.step_base, 12);
+    assert_eq!(restored.blocks.step(&restored.physics), 17);
     assert!(restored.blocks.journaling);
     // A world resumed at the loaded sequence numbers its next ops after it.
     let mut world =

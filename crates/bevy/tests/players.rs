@@ -7,7 +7,7 @@ use std::sync::mpsc;
 
 use bevy::prelude::*;
 use loam_bevy::editor::{
-    BODY_RADIUS_M, PlayerMarker, Remote, RemoteAim, RemoteLink, RemotePlayer, show_players,
+    Aim, BODY_RADIUS_M, Player, PlayerMarker, Remote, RemoteLink, show_players,
 };
 
 fn app() -> App {
@@ -25,8 +25,8 @@ fn app() -> App {
     app
 }
 
-fn player(id: u64, position: [f64; 3], aim: Option<RemoteAim>) -> RemotePlayer {
-    RemotePlayer {
+fn player(id: u64, position: [f64; 3], aim: Option<Aim>) -> Player {
+    Player {
         id,
         name: format!("p{id}"),
         position,
@@ -34,7 +34,7 @@ fn player(id: u64, position: [f64; 3], aim: Option<RemoteAim>) -> RemotePlayer {
     }
 }
 
-fn set_players(app: &mut App, players: Vec<RemotePlayer>) {
+fn set_players(app: &mut App, players: Vec<Player>) {
     app.world_mut().resource_mut::<Remote>().status.players = players;
     app.update();
 }
@@ -58,7 +58,7 @@ fn other_players_are_shown_where_they_are_and_aim() {
     app.update();
     assert!(markers(&mut app).is_empty(), "no players, no markers");
 
-    let ball = RemoteAim {
+    let ball = Aim {
         tool: "dig / build".into(),
         point: Some([4.0, 1.0, -2.0]),
         radius: 3.0,
@@ -100,7 +100,7 @@ fn other_players_are_shown_where_they_are_and_aim() {
     // 7 moves and aims at nothing; 9 aims with a small tool.
     let mut nothing = ball.clone();
     nothing.point = None;
-    let small = RemoteAim {
+    let small = Aim {
         tool: "cube".into(),
         point: Some([6.0, 0.0, 6.0]),
         radius: 1.5,

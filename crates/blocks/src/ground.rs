@@ -240,13 +240,20 @@ pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::Terr
     field_collider_cached(field, key, &mut loam_field::GeneratorBrickCache::new(0))
 }
 
+/// The halo of the grid a terrain collider is meshed from, samples. One: a collider needs
+/// no more (Surface Nets reads one sample beyond its cells), and the rendering meshes'
+/// halo of [`loam_mesh::CHUNK_HALO`] (2, for bit-exact border normals) would only make
+/// every build read more.
+pub const COLLIDER_HALO: u32 = 1;
+
 /// The samples [`field_collider`] reads for chunk `key`: the chunk's 33³ with a halo of
-/// [`loam_mesh::CHUNK_HALO`] on every side. A build on a snapshot that holds this box
+/// [`COLLIDER_HALO`] on every side. A build on a snapshot that holds this box
 /// ([`Field::snapshot_of`]) gives the same collider as on the whole field. `None` where the
 /// box leaves the sample range (`i32` on each axis): such a chunk, at the very end of the
 /// world, has no collider.
 pub fn field_collider_box(key: [i32; 3]) -> Option<loam_field::SampleBox> {
-    use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
+    use loam_mesh::CHUNK_CELLS;
+    const CHUNK_HALO: u32 = COLLIDER_HALO;
     // In i64: a chunk key may be anything a position far out gives.
     let (cells, h) = (i64::from(CHUNK_CELLS), i64::from(CHUNK_HALO));
     let fit = |v: i64| i32::try_from(v).ok();
@@ -269,7 +276,8 @@ pub fn field_collider_cached(
     key: [i32; 3],
     cache: &mut loam_field::GeneratorBrickCache,
 ) -> Option<loam_physics::TerrainShape> {
-    use loam_mesh::{CHUNK_CELLS, CHUNK_HALO, Grid, MeshBuffer, surface_nets};
+    use loam_mesh::{CHUNK_CELLS, Grid, MeshBuffer, surface_nets};
+    const CHUNK_HALO: u32 = COLLIDER_HALO;
     let n = (CHUNK_CELLS + 1 + 2 * CHUNK_HALO) as usize;
     let mut values = vec![0.0f32; n * n * n];
     let mut materials = vec![0u8; n * n * n];

@@ -104,6 +104,31 @@ pub struct Piece {
 }
 
 impl Piece {
+    /// Whether its frame (origin, offset), pose, motion and resting pose are all finite: a
+    /// piece from a file or an authority's delta is checked before it is taken in.
+    pub(crate) fn is_finite(&self) -> bool {
+        let rest = match self.state {
+            PieceState::Rubble { rest } => Some(rest),
+            PieceState::Falling => None,
+        };
+        self.origin
+            .iter()
+            .chain(&self.offset)
+            .all(|c| c.is_finite())
+            && self
+                .pose
+                .position
+                .iter()
+                .chain(&self.pose.rotation)
+                .all(|c| c.is_finite())
+            && self
+                .velocity
+                .iter()
+                .chain(&self.spin)
+                .all(|c| c.is_finite())
+            && rest.is_none_or(|r| r.position.iter().chain(&r.rotation).all(|c| c.is_finite()))
+    }
+
     /// A block's place in the frame: its lowest corner, metres.
     pub fn local_min(&self, pos: BlockPos) -> [f64; 3] {
         let m = pos.min_corner();

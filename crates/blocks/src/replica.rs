@@ -194,20 +194,7 @@ impl BlockWorld {
             for b in &p.blocks {
                 check_block(b.pos, &b.block)?;
             }
-            let rest = match p.state {
-                PieceState::Rubble { rest } => Some(rest),
-                PieceState::Falling => None,
-            };
-            let finite = p.origin.iter().chain(&p.offset).all(|c| c.is_finite())
-                && p.offset.iter().all(|c| c.abs() <= 1.0)
-                && p.pose
-                    .position
-                    .iter()
-                    .chain(&p.pose.rotation)
-                    .all(|c| c.is_finite())
-                && p.velocity.iter().chain(&p.spin).all(|c| c.is_finite())
-                && rest.is_none_or(|r| r.position.iter().chain(&r.rotation).all(|c| c.is_finite()));
-            if !finite {
+            if !(p.is_finite() && p.offset.iter().all(|c| c.abs() <= 1.0)) {
                 return Err(bad(format!(
                     "piece {:?} has a non-finite pose or motion",
                     p.id

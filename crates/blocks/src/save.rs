@@ -143,22 +143,10 @@ impl BlockWorld {
             for b in &p.blocks {
                 check_block(b.pos, &b.block, &world)?;
             }
-            let rest = match p.state {
-                PieceState::Rubble { rest } => Some(rest),
-                PieceState::Falling => None,
-            };
             if !p.offset.iter().all(|c| c.is_finite() && c.abs() <= 1.0) {
                 return Err(bad(format!("piece {:?} has offset {:?}", p.id, p.offset)));
             }
-            let finite = p.origin.iter().all(|c| c.is_finite())
-                && p.pose
-                    .position
-                    .iter()
-                    .chain(&p.pose.rotation)
-                    .all(|c| c.is_finite())
-                && p.velocity.iter().chain(&p.spin).all(|c| c.is_finite())
-                && rest.is_none_or(|r| r.position.iter().chain(&r.rotation).all(|c| c.is_finite()));
-            if !finite {
+            if !p.is_finite() {
                 return Err(bad(format!(
                     "piece {:?} has a non-finite pose or motion",
                     p.id

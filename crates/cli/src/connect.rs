@@ -9,11 +9,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
-use loam_bevy::editor::{
-    RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
-};
+use loam_bevy::editor::{RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
 use loam_field::Field;
-use loam_net::{Aim, Client, ClientConfig, ClientEvent, NetError, PresenceReport, Viewer};
+use loam_net::{Client, ClientConfig, ClientEvent, NetError, Player, PresenceReport, Viewer};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long a dropped connection waits before trying again.
@@ -354,7 +352,7 @@ async fn execute(client: &mut Client, c: RemoteCommand, status: &mut RemoteStatu
             }
         }
         RemoteCommand::Presence { position, aim } => {
-            if let Err(e) = client.set_presence(presence(position, aim)).await
+            if let Err(e) = client.set_presence(PresenceReport { position, aim }).await
                 && online
             {
                 status.note = format!("presence not sent: {e}");
@@ -364,34 +362,9 @@ async fn execute(client: &mut Client, c: RemoteCommand, status: &mut RemoteStatu
     false
 }
 
-/// The editor's presence as the client sends it.
-fn presence(position: [f64; 3], aim: RemoteAim) -> PresenceReport {
-    PresenceReport {
-        position,
-        aim: Aim {
-            tool: aim.tool,
-            point: aim.point,
-            radius: aim.radius,
-        },
-    }
-}
-
 /// The other players as the editor shows them, by id.
-fn players(client: &Client) -> Vec<RemotePlayer> {
-    client
-        .players()
-        .values()
-        .map(|p| RemotePlayer {
-            id: p.id,
-            name: p.name.clone(),
-            position: p.position,
-            aim: p.aim.as_ref().map(|a| RemoteAim {
-                tool: a.tool.clone(),
-                point: a.point,
-                radius: a.radius,
-            }),
-        })
-        .collect()
+fn players(client: &Client) -> Vec<Player> {
+    client.players().values().cloned().collect()
 }
 
 #[cfg(test)]

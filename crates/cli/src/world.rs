@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use loam_bevy::persist::{self, Restored};
+use loam_bevy::persist::Restored;
 use loam_field::Field;
 use loam_store::Store;
 
@@ -92,22 +92,32 @@ pub fn create(
         .with_context(|| format!("creating world {path:?}"))
 }
 
-/// Loads an opened world: the generator rebuilt from its JSON (a heightmap must still exist
-/// and have the same BLAKE3), then the bricks, history and newer ops, with the world's
-/// blocks: the snapshot of the last bake, then the block ops after
-/// it replayed among the terrain ops (`loam_bevy::persist`). Ops whose block side
-/// no longer applies are reported on stderr and skipped.
+/// Loads an opened world with the one loader ([`loam_session::load`]): the generator
+/// rebuilt from its JSON (a heightmap must still exist and have the same BLAKE3), then the
+/// bricks, history and newer ops, with the world's blocks: the snapshot of the last bake,
+/// then the block ops after it replayed among the terrain ops at their physics steps. Ops
+/// whose block side no longer applies are reported on stderr and skipped.
+pub(crate) fn load_session(
+    store: &mut Store,
+    path: &Path,
+) -> anyhow::Result<loam_session::LoadedSession> {
+    let field = base_field(store, path)?;
+    let loaded =
+        loam_session::load(store, field).with_context(|| format!("loading world {path:?}"))?;
+    for s in &loaded.blocks.skipped {
+        eprintln!("loam: {path:?}: op {} skipped on load: {}", s.seq, s.error);
+    }
+    Ok(loaded)
+}
+
+/// [`load_session`], its blocks wrapped in the app's resources (for `loam edit` and
+/// `loam render`).
 pub(crate) fn load_with_blocks(
     store: &mut Store,
     path: &Path,
 ) -> anyhow::Result<(loam_store::LoadedWorld, Restored)> {
-    let field = base_field(store, path)?;
-    let (loaded, restored) =
-        persist::load(store, field).with_context(|| format!("loading world {path:?}"))?;
-    for (seq, why) in &restored.skipped {
-        eprintln!("loam: {path:?}: op {seq} skipped on load: {why}");
-    }
-    Ok((loaded, restored))
+    let loaded = load_session(store, path)?;
+    Ok((loaded.world, Restored::from(loaded.blocks)))
 }
 
 /// A fresh field of the world's generator and settings.
@@ -197,7 +207,10 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             )?;
             // A corrupt undo history does not hide the rest: shown without it.
             store.set_discard_corrupt_history(true);
-            let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            let loam_session::LoadedSession {
+                world: loaded,
+                blocks,
+            } = load_session(&mut store, file)?;
             if let Some(why) = &loaded.history_discarded {
                 writeln!(
                     o,
@@ -205,7 +218,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                      --discard-history` saves the world without it"
                 )?;
             }
-            let b = &restored.blocks.world;
+            let b = &blocks.world;
             writeln!(
                 o,
                 "blocks      {} held, {} pieces ({} ops after the bake)",
@@ -216,8 +229,8 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             if !loaded.block_ops.is_empty() && b.pieces().next().is_some() {
                 writeln!(
                     o,
-                    "            (pieces of ops after the bake are where their op left them: \
-                     their falls are simulated again when the world is opened)"
+                    "            (pieces of ops after the bake are where the replay of the \
+                     log left them)"
                 )?;
             }
             for p in b.pieces() {
@@ -246,7 +259,10 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
         } => {
             let mut store = Store::open(file).with_context(|| format!("opening world {file:?}"))?;
             store.set_discard_corrupt_history(*discard_history);
-            let (loaded, restored) = load_with_blocks(&mut store, file)?;
+            let loam_session::LoadedSession {
+                world: loaded,
+                blocks,
+            } = load_session(&mut store, file)?;
             if let Some(why) = &loaded.history_discarded {
                 eprintln!(
                     "loam: warning: {file:?}: the saved undo history is corrupt ({why}); \
@@ -254,7 +270,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 );
             }
             // The block world as the load left it: the snapshot with the newer block ops
-            // applied (their falls start again at the next load; see persist's docs).
+            // replayed at their steps (`loam_session::load`).
             let written = if loaded.blocks.is_none() && loaded.block_ops.is_empty() {
                 store.bake(&loaded.field, &loaded.history, loaded.last_seq)?
             } else {
@@ -262,8 +278,8 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                     &loaded.field,
                     &loaded.history,
                     loaded.last_seq,
-                    restored.blocks.step(&restored.physics),
-                    &restored.blocks.world.save().encode(),
+                    blocks.step(),
+                    &blocks.world.save().encode(),
                 )?
             };
             let dropped = store

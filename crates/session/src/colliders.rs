@@ -1,12 +1,15 @@
-//! Terrain colliders of the server's physics world: the chunks around blocks and pieces,
+//! Terrain colliders of a physics world holding blocks: the chunks around blocks and pieces,
 //! meshed with Surface Nets from the field ([`field_collider`], a few milliseconds a chunk).
+//! The same colliders, from the same samples, wherever the world is simulated (the server,
+//! a replay, a load), so pieces fall alike everywhere.
 //!
 //! Nothing is built where it is asked for. A chunk wanted near a block or piece is
 //! *missing*, a loaded chunk a terrain op changed is *dirty*; each mark carries a stamp
-//! from a counter that every mark advances. The ordering thread hands a few stale chunks at
-//! a time ([`Colliders::next_builds`]) with a snapshot of the field to the ground worker
-//! (`ground.rs`), which builds them while ops go on, and installs what comes back
-//! ([`Colliders::install`]):
+//! from a counter that every mark advances. Either the owner builds stale chunks on its
+//! own thread ([`TerrainColliders::refresh`], as a load does), or it hands a few at a time
+//! ([`TerrainColliders::next_builds`]) with a snapshot of the field to a worker (the
+//! server's ground worker), which builds them while ops go on, and installs what comes back
+//! ([`TerrainColliders::install`]):
 //!
 //! ```text
 //!  mark (stamp s) ──▶ missing / dirty ──▶ next_builds: keys + stamp t, snapshot at t
@@ -25,23 +28,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loam_blocks::{BlockDelta, field_collider};
+use loam_blocks::{BlockDelta, BlockWorld, PieceState, field_collider};
 use loam_field::Field;
+use loam_field::coords::world_to_chunk;
 use loam_mesh::{CHUNK_CELLS, CHUNK_HALO};
 use loam_physics::{PhysicsWorld, TerrainShape};
 
-/// The chunk holding a world point.
-pub(crate) fn chunk_of(p: [f64; 3], voxel_size: f64) -> [i32; 3] {
-    let chunk_m = f64::from(CHUNK_CELLS) * voxel_size;
-    p.map(|c| (c / chunk_m).floor().clamp(-1e9, 1e9) as i32)
-}
-
 /// How near a chunk's border a block or piece brings in the neighbour's collider, metres.
-const NEAR_M: f64 = 8.0;
+pub const NEAR_M: f64 = 8.0;
 
 /// Which chunks have, need, or wait for a collider; see the module docs.
 #[derive(Debug, Default)]
-pub(crate) struct Colliders {
+pub struct TerrainColliders {
     loaded: BTreeSet<[i32; 3]>,
     /// Chunks without a collider that pieces need (the stamp of their last mark).
     missing: BTreeMap<[i32; 3], u64>,
@@ -67,7 +65,7 @@ pub(crate) struct Colliders {
     last_dirty: Option<[i32; 3]>,
 }
 
-impl Colliders {
+impl TerrainColliders {
     fn stamp(&mut self) -> u64 {
         self.clock += 1;
         self.clock
@@ -79,7 +77,12 @@ impl Colliders {
     pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
         let vs = field.settings().voxel_size;
         let chunk_m = f64::from(CHUNK_CELLS) * vs;
-        let c = chunk_of(point, vs);
+        // The one conversion from world to chunk; a point off the sample range
+        // (not finite, or past i32 samples) has no chunk and needs no collider.
+        let Ok(k) = world_to_chunk(point, vs) else {
+            return;
+        };
+        let c = [k.x, k.y, k.z];
         let span = |i: usize| {
             let local = point[i] - f64::from(c[i]) * chunk_m;
             let lo = if local < NEAR_M { -1 } else { 0 };
@@ -99,6 +102,18 @@ impl Colliders {
                     }
                 }
             }
+        }
+    }
+
+    /// Asks for the colliders around every falling piece of `world`.
+    pub fn ensure_falling(&mut self, field: &Field, world: &BlockWorld) {
+        let falling: Vec<[f64; 3]> = world
+            .pieces()
+            .filter(|p| matches!(p.state, PieceState::Falling))
+            .map(|p| p.pose.position.map(f64::from))
+            .collect();
+        for p in falling {
+            self.ensure(field, p);
         }
     }
 
@@ -354,7 +369,7 @@ impl Colliders {
 
 /// Whether a piece's body (falling or rubble) is within [`NEAR_M`] of the world box
 /// `lo..=hi` (metres): a broad-phase query of the physics world.
-pub(crate) fn pieces_near(physics: &PhysicsWorld, lo: [f64; 3], hi: [f64; 3]) -> bool {
+pub fn pieces_near(physics: &PhysicsWorld, lo: [f64; 3], hi: [f64; 3]) -> bool {
     let centre = [0, 1, 2].map(|i| ((lo[i] + hi[i]) * 0.5) as f32);
     let half = [0, 1, 2].map(|i| ((hi[i] - lo[i]) * 0.5 + NEAR_M) as f32);
     // Only a non-finite box fails; a changed box is finite. Taken as near then.

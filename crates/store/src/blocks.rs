@@ -101,6 +101,40 @@ pub(crate) fn snapshot_blob(seq: u64, step: u64, data: &[u8]) -> Vec<u8> {
     )
 }
 
+/// One record of the op log, sealed for its table.
+pub(crate) struct LogRow {
+    /// In `block_ops` (else `ops`).
+    block: bool,
+    seq: u64,
+    /// The terrain op's stroke, or the block op's physics step.
+    n: u64,
+    /// The sealed record (`tag::seal` with its row's context).
+    bytes: Vec<u8>,
+}
+
+impl LogRow {
+    /// A terrain op's row: sealed with its sequence number and stroke.
+    pub(crate) fn terrain(e: &LogEntry) -> Self {
+        let ctx = crate::tag::key(&[e.seq as i64, e.stroke as i64]);
+        Self {
+            block: false,
+            seq: e.seq,
+            n: e.stroke,
+            bytes: crate::tag::seal(&ctx, e.encode()),
+        }
+    }
+
+    /// A block op's row: sealed with its sequence number and step.
+    pub(crate) fn block(e: &BlockLogEntry) -> Self {
+        Self {
+            block: true,
+            seq: e.seq,
+            n: e.step,
+            bytes: crate::tag::seal(&op_context(e.seq, e.step), e.op.clone()),
+        }
+    }
+}
+
 impl Store {
     /// Whether the file has the block tables (format 3 and later; older formats are only
     /// read, with no blocks).
@@ -114,22 +148,7 @@ impl Store {
     /// # Errors
     /// As [`Store::append`].
     pub fn append_block(&mut self, entry: &BlockLogEntry) -> Result<(), StoreError> {
-        self.appendable()?;
-        if entry.seq != self.last_seq + 1 {
-            return Err(StoreError::OutOfOrder {
-                last: self.last_seq,
-                got: entry.seq,
-            });
-        }
-        let blob = crate::tag::seal(&op_context(entry.seq, entry.step), entry.op.clone());
-        retry(&self.path, self.busy_wait, Writing::Append, || {
-            self.conn.execute(
-                "INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)",
-                params![entry.seq as i64, entry.step as i64, blob],
-            )
-        })?;
-        self.last_seq = entry.seq;
-        Ok(())
+        self.write_rows(vec![LogRow::block(entry)])
     }
 
     /// Appends terrain and block records (consecutive sequence numbers following the log)
@@ -141,49 +160,45 @@ impl Store {
     /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first record that does not
     /// follow the one before (nothing is appended then).
     pub fn append_records(&mut self, records: &[LogRecord]) -> Result<(), StoreError> {
+        self.write_rows(
+            records
+                .iter()
+                .map(|r| match r {
+                    LogRecord::Terrain(e) => LogRow::terrain(e),
+                    LogRecord::Block(e) => LogRow::block(e),
+                })
+                .collect(),
+        )
+    }
+
+    /// The one writer of the op log: checks that `rows` follow the log (consecutive
+    /// sequence numbers from the last plus one) and appends them in one transaction, all or
+    /// none, retrying while busy. Every `append*` method calls it.
+    ///
+    /// # Errors
+    /// As [`Store::append`].
+    pub(crate) fn write_rows(&mut self, rows: Vec<LogRow>) -> Result<(), StoreError> {
         self.appendable()?;
         let mut last = self.last_seq;
-        // (table, seq, stroke or step, sealed bytes)
-        let mut rows = Vec::with_capacity(records.len());
-        for r in records {
-            if r.seq() != last + 1 {
-                return Err(StoreError::OutOfOrder { last, got: r.seq() });
+        for r in &rows {
+            if r.seq != last + 1 {
+                return Err(StoreError::OutOfOrder { last, got: r.seq });
             }
-            rows.push(match r {
-                LogRecord::Terrain(e) => {
-                    let ctx = crate::tag::key(&[e.seq as i64, e.stroke as i64]);
-                    (
-                        false,
-                        e.seq as i64,
-                        e.stroke as i64,
-                        crate::tag::seal(&ctx, e.encode()),
-                    )
-                }
-                LogRecord::Block(e) => {
-                    // A writable store has the block tables (older formats are migrated).
-                    let blob = crate::tag::seal(&op_context(e.seq, e.step), e.op.clone());
-                    (true, e.seq as i64, e.step as i64, blob)
-                }
-            });
-            last = r.seq();
+            last = r.seq;
         }
         if rows.is_empty() {
             return Ok(());
         }
         retry(&self.path, self.busy_wait, Writing::Append, || {
             let tx = self.conn.transaction()?;
-            {
-                let mut ops =
-                    tx.prepare_cached("INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)")?;
-                let mut blocks =
-                    tx.prepare_cached("INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)")?;
-                for (block, seq, n, bytes) in &rows {
-                    if *block {
-                        blocks.execute(params![seq, n, bytes])?;
-                    } else {
-                        ops.execute(params![seq, n, bytes])?;
-                    }
-                }
+            for r in &rows {
+                let sql = if r.block {
+                    "INSERT INTO block_ops (seq, step, op) VALUES (?1, ?2, ?3)"
+                } else {
+                    "INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)"
+                };
+                tx.prepare_cached(sql)?
+                    .execute(params![r.seq as i64, r.n as i64, r.bytes])?;
             }
             tx.commit()
         })?;

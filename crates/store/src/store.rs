@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry, SharedStroke};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::blocks::{BLOCK_SCHEMA, BlockLogEntry, SavedBlocks};
+use crate::blocks::{BLOCK_SCHEMA, BlockLogEntry, LogRow, SavedBlocks};
 use crate::checkpoint::Checkpointer;
 use crate::checks::{
     check_header, check_meta, has_hot_journal, meta_digest, recover_hot_journal, wal_extension,
@@ -589,23 +589,7 @@ impl Store {
     /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one;
     /// [`StoreError::Busy`]; SQLite failures (nothing is appended then).
     pub fn append(&mut self, entry: &LogEntry) -> Result<(), StoreError> {
-        self.appendable()?;
-        if entry.seq != self.last_seq + 1 {
-            return Err(StoreError::OutOfOrder {
-                last: self.last_seq,
-                got: entry.seq,
-            });
-        }
-        let ctx = crate::tag::key(&[entry.seq as i64, entry.stroke as i64]);
-        let bytes = crate::tag::seal(&ctx, entry.encode());
-        retry(&self.path, self.busy_wait, Writing::Append, || {
-            self.conn.execute(
-                "INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)",
-                params![entry.seq as i64, entry.stroke as i64, bytes],
-            )
-        })?;
-        self.last_seq = entry.seq;
-        Ok(())
+        self.write_rows(vec![LogRow::terrain(entry)])
     }
 
     /// Appends `entries` (consecutive sequence numbers following the log) in one transaction:
@@ -616,37 +600,7 @@ impl Store {
     /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first entry that does not
     /// follow the one before (nothing is appended then).
     pub fn append_batch(&mut self, entries: &[LogEntry]) -> Result<(), StoreError> {
-        self.appendable()?;
-        let mut last = self.last_seq;
-        let mut rows = Vec::with_capacity(entries.len());
-        for e in entries {
-            if e.seq != last + 1 {
-                return Err(StoreError::OutOfOrder { last, got: e.seq });
-            }
-            let ctx = crate::tag::key(&[e.seq as i64, e.stroke as i64]);
-            rows.push((
-                e.seq as i64,
-                e.stroke as i64,
-                crate::tag::seal(&ctx, e.encode()),
-            ));
-            last = e.seq;
-        }
-        if rows.is_empty() {
-            return Ok(());
-        }
-        retry(&self.path, self.busy_wait, Writing::Append, || {
-            let tx = self.conn.transaction()?;
-            {
-                let mut put =
-                    tx.prepare_cached("INSERT INTO ops (seq, stroke, op) VALUES (?1, ?2, ?3)")?;
-                for (seq, stroke, bytes) in &rows {
-                    put.execute(params![seq, stroke, bytes])?;
-                }
-            }
-            tx.commit()
-        })?;
-        self.last_seq = last;
-        Ok(())
+        self.write_rows(entries.iter().map(LogRow::terrain).collect())
     }
 
     /// The logged terrain ops with a sequence number above `seq`, in order (block ops:

@@ -415,6 +415,13 @@ fn step_blocks(
         blocks.sim_time += f64::from(dt);
         return;
     }
+    // The physics steps only while a piece is awake (or a walking character may push
+    // one), as on the server: block ops are logged with the step they were taken at, and a
+    // load replays the steps between them (`loam_session::load`), so idle steps would only
+    // make loads slower.
+    if physics.character.is_none() && !loam_session::pieces_awake(&blocks.world, &physics.world) {
+        return;
+    }
     let report = match blocks.world.step(&mut physics.world, dt) {
         Ok(r) => r,
         Err(e) => {

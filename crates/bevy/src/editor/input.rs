@@ -6,16 +6,15 @@ use bevy::input::mouse::{AccumulatedMouseMotion, MouseScrollUnit, MouseWheel};
 use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions, PrimaryWindow};
 use bevy_egui::EguiContexts;
-use loam_field::EditOp;
 use loam_mesh::Mesher;
 use loam_world::{DEFAULT_REPEAT, StrokeClock};
 
 use super::block_tool::{self, BlockAim, ToolKind};
-use super::remote::Remote;
+use super::sink::{Direction, EditSink};
 use super::undo;
 use super::{
     CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode, TOOL_REACH_M, ToolMarker,
-    apply, captured,
+    captured,
 };
 use crate::blocks::LoamBlocks;
 use crate::tool::Brush;
@@ -101,12 +100,9 @@ pub(crate) fn keys(
     ),
     mut settings: ResMut<LoamSettings>,
     file: Option<Res<WorldFile>>,
-    mut world: ResMut<LoamWorld>,
-    mut blocks: ResMut<LoamBlocks>,
-    mut physics: ResMut<Physics>,
+    mut sink: EditSink,
     cursor: Query<&CursorOptions, With<PrimaryWindow>>,
     mut exit: MessageWriter<AppExit>,
-    remote: Option<Res<Remote>>,
     mut lod_debug: ResMut<crate::LodDebugView>,
 ) {
     let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
@@ -140,7 +136,7 @@ pub(crate) fn keys(
     if keys.just_pressed(KeyCode::KeyM) && !ctrl {
         // The world switches to it in `LoamSet::Follow`, this frame.
         let all = Mesher::ALL;
-        let current = world.world.settings().mesher;
+        let current = sink.world.world.settings().mesher;
         let i = all.iter().position(|m| *m == current).unwrap_or(0);
         let next = all[(i + 1) % all.len()];
         settings.mesher = Some(next);
@@ -163,26 +159,12 @@ pub(crate) fn keys(
         let action = match direction {
             Direction::Undo => {
                 tool.stroke = None;
-                // Joined, the server's undo names this player's own strokes (the client
-                // counts those it can undo).
-                let terrain_left = match &remote {
-                    Some(r) => r.status.undo.0 > 0,
-                    None => world.world.history().undo_target().is_some(),
-                };
-                journal.undo(terrain_left)
+                journal.undo(sink.terrain_undo_left())
             }
             Direction::Redo => journal.redo(),
         };
         match action {
-            Some(action) => run_action(
-                direction,
-                &action,
-                &mut status,
-                &mut world,
-                &mut blocks,
-                &mut physics,
-                &remote,
-            ),
+            Some(action) => run_action(direction, &action, &mut status, &mut sink),
             None => {
                 status.message = match direction {
                     Direction::Undo => "nothing to undo",
@@ -193,7 +175,13 @@ pub(crate) fn keys(
         }
     }
     if ctrl && keys.just_pressed(KeyCode::KeyS) {
-        save(&mut status, file.as_deref(), &world, &mut blocks, &physics);
+        save(
+            &mut status,
+            file.as_deref(),
+            &sink.world,
+            &mut sink.blocks,
+            &sink.physics,
+        );
     }
     if ctrl && keys.just_pressed(KeyCode::KeyQ) {
         // The save follows in `Last` (as for a closed window).
@@ -201,61 +189,30 @@ pub(crate) fn keys(
     }
 }
 
-/// Which way an action of the journal is run.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Undo,
-    Redo,
-}
-
 /// Undoes (steps in reverse, block ops by their inverses) or redoes (steps in order, block
-/// ops as made) one action of the journal: terrain steps by the terrain history, or joined,
-/// by the server's undo and redo of this player's strokes; block ops applied here, or
-/// joined, sent to the server.
+/// ops as made) one action of the journal through the [`EditSink`]: terrain steps by the
+/// history here or the server's undo and redo of this player's strokes; block ops applied
+/// here or sent.
 fn run_action(
     direction: Direction,
     action: &undo::Action,
     status: &mut EditorStatus,
-    world: &mut LoamWorld,
-    blocks: &mut LoamBlocks,
-    physics: &mut Physics,
-    remote: &Option<Res<Remote>>,
+    sink: &mut EditSink,
 ) {
     let steps: Vec<&undo::Step> = match direction {
         Direction::Undo => action.iter().rev().collect(),
         Direction::Redo => action.iter().collect(),
     };
     for step in steps {
-        match (step, remote) {
-            (undo::Step::Terrain, Some(r)) => match direction {
-                Direction::Undo => r.undo(),
-                Direction::Redo => r.redo(),
-            },
-            (undo::Step::Terrain, None) => {
-                let history = world.world.history();
-                let op = match direction {
-                    Direction::Undo => history.undo_target().map(|stroke| EditOp::Undo { stroke }),
-                    Direction::Redo => history.redo_target().map(|stroke| EditOp::Redo { stroke }),
-                };
-                match op {
-                    Some(op) => {
-                        apply(status, world, None, &op);
-                    }
-                    None => status.message = "no terrain stroke left to undo or redo".into(),
-                }
-            }
-            (undo::Step::Block { op, inverse }, _) => {
+        match step {
+            undo::Step::Terrain => sink.step_terrain(status, direction),
+            undo::Step::Block { op, inverse } => {
                 let op = match direction {
                     Direction::Undo => inverse,
                     Direction::Redo => op,
                 };
-                match remote {
-                    Some(r) => r.send_block(op.clone()),
-                    None => {
-                        if let Err(e) = block_tool::apply_block_op(blocks, physics, world, op) {
-                            status.message = e;
-                        }
-                    }
+                if let Err(e) = sink.block(op) {
+                    status.message = e;
                 }
             }
         }
@@ -382,10 +339,7 @@ pub(crate) fn apply_block_tool(
         ResMut<EditorStatus>,
         ResMut<Journal>,
     ),
-    mut world: ResMut<LoamWorld>,
-    mut blocks: ResMut<LoamBlocks>,
-    mut physics: ResMut<Physics>,
-    mut remote: Option<ResMut<Remote>>,
+    mut sink: EditSink,
 ) {
     if tool.kind == ToolKind::Terrain || !captured(&cursor) {
         return;
@@ -413,8 +367,8 @@ pub(crate) fn apply_block_tool(
         tool.block,
         aim,
         primary,
-        &blocks,
-        world.world.field(),
+        &sink.blocks,
+        sink.world.world.field(),
     ) else {
         return;
     };
@@ -427,14 +381,14 @@ pub(crate) fn apply_block_tool(
             shape,
             paint,
         } = action.op
-        && let Err(e) = blocks.world.store().check_place(
+        && let Err(e) = sink.blocks.world.store().check_place(
             at,
             &loam_blocks::BlockSpec {
                 material,
                 shape,
                 paint,
             },
-            blocks.world.materials(),
+            sink.blocks.world.materials(),
             &loam_blocks::NoGround,
             0.0,
         )
@@ -444,31 +398,17 @@ pub(crate) fn apply_block_tool(
     }
     // The undo step, from the blocks as they are before the op (none for an op that is not
     // undoable: breaking a block off rubble).
-    let block_step = undo::block_step(&action.op, blocks.world.store());
+    let block_step = undo::block_step(&action.op, sink.blocks.world.store());
     let mut record: undo::Action = Vec::new();
-    if let Some(r) = remote.as_mut() {
-        // The pad and the block go to the server in this order; the block's records come
-        // back in its order (`remote::sync`).
-        if let Some(levelling) = action.levelling {
-            let stroke = r.new_stroke();
-            r.send_op(stroke, levelling);
-            status.ops += 1;
-            record.push(undo::Step::Terrain);
-        }
-        r.send_block(action.op);
-        record.extend(block_step);
-        journal.record(record);
-        return;
-    }
-    if let Some(levelling) = &action.levelling {
-        if let Err(e) = world.world.apply(levelling) {
-            status.message = format!("levelling the ground refused: {e}");
+    // The pad first, then the block (joined: sent in this order; the block's records come
+    // back in the server's order, `remote::sync`).
+    if let Some(levelling) = action.levelling {
+        if !sink.terrain(&mut status, None, levelling) {
             return;
         }
-        status.ops += 1;
         record.push(undo::Step::Terrain);
     }
-    match block_tool::apply_block_op(&mut blocks, &mut physics, &mut world, &action.op) {
+    match sink.block(&action.op) {
         Ok(()) => record.extend(block_step),
         Err(e) => status.message = e,
     }
@@ -485,8 +425,7 @@ pub(crate) fn apply_tool(
         ResMut<EditorStatus>,
         ResMut<Journal>,
     ),
-    mut world: ResMut<LoamWorld>,
-    mut remote: Option<ResMut<Remote>>,
+    mut sink: EditSink,
 ) {
     let now = Instant::now();
     // A click shorter than a frame (slow frames) counts: pressed, or pressed and released.
@@ -514,10 +453,7 @@ pub(crate) fn apply_tool(
         return;
     };
     if tool.stroke.as_ref().is_none_or(|(_, p)| *p != primary) {
-        let id = match remote.as_mut() {
-            Some(r) => r.new_stroke(),
-            None => world.world.next_stroke(),
-        };
+        let id = sink.new_stroke();
         tool.stroke = Some((StrokeClock::press(id, now, DEFAULT_REPEAT), primary));
     }
     let Some(hit) = tool.aim else {
@@ -542,13 +478,9 @@ pub(crate) fn apply_tool(
         plane,
         [forward.x, forward.y, forward.z].map(f64::from),
     );
-    if let Some(r) = remote.as_ref() {
-        // The client thread predicts it at once; the world shows it when its field comes
-        // back (within a frame or two).
-        r.send_op(id, op);
-        status.ops += 1;
-        journal.terrain_stroke(id);
-    } else if apply(&mut status, &mut world, Some(id), &op) {
+    // Joined, the client thread predicts it at once; the world shows it when its field
+    // comes back (within a frame or two).
+    if sink.terrain(&mut status, Some(id), op) {
         journal.terrain_stroke(id);
     } else {
         tool.stroke = None;

@@ -18,15 +18,15 @@ mod block_tool;
 mod input;
 mod players;
 mod remote;
+mod sink;
 mod ui;
 mod undo;
 
 pub use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS, RADIUS_STEP, ToolSettings};
 pub use block_tool::{BlockAim, BlockTool, ToolKind};
+pub use loam_protocol::{Aim, Player};
 pub use players::{BODY_RADIUS_M, PlayerMarker, show_players};
-pub use remote::{
-    Remote, RemoteAim, RemoteCommand, RemoteLink, RemotePlayer, RemoteStatus, RemoteUpdate,
-};
+pub use remote::{Remote, RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
 pub use undo::{Journal, Step};
 
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;

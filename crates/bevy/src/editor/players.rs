@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 
-use super::remote::{Remote, RemoteAim, RemoteCommand, RemotePlayer};
+use loam_protocol::{Aim, Player};
+
+use super::remote::{Remote, RemoteCommand};
 
 /// Shortest time between two presence reports (the server sends others at most ten
 /// updates a second anyway).
@@ -26,7 +28,7 @@ pub const BODY_RADIUS_M: f32 = 0.6;
 /// This player's presence as last sent, and when.
 #[derive(Debug, Clone, Default)]
 pub struct PresenceTracker {
-    sent: Option<(Instant, [f64; 3], RemoteAim)>,
+    sent: Option<(Instant, [f64; 3], Aim)>,
 }
 
 fn moved(a: Option<[f64; 3]>, b: Option<[f64; 3]>) -> bool {
@@ -42,12 +44,7 @@ impl PresenceTracker {
     /// `aim`, if it is due: something changed (the tool or radius, or the position or aim
     /// point by more than [`PRESENCE_MOVE_M`]) and [`PRESENCE_EVERY`] has passed since the
     /// last one. Non-finite numbers are never reported.
-    pub fn due(
-        &mut self,
-        now: Instant,
-        position: [f64; 3],
-        aim: RemoteAim,
-    ) -> Option<RemoteCommand> {
+    pub fn due(&mut self, now: Instant, position: [f64; 3], aim: Aim) -> Option<RemoteCommand> {
         let finite = |p: &[f64; 3]| p.iter().all(|c| c.is_finite());
         if !finite(&position) || !aim.point.as_ref().is_none_or(finite) || !aim.radius.is_finite() {
             return None;
@@ -92,7 +89,7 @@ pub struct PlayerLook {
     tool: Handle<StandardMaterial>,
 }
 
-fn marker_transform(marker: PlayerMarker, p: &RemotePlayer) -> Option<Transform> {
+fn marker_transform(marker: PlayerMarker, p: &Player) -> Option<Transform> {
     let at = |v: [f64; 3]| Vec3::from_array(v.map(|c| c as f32));
     match marker {
         PlayerMarker::Body(_) => {
@@ -193,12 +190,12 @@ pub fn show_players(
 
 /// The HUD's lines for the other players, nearest first: name, id, distance from `camera`
 /// (metres) and tool.
-pub fn player_lines(players: &[RemotePlayer], camera: Vec3) -> Vec<String> {
-    let dist = |p: &RemotePlayer| {
+pub fn player_lines(players: &[Player], camera: Vec3) -> Vec<String> {
+    let dist = |p: &Player| {
         let v = Vec3::from_array(p.position.map(|c| c as f32));
         v.distance(camera)
     };
-    let mut by_distance: Vec<(f32, &RemotePlayer)> = players.iter().map(|p| (dist(p), p)).collect();
+    let mut by_distance: Vec<(f32, &Player)> = players.iter().map(|p| (dist(p), p)).collect();
     by_distance.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id.cmp(&b.1.id)));
     by_distance
         .into_iter()
@@ -221,8 +218,8 @@ pub fn player_lines(players: &[RemotePlayer], camera: Vec3) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn aim(point: Option<[f64; 3]>, radius: f64) -> RemoteAim {
-        RemoteAim {
+    fn aim(point: Option<[f64; 3]>, radius: f64) -> Aim {
+        Aim {
             tool: "cube".into(),
             point,
             radius,
@@ -275,7 +272,7 @@ mod tests {
 
     #[test]
     fn hud_lines_are_nearest_first() {
-        let player = |id, x: f64, aim| RemotePlayer {
+        let player = |id, x: f64, aim| Player {
             id,
             name: format!("p{id}"),
             position: [x, 0.0, 0.0],

@@ -28,6 +28,7 @@ use std::time::Instant;
 use bevy::prelude::*;
 use loam_blocks::{BlockDelta, BlockOp};
 use loam_field::{EditOp, Field};
+use loam_protocol::{Aim, Player};
 
 use super::block_tool::{BlockAim, ToolKind};
 use super::players::PresenceTracker;
@@ -56,7 +57,7 @@ pub enum RemoteCommand {
         /// The camera's position, world metres.
         position: [f64; 3],
         /// The tool.
-        aim: RemoteAim,
+        aim: Aim,
     },
     /// Send a block op (place, break, chisel) to be ordered; its records come back as
     /// [`RemoteUpdate::blocks`].
@@ -70,30 +71,6 @@ pub enum RemoteCommand {
     Undo,
     /// Redo this player's stroke undone last; held as [`RemoteCommand::Undo`].
     Redo,
-}
-
-/// A player's tool as the editor shows and reports it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemoteAim {
-    /// The tool's name (a brush's or the block tool's; at most 32 bytes).
-    pub tool: String,
-    /// Where it aims, world metres; `None` when nothing is in reach.
-    pub point: Option<[f64; 3]>,
-    /// Its radius, metres (`[0, 256]`).
-    pub radius: f64,
-}
-
-/// Another player on the server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemotePlayer {
-    /// Their client id.
-    pub id: u64,
-    /// Their display name.
-    pub name: String,
-    /// Where they are (their camera), world metres.
-    pub position: [f64; 3],
-    /// Their tool, once they have reported one.
-    pub aim: Option<RemoteAim>,
 }
 
 /// The connection as the HUD shows it.
@@ -115,7 +92,7 @@ pub struct RemoteStatus {
     /// Ops of other players taken in so far.
     pub others_ops: u64,
     /// The other players, by id.
-    pub players: Vec<RemotePlayer>,
+    pub players: Vec<Player>,
     /// Own strokes that can be undone and redone.
     pub undo: (usize, usize),
     /// The last refusal, drop or reconnect, for the status line.
@@ -202,14 +179,14 @@ impl Remote {
 }
 
 /// What the editor's tool is and where it aims, for the other players.
-fn own_aim(tool: &EditorTool) -> RemoteAim {
+fn own_aim(tool: &EditorTool) -> Aim {
     match tool.kind {
-        ToolKind::Terrain => RemoteAim {
+        ToolKind::Terrain => Aim {
             tool: tool.terrain.brush.name().into(),
             point: tool.aim.map(|h| h.position),
             radius: tool.terrain.radius,
         },
-        ToolKind::Blocks | ToolKind::Chisel => RemoteAim {
+        ToolKind::Blocks | ToolKind::Chisel => Aim {
             tool: tool.kind.name().into(),
             point: tool.block_aim.map(|a| match a {
                 BlockAim::Terrain { point, .. } => point,

@@ -228,7 +228,7 @@ fn presence_and_own_undo_go_through_the_client_thread() {
     let (_, server_before) = rt.block_on(server.hash(None)).unwrap();
 
     // A's aim reaches B's status as a player.
-    let aim = RemoteAim {
+    let aim = loam_net::Aim {
         tool: "cube".into(),
         point: Some([1.0, h, 2.0]),
         radius: 2.5,

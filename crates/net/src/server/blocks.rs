@@ -22,18 +22,14 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use loam_blocks::{
-    BlockDelta, BlockError, BlockOp, BlockSettings, BlockSpec, BlockWorld, BlocksFile, FieldGround,
-    MaterialTable, PieceState, WorldBox, field_collider_box,
+    BlockDelta, BlockOp, BlockSpec, FieldGround, MaterialTable, PieceState, field_collider_box,
 };
-use loam_field::{CsgMode, EditOp, Field, SampleBox};
-use loam_physics::{PhysicsSettings, PhysicsWorld};
-use loam_store::{BlockLogEntry, LoadedWorld, LogRecord, Replayed, Store};
+use loam_field::{CsgMode, EditOp, SampleBox};
+use loam_store::{BlockLogEntry, LogRecord};
 
-use super::colliders::Colliders;
 use super::ground::{Done, Job, RESCUE_AFTER, run_here};
 use super::order::{BlockItem, Item, Order};
 use crate::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
-use crate::error::NetError;
 use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, ServerMessage};
 
 /// Most colliders one job of the ground worker builds (a few milliseconds each).
@@ -75,14 +71,6 @@ fn split_delta(d: BlockDelta) -> Vec<BlockDelta> {
     out
 }
 
-/// The block side of a loaded world.
-pub(super) struct LoadedBlocks {
-    pub world: BlockWorld,
-    pub physics: PhysicsWorld,
-    pub colliders: Colliders,
-    pub step_base: u64,
-}
-
 /// Whether `op` may cut a lump of terrain loose (it can make solid samples air).
 pub(super) fn may_cut(op: &EditOp) -> bool {
     match op {
@@ -99,115 +87,6 @@ pub(super) fn may_cut(op: &EditOp) -> bool {
 /// A lump of terrain falls as stone blocks.
 pub(super) fn lump_spec(_: loam_field::MaterialId) -> BlockSpec {
     BlockSpec::of(MaterialTable::STONE)
-}
-
-/// Where the falling pieces are (their poses' positions), metres.
-fn falling_positions(world: &BlockWorld) -> Vec<[f64; 3]> {
-    world
-        .pieces()
-        .filter(|p| matches!(p.state, PieceState::Falling))
-        .map(|p| p.pose.position.map(f64::from))
-        .collect()
-}
-
-/// One physics step with the terrain colliders the falling pieces need.
-fn step_once(
-    world: &mut BlockWorld,
-    physics: &mut PhysicsWorld,
-    colliders: &mut Colliders,
-    field: &Field,
-) -> Result<(), BlockError> {
-    for p in falling_positions(world) {
-        colliders.ensure(field, p);
-    }
-    colliders.refresh(physics, field);
-    let dt = physics.settings().timestep;
-    world.step(physics, dt)?;
-    world.bury_sunken(physics, &FieldGround(field)).map(|_| ())
-}
-
-pub(super) fn terrain_changed(
-    world: &mut BlockWorld,
-    physics: &mut PhysicsWorld,
-    colliders: &mut Colliders,
-    field: &Field,
-    changed: SampleBox,
-) {
-    let region = WorldBox::from_samples(changed, field.settings().voxel_size);
-    let near = super::colliders::pieces_near(physics, region.min, region.max);
-    colliders.changed(changed.min.to_array(), changed.max.to_array(), near);
-    // Only a non-finite region fails, and samples are finite.
-    let _ = world.terrain_changed(physics, &FieldGround(field), region);
-}
-
-/// Loads the world and its blocks: the blocks snapshot of the last bake restored, then the
-/// log after it replayed, block ops at their physics steps (an op that no longer applies,
-/// because the replayed falls ended slightly differently, is skipped).
-pub(super) fn load(
-    store: &mut Store,
-    base: Field,
-) -> Result<(LoadedWorld, LoadedBlocks), NetError> {
-    let saved = store.blocks()?;
-    let mut file = match &saved {
-        Some(s) => Some(BlocksFile::decode(&s.data)?),
-        None => None,
-    };
-    let step_base = saved.as_ref().map_or(0, |s| s.step);
-    let mut physics = PhysicsWorld::new(PhysicsSettings::default()).map_err(BlockError::from)?;
-    let mut colliders = Colliders::default();
-    let mut world: Option<BlockWorld> = None;
-    let loaded = store.load_with(base, |field, rec| -> Result<(), BlockError> {
-        match rec {
-            Replayed::Baked { .. } => {
-                let w = match file.take() {
-                    Some(f) => BlockWorld::load(f, &mut physics)?,
-                    None => BlockWorld::new(MaterialTable::standard(), BlockSettings::default())?,
-                };
-                for (pos, _) in w.store().iter() {
-                    colliders.ensure(field, pos.min_corner());
-                }
-                for p in w.pieces() {
-                    colliders.ensure(field, p.pose.position.map(f64::from));
-                }
-                world = Some(w);
-            }
-            Replayed::Terrain(_, out) => {
-                let w = world.as_mut().expect("the bake comes first");
-                if let Some(c) = out.changed {
-                    terrain_changed(w, &mut physics, &mut colliders, field, c);
-                }
-            }
-            Replayed::Block(e) => {
-                let w = world.as_mut().expect("the bake comes first");
-                while step_base + physics.step_count() < e.step {
-                    step_once(w, &mut physics, &mut colliders, field)?;
-                }
-                let op = BlockOp::decode(&e.op)?;
-                if let BlockOp::Place { at, .. }
-                | BlockOp::Break { at }
-                | BlockOp::Chisel { at, .. } = &op
-                {
-                    colliders.ensure(field, at.min_corner());
-                }
-                if w.apply(&mut physics, &FieldGround(field), &op).is_ok() {
-                    for p in w.pieces() {
-                        colliders.ensure(field, p.pose.position.map(f64::from));
-                    }
-                }
-            }
-        }
-        Ok(())
-    })?;
-    let world = world.expect("the bake comes first");
-    Ok((
-        loaded,
-        LoadedBlocks {
-            world,
-            physics,
-            colliders,
-            step_base,
-        },
-    ))
 }
 
 impl Order {
@@ -357,7 +236,8 @@ impl Order {
     /// (for a dig) lumps of terrain cut loose, which leave the field (box digs, logged as
     /// terrain ops of the server) and fall (a lump block op of the server).
     pub(super) fn after_terrain(&mut self, changed: SampleBox, may_cut: bool) {
-        terrain_changed(
+        // Only a non-finite region fails, and samples are finite.
+        let _ = loam_session::terrain_changed(
             &mut self.sim.blocks,
             &mut self.sim.physics,
             &mut self.sim.colliders,
@@ -372,15 +252,7 @@ impl Order {
 
     /// Whether a piece is falling or awake.
     pub(super) fn blocks_awake(&self) -> bool {
-        self.sim.blocks.pieces().any(|p| {
-            matches!(p.state, PieceState::Falling)
-                || self
-                    .sim
-                    .blocks
-                    .piece_body(p.id)
-                    .and_then(|b| self.sim.physics.body_sleeping(b))
-                    == Some(false)
-        })
+        loam_session::pieces_awake(&self.sim.blocks, &self.sim.physics)
     }
 
     /// Hands stale colliders to the ground worker with a snapshot of the field: missing
@@ -459,9 +331,9 @@ impl Order {
 
     /// Asks for the colliders around every falling piece.
     pub(super) fn ensure_falling(&mut self) {
-        for p in falling_positions(&self.sim.blocks) {
-            self.sim.colliders.ensure(&self.field, p);
-        }
+        self.sim
+            .colliders
+            .ensure_falling(&self.field, &self.sim.blocks);
     }
 
     /// The block catch-up of `region` (the records outside `keep`), sent before its bricks.

@@ -25,7 +25,7 @@
 //! The worker takes at most a fifth of a core: after a job of `d` it rests `4d`
 //! ([`DUTY_FACTOR`]; it runs under `SCHED_IDLE` as well, in the time the CPUs would idle,
 //! `crate::process::lower_thread_priority`).
-//! Collider jobs are of two kinds ([`super::colliders::Colliders::next_builds`]): *missing*
+//! Collider jobs are of two kinds ([`loam_session::TerrainColliders::next_builds`]): *missing*
 //! chunks, which falling pieces wait for, go as soon as the worker may start a job;
 //! *refreshes* of chunks that have a collider and changed since are paced more slowly
 //! ([`REFRESH_FACTOR`]) and wait behind searches and missing chunks:
@@ -80,7 +80,7 @@ const REFRESH_FACTOR: u32 = 8;
 const MAX_REST: Duration = Duration::from_millis(500);
 
 /// A collider job (missing chunks or a refresh) with the worker this long is taken over by
-/// the ordering thread, a chunk at a time ([`super::colliders::Colliders::rescue`]). The
+/// the ordering thread, a chunk at a time ([`loam_session::TerrainColliders::rescue`]). The
 /// worker runs under `SCHED_IDLE`, which gets a CPU only when no ordinary thread wants one:
 /// on a machine whose cores another process keeps busy it made almost no progress, and the
 /// pieces whose ground was dug away hung in the air (two busy loops on the 2-core machine:
@@ -131,7 +131,7 @@ pub(crate) enum Job {
         boxes: Vec<SampleBox>,
         settings: IslandSettings,
     },
-    /// Build the colliders of `keys` from a field of stamp `at` ([`super::colliders`]).
+    /// Build the colliders of `keys` from a field of stamp `at` ([`loam_session::TerrainColliders`]).
     Colliders {
         field: Field,
         at: u64,

@@ -23,7 +23,6 @@ mod accept;
 mod backups;
 mod blocks;
 mod bucket;
-mod colliders;
 mod conn;
 mod edit_budget;
 mod frames;

@@ -32,7 +32,6 @@ mod writing;
 
 pub(super) use hashes::hash_of;
 
-use super::colliders::Colliders;
 use super::conn::PeerLink;
 use super::ground::{self, Ground};
 use super::latency::Latency;
@@ -46,6 +45,7 @@ use crate::protocol::{
     BrickBox, Hello, OpRecord, PresenceReport, ServerMessage, Viewer, WireSamples, WorldMeta,
     encode_samples,
 };
+use loam_session::TerrainColliders;
 
 /// How often a client whose region saw no op is told the log moved on.
 pub(super) const SEQ_EVERY: Duration = Duration::from_millis(100);
@@ -236,7 +236,7 @@ pub(crate) struct Simulation {
     /// The block world (tracking its changes) and the physics world it lives in.
     pub(super) blocks: BlockWorld,
     pub(super) physics: PhysicsWorld,
-    pub(super) colliders: Colliders,
+    pub(super) colliders: TerrainColliders,
     /// The thread that searches for lumps and builds colliders on snapshots of the field.
     pub(super) ground: Ground,
     /// The world file's step of the physics world's step 0.
@@ -298,7 +298,17 @@ impl Order {
         let settings = store.field_settings()?;
         let fingerprint = generator_fingerprint(&generator, &settings);
         let base = Field::new(settings, Arc::new(generator))?;
-        let (loaded, mut blocks) = super::blocks::load(&mut store, base)?;
+        let loam_session::LoadedSession {
+            world: loaded,
+            mut blocks,
+        } = loam_session::load(&mut store, base)?;
+        for s in &blocks.skipped {
+            tracing::warn!(
+                "op {} of the log did not replay its blocks: {}",
+                s.seq,
+                s.error
+            );
+        }
         let mut field = loaded.field;
         field.set_hot_capacity(cfg.hot_bricks);
         blocks.world.set_tracking(true);

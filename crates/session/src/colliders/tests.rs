@@ -1,4 +1,4 @@
-//! Tests of [`super::Colliders`].
+//! Tests of [`super::TerrainColliders`].
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use super::*;
 /// borders (the halo), and at the ends of the sample range.
 #[test]
 fn the_chunks_a_change_meets_are_those_a_full_pass_finds() {
-    let full_pass = |c: &Colliders, lo: [i32; 3], hi: [i32; 3]| -> Vec<[i32; 3]> {
+    let full_pass = |c: &TerrainColliders, lo: [i32; 3], hi: [i32; 3]| -> Vec<[i32; 3]> {
         let cells = i64::from(CHUNK_CELLS as i32);
         let halo = i64::from(CHUNK_HALO as i32);
         let from = lo.map(|v| (i64::from(v) - cells - halo - 1).div_euclid(cells) + 1);
@@ -23,7 +23,7 @@ fn the_chunks_a_change_meets_are_those_a_full_pass_finds() {
             .copied()
             .collect()
     };
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     let (lo, hi) = (i32::MIN / CHUNK_CELLS as i32, i32::MAX / CHUNK_CELLS as i32);
     for x in -4..=4 {
         for y in -3..=3 {
@@ -103,7 +103,7 @@ fn flat() -> Field {
 fn a_build_from_before_an_invalidation_is_not_put_in() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [4.0, 16.0, 16.0]);
     assert!(!c.ready());
     let (keys, at) = c.next_builds(64);
@@ -141,7 +141,7 @@ fn a_build_from_before_an_invalidation_is_not_put_in() {
 fn a_build_from_before_a_change_is_put_in_and_stays_dirty() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     let (keys, at) = c.next_builds(64);
     assert_eq!(keys, vec![[0, 0, 0]]);
@@ -165,7 +165,7 @@ fn a_build_from_before_a_change_is_put_in_and_stays_dirty() {
 fn missing_chunks_go_out_alone_before_changed_ones() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     let (keys, at) = c.next_builds(8);
     c.install(
@@ -202,7 +202,7 @@ fn a_chunk_invalidated_while_its_refresh_waits_is_built_at_once_and_kept() {
     assert!(shape.is_some());
     for refresh_first in [false, true] {
         let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-        let mut c = Colliders::default();
+        let mut c = TerrainColliders::default();
         c.ensure(&field, [16.0, 16.0, 16.0]);
         let (keys, at) = c.next_builds(8);
         c.install(&mut physics, at, collider(shape.clone()), false);
@@ -237,7 +237,7 @@ fn a_chunk_invalidated_while_its_refresh_waits_is_built_at_once_and_kept() {
 fn changes_far_from_every_piece_wait_until_one_comes_near() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     let k = [0, 0, 0];
     let centre = [16.0, 16.0, 16.0];
     c.ensure(&field, centre);
@@ -298,7 +298,7 @@ fn a_piece_is_near_a_change_within_eight_metres() {
 fn changed_chunks_are_handed_out_round_robin() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     for x in 0..3 {
         c.ensure(&field, [f64::from(x) * 32.0 + 16.0, 16.0, 16.0]);
     }
@@ -310,7 +310,7 @@ fn changed_chunks_are_handed_out_round_robin() {
         false,
     );
     assert!(!c.stale());
-    let every = |c: &mut Colliders| c.changed([-100, 0, 0], [200, 1, 1], true);
+    let every = |c: &mut TerrainColliders| c.changed([-100, 0, 0], [200, 1, 1], true);
     every(&mut c);
     let (first, at) = c.next_builds(2);
     assert_eq!(first, vec![[0, 0, 0], [1, 0, 0]]);
@@ -333,7 +333,7 @@ fn changed_chunks_are_handed_out_round_robin() {
 fn a_starved_workers_chunks_are_built_here_and_its_late_build_is_dropped() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     c.ensure(&field, [48.0, 16.0, 16.0]);
     let (keys, at) = c.next_builds(64);
@@ -374,7 +374,7 @@ fn a_starved_workers_chunks_are_built_here_and_its_late_build_is_dropped() {
 fn a_rescue_wins_over_a_build_of_the_same_moment() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     let (keys, at) = c.next_builds(64);
     assert_eq!(c.rescue(&mut physics, &field, 4), 1);
@@ -392,7 +392,7 @@ fn a_rescue_wins_over_a_build_of_the_same_moment() {
 fn a_change_to_a_missing_chunk_under_build_keeps_it_stale() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     let (keys, at) = c.next_builds(64);
     c.changed([5, 5, 5], [6, 6, 6], true);
@@ -420,7 +420,7 @@ fn a_change_to_a_missing_chunk_under_build_keeps_it_stale() {
 fn the_rescue_takes_changed_chunks_in_turn() {
     let field = flat();
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
-    let mut c = Colliders::default();
+    let mut c = TerrainColliders::default();
     c.ensure(&field, [16.0, 16.0, 16.0]);
     c.ensure(&field, [48.0, 16.0, 16.0]);
     assert_eq!(c.rescue(&mut physics, &field, 2), 2);

@@ -1,0 +1,36 @@
+//! Loam's session layer: what the editor, the server and the command line share about a
+//! world being edited, above the field, the store, the blocks and physics and below the app,
+//! the network and the CLI (docs/architecture.md, "Layers").
+//!
+//! - [`load`]: **the one loader** of a world file with its blocks. The field is the store's
+//!   (baked bricks, then the log replayed, [`loam_store::Store::load_with`]); the blocks are
+//!   the last bake's snapshot, then the log after it in order: terrain ops through the field
+//!   (what they undermine falls), block ops at the physics step they were taken at, the
+//!   physics stepped at its fixed timestep between them with colliders built from the field
+//!   ([`TerrainColliders`]). The editor ([`loam-bevy`'s `WorldFile`]), the server and
+//!   `loam world` all open worlds through it.
+//! - [`flush`] and [`bake`]: appending a session's ops, terrain and block, to the store in
+//!   sequence order, and baking bricks, history and the block snapshot in one transaction.
+//! - [`TerrainColliders`]: which terrain chunks have, need or wait for a physics collider,
+//!   built from the field (Surface Nets of a chunk's samples,
+//!   [`loam_blocks::field_collider`]) here or on another thread, used by the server, by
+//!   replays and by the editor's blocks.
+//!
+//! Op numbering, strokes and the undo rule are [`loam_field::Journal`] and
+//! [`loam_field::History`]; block undo is [`loam_blocks::LogInverses`]: one implementation
+//! each, which every layer above calls.
+//!
+//! [`loam-bevy`'s `WorldFile`]: https://docs.rs/loam-bevy
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod colliders;
+mod load;
+mod persist;
+mod simulation;
+
+pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
+pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
+pub use persist::{Bake, bake, flush};
+pub use simulation::{pieces_awake, step_replay, terrain_changed};
