@@ -60,46 +60,52 @@ pub(crate) fn dual_mesh(
     // cell 0 on an axis, a cell there has no quads along the other two.
     let low_border = grid.cells_min.contains(&0);
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    let visit = |out: &mut MeshBuffer, p: [u32; 3], base: usize, case: usize| {
-        // In the cell range, visited once and before any quad reads the cell (quads read
-        // cells at or below `base`), so the entry is still empty: it takes the case until the
-        // vertex is made. In the shell, a quad of the range may have made its vertex already.
-        if out.scratch.ids[base] == u32::MAX {
-            out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
-            out.scratch.written.push(base);
-        }
-        let inside0 = case & 1;
-        let mut axes = CROSSED_AXES[case & 0xff];
-        if low_border {
-            let [x, y, z] = p.map(|c| u8::from(c > 0));
-            axes &= (y & z) | (z & x) << 1 | (x & y) << 2;
-        }
-        for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
-            if axes >> a & 1 == 0 {
-                continue;
+    // One body for the range's cells and the shell's, written out at both calls (a closure
+    // called from two places is not inlined into the per-cell loop).
+    macro_rules! visit {
+        ($out:ident, $p:ident, $base:ident, $case:ident) => {{
+            let (out, p, base, case): (&mut MeshBuffer, [u32; 3], usize, usize) =
+                ($out, $p, $base, $case);
+            // In the cell range, visited once and before any quad reads the cell (quads read
+            // cells at or below `base`), so the entry is still empty: it takes the case until the
+            // vertex is made. In the shell, a quad of the range may have made its vertex already.
+            if out.scratch.ids[base] == u32::MAX {
+                out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
+                out.scratch.written.push(base);
             }
-            let (sb, sc) = (stride[b], stride[c]);
-            let e = QUAD_EDGES[a];
-            // The four cells' entries, read at once: making one cell's vertex writes only
-            // that cell's entry.
-            let cells = [base - sb - sc, base - sc, base, base - sb];
-            let entries = cells.map(|i| out.scratch.ids[i]);
-            let ids = [
-                ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
-                ctx.vertex(out, entries[1], cells[1], e[1], || back(p, b, c, 0, 1)),
-                ctx.vertex(out, entries[2], cells[2], e[2], || p),
-                ctx.vertex(out, entries[3], cells[3], e[3], || back(p, b, c, 1, 0)),
-            ];
-            // Inside at the edge's start: the surface faces +a.
-            let q = if inside0 == 1 {
-                ids
-            } else {
-                [ids[3], ids[2], ids[1], ids[0]]
-            };
-            push_quad(out, q);
-        }
-    };
-    for_each_surface_cell(grid, &mut masks, |p, base, case| visit(out, p, base, case));
+            let inside0 = case & 1;
+            let mut axes = CROSSED_AXES[case & 0xff];
+            if low_border {
+                let [x, y, z] = p.map(|c| u8::from(c > 0));
+                axes &= (y & z) | (z & x) << 1 | (x & y) << 2;
+            }
+            for (a, &(b, c)) in NEXT_AXES.iter().enumerate() {
+                if axes >> a & 1 == 0 {
+                    continue;
+                }
+                let (sb, sc) = (stride[b], stride[c]);
+                let e = QUAD_EDGES[a];
+                // The four cells' entries, read at once: making one cell's vertex writes only
+                // that cell's entry.
+                let cells = [base - sb - sc, base - sc, base, base - sb];
+                let entries = cells.map(|i| out.scratch.ids[i]);
+                let ids = [
+                    ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
+                    ctx.vertex(out, entries[1], cells[1], e[1], || back(p, b, c, 0, 1)),
+                    ctx.vertex(out, entries[2], cells[2], e[2], || p),
+                    ctx.vertex(out, entries[3], cells[3], e[3], || back(p, b, c, 1, 0)),
+                ];
+                // Inside at the edge's start: the surface faces +a.
+                let q = if inside0 == 1 {
+                    ids
+                } else {
+                    [ids[3], ids[2], ids[1], ids[0]]
+                };
+                push_quad(out, q);
+            }
+        }};
+    }
+    for_each_surface_cell(grid, &mut masks, |p, base, case| visit!(out, p, base, case));
     // Where the range's own mesh holds something for the clean-up near its border, the quads
     // of the grid edges one layer beyond the range (from the samples of its shell of cells)
     // are added as ghosts, where the grid holds them: `finish` decides what lies on the
@@ -108,7 +114,7 @@ pub(crate) fn dual_mesh(
     if shell_range(grid, 1).is_some() && needs_shell(out, grid, [0.0, 1.0]) {
         let own = out.indices.len() / 3;
         out.scratch.own_vertices = out.positions.len();
-        for_each_shell_cell(grid, &mut masks, |p, base, case| visit(out, p, base, case));
+        for_each_shell_cell(grid, &mut masks, |p, base, case| visit!(out, p, base, case));
         out.scratch.ghost.clear();
         out.scratch.ghost.resize(own, false);
         out.scratch.ghost.resize(out.indices.len() / 3, true);

@@ -6,10 +6,10 @@
 //! Transvoxel (Lengyel 2010, in [`transvoxel`]). Negative is inside;
 //! `value < 0.0` is the one inside predicate, so a sample exactly 0 is air.
 //!
-//! Speed on a 32³ terrain chunk of the quantised field (2-core x86_64 under load,
-//! `cargo bench -p loam-bench --bench mesh`): Marching Cubes 345 µs, MC33 427 µs, Surface Nets
-//! 254 µs, Dual Contouring 1.08 ms (fast-surface-nets: 245 µs on the same samples, same run).
-//! Figures and peers: BENCHMARKS.md.
+//! Speed on the bench's 32³ terrain chunk of the quantised field (2-core x86_64 under the load
+//! of a concurrent build, best of 15 × 40 meshings, every mesher and fast-surface-nets in one
+//! run): Marching Cubes 284 µs, MC33 371 µs, Surface Nets 223 µs, Dual Contouring 1.29 ms
+//! (fast-surface-nets: 228 µs on the same samples). Figures and peers: BENCHMARKS.md.
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring

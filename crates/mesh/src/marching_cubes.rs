@@ -62,31 +62,37 @@ fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer, shell: bool) {
     out.scratch.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    let cell = |out: &mut MeshBuffer, [x, y, z]: [u32; 3], base: usize, case: usize| {
-        let tris = &TRI_TABLE[case];
-        let mut i = 0;
-        while i < 15 && tris[i] >= 0 {
-            let mut ids = [0u32; 3];
-            for k in 0..3 {
-                ids[k] = edge_vertex(
-                    grid,
-                    out,
-                    [x, y, z],
-                    tris[i + k] as usize,
-                    &corner_offset,
-                    base,
-                );
+    // One body for both loops, written out in each (a closure called from two places is
+    // not inlined into the per-cell loop).
+    macro_rules! cell {
+        ($out:ident, $p:ident, $base:ident, $case:ident) => {{
+            let (out, [x, y, z], base, case): (&mut MeshBuffer, [u32; 3], usize, usize) =
+                ($out, $p, $base, $case);
+            let tris = &TRI_TABLE[case];
+            let mut i = 0;
+            while i < 15 && tris[i] >= 0 {
+                let mut ids = [0u32; 3];
+                for k in 0..3 {
+                    ids[k] = edge_vertex(
+                        grid,
+                        out,
+                        [x, y, z],
+                        tris[i + k] as usize,
+                        &corner_offset,
+                        base,
+                    );
+                }
+                // The tables wind clockwise seen from the air; reversed here so triangles are
+                // counter-clockwise seen from the air.
+                push_triangle(out, ids[0], ids[2], ids[1]);
+                i += 3;
             }
-            // The tables wind clockwise seen from the air; reversed here so triangles are
-            // counter-clockwise seen from the air.
-            push_triangle(out, ids[0], ids[2], ids[1]);
-            i += 3;
-        }
-    };
+        }};
+    }
     if shell {
-        for_each_shell_cell(grid, &mut masks, |p, base, case| cell(out, p, base, case));
+        for_each_shell_cell(grid, &mut masks, |p, base, case| cell!(out, p, base, case));
     } else {
-        for_each_surface_cell(grid, &mut masks, |p, base, case| cell(out, p, base, case));
+        for_each_surface_cell(grid, &mut masks, |p, base, case| cell!(out, p, base, case));
     }
     out.scratch.masks = masks;
     out.scratch.reset();

@@ -69,48 +69,55 @@ fn tile(grid: &Grid, out: &mut MeshBuffer) {
     let mut flat = std::mem::take(&mut out.scratch.flat);
     flat.clear();
     let mut masks = std::mem::take(&mut out.scratch.masks);
-    let cell_fn = |out: &mut MeshBuffer,
-                   flat: &mut Vec<([u32; 3], bool)>,
-                   at: [u32; 3],
-                   base: usize,
-                   case: usize,
-                   ghost: bool| {
-        let w = corner_offset.map(|off| -f64::from(v[base + off]));
-        let cell = Cell {
-            at,
-            base,
-            corner_offset: &corner_offset,
-        };
-        let mut inner = u32::MAX;
-        let flat_start = flat.len();
-        let (tiling, from_air) = cases::tiling(case, &w);
-        for tri in tiling.chunks_exact(3) {
-            let mut ids = [0u32; 3];
-            for (id, &e) in ids.iter_mut().zip(tri) {
-                *id = if e == 12 {
-                    if inner == u32::MAX {
-                        inner = inner_vertex(grid, out, &cell, case);
-                    }
-                    inner
+    // One body for the range's cells and the shell's, written out at both calls (a closure
+    // called from two places is not inlined into the per-cell loop).
+    macro_rules! cell_fn {
+        ($out:ident, $flat:expr, $at:ident, $base:ident, $case:ident, $ghost:expr) => {{
+            let (out, flat, at, base, case, ghost): (
+                &mut MeshBuffer,
+                &mut Vec<([u32; 3], bool)>,
+                [u32; 3],
+                usize,
+                usize,
+                bool,
+            ) = ($out, $flat, $at, $base, $case, $ghost);
+            let w = corner_offset.map(|off| -f64::from(v[base + off]));
+            let cell = Cell {
+                at,
+                base,
+                corner_offset: &corner_offset,
+            };
+            let mut inner = u32::MAX;
+            let flat_start = flat.len();
+            let (tiling, from_air) = cases::tiling(case, &w);
+            for tri in tiling.chunks_exact(3) {
+                let mut ids = [0u32; 3];
+                for (id, &e) in ids.iter_mut().zip(tri) {
+                    *id = if e == 12 {
+                        if inner == u32::MAX {
+                            inner = inner_vertex(grid, out, &cell, case);
+                        }
+                        inner
+                    } else {
+                        edge_vertex(grid, out, &cell, e as usize)
+                    };
+                }
+                // Like the classic tables, a tiling winds counter-clockwise seen from its
+                // index's positive side: the inside, or the air for a complementary index.
+                if !from_air {
+                    ids.swap(1, 2);
+                }
+                if on_a_face(grid, out, &cell, ids) {
+                    flat.push((ids, ghost));
                 } else {
-                    edge_vertex(grid, out, &cell, e as usize)
-                };
+                    push_triangle(out, ids[0], ids[1], ids[2]);
+                }
             }
-            // Like the classic tables, a tiling winds counter-clockwise seen from its
-            // index's positive side: the inside, or the air for a complementary index.
-            if !from_air {
-                ids.swap(1, 2);
-            }
-            if on_a_face(grid, out, &cell, ids) {
-                flat.push((ids, ghost));
-            } else {
-                push_triangle(out, ids[0], ids[1], ids[2]);
-            }
-        }
-        canonical_quads(out, &mut flat[flat_start..]);
-    };
+            canonical_quads(out, &mut flat[flat_start..]);
+        }};
+    }
     for_each_surface_cell(grid, &mut masks, |at, base, case| {
-        cell_fn(out, &mut flat, at, base, case, false)
+        cell_fn!(out, &mut flat, at, base, case, false)
     });
     let (own, mut shell_end) = (out.indices.len() / 3, 0);
     let near_flat = {
@@ -122,7 +129,7 @@ fn tile(grid: &Grid, out: &mut MeshBuffer) {
     if shell {
         out.scratch.own_vertices = out.positions.len();
         for_each_shell_cell(grid, &mut masks, |at, base, case| {
-            cell_fn(out, &mut flat, at, base, case, true)
+            cell_fn!(out, &mut flat, at, base, case, true)
         });
         shell_end = out.indices.len() / 3;
     }
