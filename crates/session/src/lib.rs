@@ -7,7 +7,7 @@
 //!   the last bake's snapshot, then the log after it in order: terrain ops through the field
 //!   (what they undermine falls), block ops at the physics step they were taken at, the
 //!   physics stepped at its fixed timestep between them with colliders built from the field
-//!   ([`TerrainColliders`]). The editor ([`loam-bevy`'s `WorldFile`]), the server and
+//!   ([`TerrainColliders`]). The editor (loam-bevy's `WorldFile`), the server and
 //!   `loam world` all open worlds through it.
 //! - [`flush`] and [`bake`]: appending a session's ops, terrain and block, to the store in
 //!   sequence order, and baking bricks, history and the block snapshot in one transaction.
@@ -19,8 +19,6 @@
 //! Op numbering, strokes and the undo rule are [`loam_field::Journal`] and
 //! [`loam_field::History`]; block undo is [`loam_blocks::LogInverses`]: one implementation
 //! each, which every layer above calls.
-//!
-//! [`loam-bevy`'s `WorldFile`]: https://docs.rs/loam-bevy
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
