@@ -21,8 +21,7 @@ pub struct MeshBuffer {
 /// One concept despite its many fields: the working memory of one mesher call, each field a
 /// buffer or flag a stage of it (vertex lookup, normals, twin cancellation, pinch
 /// splitting, sliver repair) reuses. None outlives the call's meaning; only their capacity
-/// is kept. The pinch splitter's eight fields (`pinch*`, `pinch_work`) could become one
-/// inline sub-struct without cost; not done yet.
+/// is kept; the pinch splitter's part is one inline sub-struct, [`PinchScratch`].
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Scratch {
     /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual
@@ -49,41 +48,20 @@ pub(crate) struct Scratch {
     /// Whether a triangle with a repeated vertex was left out this call: its vertices may be
     /// unused, which [`crate::normals::remove_degenerate`] then compacts.
     pub(crate) dropped_triangle: bool,
-    /// Vertices where sheets of surface may touch, for [`crate::pinch::split_pinches`].
-    pub(crate) pinch: Vec<u32>,
-    /// Per vertex, value bit 0 (1): a pinch candidate; bit 1 (2): on a candidate's triangle.
-    pub(crate) pinch_mark: Vec<u8>,
-    /// Whether the candidates' neighbours are split too (MC33's folded sheets need it).
-    pub(crate) pinch_ring: bool,
-    /// `(vertex, triangle)` corners at marked vertices.
-    pub(crate) pinch_corners: Vec<(u32, u32)>,
-    /// Whether the mesher listed the candidates' corners in `pinch_corners` (plus corners of
-    /// triangles without the vertex) and no triangle has changed since.
-    pub(crate) pinch_recorded: bool,
-    /// The pinch splitter's buffers.
-    pub(crate) pinch_work: crate::pinch::PinchWork,
+    /// The pinch splitter's candidates, marks and buffers ([`crate::pinch::split_pinches`]).
+    pub(crate) pinch: PinchScratch,
     /// The sliver splitter's edge table and queues.
     pub(crate) sliver_work: crate::slivers::SliverWork,
-    /// The zero-area clean-up's position table, vertex map and triangles.
-    pub(crate) degenerate_table: Vec<u32>,
-    pub(crate) remap: Vec<u32>,
-    pub(crate) triangles: Vec<[u32; 3]>,
-    /// Each vertex's new id after unused vertices are dropped.
-    pub(crate) new_id: Vec<u32>,
-    /// Per triangle, whether a cell of the grid's shell made it (a *ghost*, see
-    /// [`crate::normals::finish`]); empty when the mesher meshed no shell.
-    pub(crate) ghost: Vec<bool>,
-    /// Vertices the cell range's own triangles made before the shell's were added.
-    pub(crate) own_vertices: usize,
+    /// The zero-area clean-up's and the vertex compaction's tables.
+    pub(crate) cleanup: CleanupScratch,
+    /// What the mesher made in the grid's shell of cells beyond its range.
+    pub(crate) shell: ShellScratch,
     /// The vanished-gradient fallback's face normals, `(vertex, normal)`.
     pub(crate) fallback: Vec<(u32, [f32; 3])>,
     /// Dual vertices on their cell's boundary (which may coincide with a neighbour cell's):
     /// [`crate::normals::remove_degenerate`] merges vertices by position where two of them
     /// coincide.
     pub(crate) boundary: Vec<u32>,
-    /// Marching Cubes' vertices on the cell range's border planes, by position, for the
-    /// shell's cells to share.
-    pub(crate) border_keys: Vec<([u32; 3], u32)>,
     /// Whether one of them lies on a face toward a cell the range makes no vertex for.
     pub(crate) boundary_out: bool,
     /// Whether positions are the same bits in every grid that makes them, whatever its
@@ -92,6 +70,53 @@ pub(crate) struct Scratch {
     /// merged at one position keep the least normal, so that a vertex on a chunk border gets
     /// the same normal in both chunks.
     pub(crate) exact_frame: bool,
+}
+
+/// What the pinch splitter ([`crate::pinch::split_pinches`]) keeps between calls: the
+/// candidates a mesher lists, their marks and corners, and its own buffers.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct PinchScratch {
+    /// Vertices where sheets of surface may touch.
+    pub(crate) candidates: Vec<u32>,
+    /// Per vertex, value bit 0 (1): a pinch candidate; bit 1 (2): on a candidate's triangle.
+    pub(crate) mark: Vec<u8>,
+    /// Whether the candidates' neighbours are split too (MC33's folded sheets need it).
+    pub(crate) ring: bool,
+    /// `(vertex, triangle)` corners at marked vertices.
+    pub(crate) corners: Vec<(u32, u32)>,
+    /// Whether the mesher listed the candidates' corners in `corners` (plus corners of
+    /// triangles without the vertex) and no triangle has changed since.
+    pub(crate) recorded: bool,
+    /// The splitter's buffers.
+    pub(crate) work: crate::pinch::PinchWork,
+}
+
+/// The zero-area clean-up's position table, vertex map and triangles, and the vertex
+/// compaction's new ids ([`crate::normals::remove_degenerate`]).
+#[derive(Default, Clone, Debug)]
+pub(crate) struct CleanupScratch {
+    /// Vertex ids by position (an open-addressing table).
+    pub(crate) positions: Vec<u32>,
+    /// Each vertex's id after merging.
+    pub(crate) remap: Vec<u32>,
+    /// The triangles kept.
+    pub(crate) triangles: Vec<[u32; 3]>,
+    /// Each vertex's new id after unused vertices are dropped.
+    pub(crate) new_id: Vec<u32>,
+}
+
+/// What a mesher made in the grid's shell: one layer of cells beyond its range, meshed so
+/// that decisions on the range's border are made as in the neighbouring chunk, then cut.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct ShellScratch {
+    /// Per triangle, whether a cell of the shell made it (a *ghost*, see
+    /// [`crate::normals::finish`]); empty when the mesher meshed no shell.
+    pub(crate) ghost: Vec<bool>,
+    /// Vertices the cell range's own triangles made before the shell's were added.
+    pub(crate) own_vertices: usize,
+    /// Marching Cubes' vertices on the cell range's border planes, by position, for the
+    /// shell's cells to share.
+    pub(crate) border_keys: Vec<([u32; 3], u32)>,
 }
 
 impl Scratch {
@@ -125,13 +150,13 @@ impl MeshBuffer {
         self.normals.clear();
         self.materials.clear();
         self.indices.clear();
-        self.scratch.pinch.clear();
-        self.scratch.ghost.clear();
+        self.scratch.pinch.candidates.clear();
+        self.scratch.shell.ghost.clear();
         self.scratch.boundary.clear();
         self.scratch.boundary_out = false;
         self.scratch.exact_frame = false;
-        self.scratch.pinch_ring = false;
-        self.scratch.pinch_recorded = false;
+        self.scratch.pinch.ring = false;
+        self.scratch.pinch.recorded = false;
     }
 
     /// A copy of the mesh (positions, normals, materials, indices) sized to fit, without the

@@ -39,8 +39,8 @@ pub(crate) fn dual_mesh(
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
     // The candidates' corners are listed as their quads are pushed (see `make_vertex`).
-    out.scratch.pinch_corners.clear();
-    out.scratch.pinch_recorded = true;
+    out.scratch.pinch.corners.clear();
+    out.scratch.pinch.recorded = true;
     let (sy, sz) = (
         grid.dims[0] as usize,
         grid.dims[0] as usize * grid.dims[1] as usize,
@@ -113,11 +113,11 @@ pub(crate) fn dual_mesh(
     // A vertex's quads reach the shell where it lies in cell min − 1 or max − 1.
     if shell_range(grid, 1).is_some() && needs_shell(out, grid, [0.0, 1.0]) {
         let own = out.indices.len() / 3;
-        out.scratch.own_vertices = out.positions.len();
+        out.scratch.shell.own_vertices = out.positions.len();
         for_each_shell_cell(grid, &mut masks, |p, base, case| visit!(out, p, base, case));
-        out.scratch.ghost.clear();
-        out.scratch.ghost.resize(own, false);
-        out.scratch.ghost.resize(out.indices.len() / 3, true);
+        out.scratch.shell.ghost.clear();
+        out.scratch.shell.ghost.resize(own, false);
+        out.scratch.shell.ghost.resize(out.indices.len() / 3, true);
     }
     out.scratch.masks = masks;
     out.scratch.reset();
@@ -329,7 +329,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         }
         let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
         if pinch {
-            out.scratch.pinch.push(id);
+            out.scratch.pinch.candidates.push(id);
             crate::pinch::list_corners(out, id);
         }
         assert!(id < NO_VERTEX, "more than 2³⁰ vertices");

@@ -45,12 +45,12 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
         // meshed too, as ghosts, so that what lies on the border (a flat pair split across
         // it, case C10; a pinch; a sliver) is decided as in the chunk across it (`finish`).
         let own = out.indices.len() / 3;
-        out.scratch.own_vertices = out.positions.len();
+        out.scratch.shell.own_vertices = out.positions.len();
         by_volume_ids(grid, out, true);
         share_border_vertices(out, grid, own);
-        out.scratch.ghost.clear();
-        out.scratch.ghost.resize(own, false);
-        out.scratch.ghost.resize(out.indices.len() / 3, true);
+        out.scratch.shell.ghost.clear();
+        out.scratch.shell.ghost.resize(own, false);
+        out.scratch.shell.ghost.resize(out.indices.len() / 3, true);
     }
     finish(out, OpenBorder::of(grid));
 }
@@ -102,14 +102,14 @@ fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer, shell: bool) {
 /// vertices: their vertices on the range's border planes, which the range's cells made too
 /// (the same edge, the same arithmetic, so the same bits), are replaced by the range's.
 fn share_border_vertices(out: &mut MeshBuffer, grid: &Grid, own: usize) {
-    let n_own = out.scratch.own_vertices;
+    let n_own = out.scratch.shell.own_vertices;
     let (lo, hi) = (
         grid.position(grid.cells_min.map(|c| c as f32)),
         grid.position(grid.cells_max.map(|c| c as f32)),
     );
     let on_plane = |p: &[f32; 3]| (0..3).any(|a| p[a] == lo[a] || p[a] == hi[a]);
     let bits = |p: &[f32; 3]| p.map(|c| (c + 0.0).to_bits());
-    let mut keys = std::mem::take(&mut out.scratch.border_keys);
+    let mut keys = std::mem::take(&mut out.scratch.shell.border_keys);
     keys.clear();
     keys.extend(
         out.positions[..n_own]
@@ -119,7 +119,7 @@ fn share_border_vertices(out: &mut MeshBuffer, grid: &Grid, own: usize) {
             .map(|(i, p)| (bits(p), i as u32)),
     );
     keys.sort_unstable();
-    let mut remap = std::mem::take(&mut out.scratch.remap);
+    let mut remap = std::mem::take(&mut out.scratch.cleanup.remap);
     remap.clear();
     remap.extend(n_own as u32..out.positions.len() as u32);
     for (k, p) in out.positions[n_own..].iter().enumerate() {
@@ -136,11 +136,11 @@ fn share_border_vertices(out: &mut MeshBuffer, grid: &Grid, own: usize) {
         }
     };
     out.indices[3 * own..].iter_mut().for_each(fix);
-    out.scratch.pinch.iter_mut().for_each(fix);
-    out.scratch.pinch.sort_unstable();
-    out.scratch.pinch.dedup();
-    out.scratch.border_keys = keys;
-    out.scratch.remap = remap;
+    out.scratch.pinch.candidates.iter_mut().for_each(fix);
+    out.scratch.pinch.candidates.sort_unstable();
+    out.scratch.pinch.candidates.dedup();
+    out.scratch.shell.border_keys = keys;
+    out.scratch.cleanup.remap = remap;
 }
 
 /// A case's crossed edges in the order its triangles first use them, and its triangles as
@@ -369,7 +369,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
                         out.positions.push(grid.position(gs.map(|c| c as f32)));
                         out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
                         out.materials.push(inside_material(grid, ia, ib, va));
-                        out.scratch.pinch.push(id);
+                        out.scratch.pinch.candidates.push(id);
                         ids[key] = id;
                         id
                     }
@@ -499,7 +499,7 @@ pub(crate) fn edge_vertex(
         out.materials.push(inside_material(grid, ia, ib, va));
         out.scratch.sample_ids[s] = id;
         out.scratch.sample_written.push(s);
-        out.scratch.pinch.push(id);
+        out.scratch.pinch.candidates.push(id);
         return id;
     }
     let key = 3 * ia + axis;

@@ -50,7 +50,7 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
     tile(grid, out);
     // Faces flat on exact zeros and tunnel walls fold sheets over the sample vertices, so
     // edges between two of their neighbours can be shared too.
-    out.scratch.pinch_ring = true;
+    out.scratch.pinch.ring = true;
     finish(out, OpenBorder::of(grid));
 }
 
@@ -127,21 +127,21 @@ fn tile(grid: &Grid, out: &mut MeshBuffer) {
     // Within a cell of the border: MC33 also splits the neighbours of pinch candidates.
     let shell = shell_range(grid, 0).is_some() && (near_flat || needs_shell(out, grid, [1.0; 2]));
     if shell {
-        out.scratch.own_vertices = out.positions.len();
+        out.scratch.shell.own_vertices = out.positions.len();
         for_each_shell_cell(grid, &mut masks, |at, base, case| {
             cell_fn!(out, &mut flat, at, base, case, true)
         });
         shell_end = out.indices.len() / 3;
     }
     out.scratch.masks = masks;
-    let mut tags = std::mem::take(&mut out.scratch.ghost);
+    let mut tags = std::mem::take(&mut out.scratch.shell.ghost);
     tags.clear();
     if shell {
         tags.resize(own, false);
         tags.resize(shell_end, true);
     }
     push_flat(out, &mut flat, shell.then_some(&mut tags));
-    out.scratch.ghost = tags;
+    out.scratch.shell.ghost = tags;
     out.scratch.flat = flat;
     out.scratch.reset();
 }

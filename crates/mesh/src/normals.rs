@@ -76,16 +76,16 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         return;
     }
     // Triangles and candidates change: the pinch splitter scans for their corners.
-    out.scratch.pinch_recorded = false;
+    out.scratch.pinch.recorded = false;
     let n = out.positions.len();
     // Each vertex maps to the first vertex at exactly its position (−0 and +0 alike), found
     // with an open-addressing table of vertex ids keyed by position.
     let key = |i: u32| out.positions[i as usize].map(|c| (c + 0.0).to_bits());
     let slots = (2 * n).next_power_of_two().max(16);
-    let mut table = std::mem::take(&mut out.scratch.degenerate_table);
+    let mut table = std::mem::take(&mut out.scratch.cleanup.positions);
     table.clear();
     table.resize(slots, u32::MAX);
-    let mut remap = std::mem::take(&mut out.scratch.remap);
+    let mut remap = std::mem::take(&mut out.scratch.cleanup.remap);
     remap.clear();
     for i in 0..n as u32 {
         let k = key(i);
@@ -121,9 +121,9 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
             }
         }
     }
-    let mut tris = std::mem::take(&mut out.scratch.triangles);
+    let mut tris = std::mem::take(&mut out.scratch.cleanup.triangles);
     tris.clear();
-    let mut ghost = std::mem::take(&mut out.scratch.ghost);
+    let mut ghost = std::mem::take(&mut out.scratch.shell.ghost);
     let tagged = !ghost.is_empty();
     let mut kept = 0;
     for (k, t) in out.indices.chunks_exact(3).enumerate() {
@@ -139,7 +139,7 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     ghost.truncate(kept);
     // Merged vertices and the vertices of split slivers may join sheets: pinch candidates,
     // like the mesher's own.
-    let mut pinch = std::mem::take(&mut out.scratch.pinch);
+    let mut pinch = std::mem::take(&mut out.scratch.pinch.candidates);
     for p in pinch.iter_mut() {
         *p = remap[*p as usize];
     }
@@ -156,20 +156,20 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         &mut pinch,
         &mut slivers,
     );
-    out.scratch.ghost = ghost;
+    out.scratch.shell.ghost = ghost;
     out.scratch.sliver_work = slivers;
     out.indices.clear();
     out.indices.extend(tris.iter().flatten());
     drop_unused_vertices(out);
-    let new_id = &out.scratch.new_id;
+    let new_id = &out.scratch.cleanup.new_id;
     pinch.retain_mut(|p| {
         *p = new_id[*p as usize];
         *p != u32::MAX
     });
-    out.scratch.pinch = pinch;
-    out.scratch.degenerate_table = table;
-    out.scratch.remap = remap;
-    out.scratch.triangles = tris;
+    out.scratch.pinch.candidates = pinch;
+    out.scratch.cleanup.positions = table;
+    out.scratch.cleanup.remap = remap;
+    out.scratch.cleanup.triangles = tris;
 }
 
 /// Whether two of the dual vertices listed on their cells' boundaries lie at one position
@@ -195,9 +195,9 @@ fn drop_unused_and_renumber_pinches(out: &mut MeshBuffer) {
         return;
     }
     // Vertex ids changed: the pinch splitter scans for the candidates' corners again.
-    out.scratch.pinch_recorded = false;
-    let new_id = &out.scratch.new_id;
-    out.scratch.pinch.retain_mut(|p| {
+    out.scratch.pinch.recorded = false;
+    let new_id = &out.scratch.cleanup.new_id;
+    out.scratch.pinch.candidates.retain_mut(|p| {
         *p = new_id[*p as usize];
         *p != u32::MAX
     });
@@ -208,7 +208,7 @@ fn drop_unused_and_renumber_pinches(out: &mut MeshBuffer) {
 /// scratch's `new_id`.
 pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
     let n = out.positions.len();
-    let mut new_id = std::mem::take(&mut out.scratch.new_id);
+    let mut new_id = std::mem::take(&mut out.scratch.cleanup.new_id);
     new_id.clear();
     new_id.resize(n, u32::MAX);
     for &i in &out.indices {
@@ -230,7 +230,7 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
     for i in &mut out.indices {
         *i = new_id[*i as usize];
     }
-    out.scratch.new_id = new_id;
+    out.scratch.cleanup.new_id = new_id;
 }
 
 /// Ends every mesher: drops degenerate triangles ([`remove_degenerate`]), splits pinched
@@ -247,10 +247,10 @@ pub(crate) fn drop_unused_vertices(out: &mut MeshBuffer) {
 /// triangles as in the chunk across the border, and as in one mesh of both; the ghost
 /// triangles, and the vertices only they use, are then removed.
 pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder>) {
-    let ghosted = !out.scratch.ghost.is_empty();
+    let ghosted = !out.scratch.shell.ghost.is_empty();
     let touched = out.scratch.has_degenerate
         || out.scratch.dropped_triangle
-        || !out.scratch.pinch.is_empty()
+        || !out.scratch.pinch.candidates.is_empty()
         || !out.scratch.boundary.is_empty();
     remove_degenerate(out);
     crate::pinch::split_pinches(out, open);
@@ -268,7 +268,7 @@ pub(crate) fn finish(out: &mut MeshBuffer, open: Option<crate::pinch::OpenBorder
 pub(crate) fn needs_shell(out: &MeshBuffer, grid: &crate::Grid, reach: [f32; 2]) -> bool {
     let near = near_border(out, grid, reach);
     out.scratch.boundary_out
-        || out.scratch.pinch.iter().any(|&i| near(i))
+        || out.scratch.pinch.candidates.iter().any(|&i| near(i))
         || out
             .normals
             .iter()
@@ -300,11 +300,11 @@ pub(crate) fn near_border<'a>(
 /// (`touched` false) and the range's own triangles come first, its vertices are the first
 /// ones made (`own_vertices` of them): the buffers are cut short.
 fn cut_ghosts(out: &mut MeshBuffer, touched: bool) {
-    let ghost = std::mem::take(&mut out.scratch.ghost);
+    let ghost = std::mem::take(&mut out.scratch.shell.ghost);
     let own = ghost.iter().take_while(|&&g| !g).count();
     if !touched && ghost[own..].iter().all(|&g| g) {
         out.indices.truncate(3 * own);
-        let n = out.scratch.own_vertices;
+        let n = out.scratch.shell.own_vertices;
         out.positions.truncate(n);
         out.normals.truncate(n);
         out.materials.truncate(n);
@@ -319,7 +319,7 @@ fn cut_ghosts(out: &mut MeshBuffer, touched: bool) {
     }
     let mut ghost = ghost;
     ghost.clear();
-    out.scratch.ghost = ghost;
+    out.scratch.shell.ghost = ghost;
 }
 
 /// Normalises every vertex normal ([`finish`]'s last step).

@@ -113,16 +113,16 @@ impl OpenBorder {
 /// At the `open` border of the grid, an edge used more often one way than the other pairs
 /// what it can around the edge without passing outside the grid; the rest stay single.
 pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
-    let mut cand = std::mem::take(&mut out.scratch.pinch);
-    let recorded = std::mem::take(&mut out.scratch.pinch_recorded);
-    let ring = std::mem::take(&mut out.scratch.pinch_ring);
+    let mut cand = std::mem::take(&mut out.scratch.pinch.candidates);
+    let recorded = std::mem::take(&mut out.scratch.pinch.recorded);
+    let ring = std::mem::take(&mut out.scratch.pinch.ring);
     if cand.is_empty() {
-        out.scratch.pinch = cand;
+        out.scratch.pinch.candidates = cand;
         return;
     }
-    let mut mark = std::mem::take(&mut out.scratch.pinch_mark);
-    let mut corners = std::mem::take(&mut out.scratch.pinch_corners);
-    let mut work = std::mem::take(&mut out.scratch.pinch_work);
+    let mut mark = std::mem::take(&mut out.scratch.pinch.mark);
+    let mut corners = std::mem::take(&mut out.scratch.pinch.corners);
+    let mut work = std::mem::take(&mut out.scratch.pinch.work);
     let listed = recorded && !ring;
     if listed {
         // The mesher listed each candidate with the triangles it may be a corner of.
@@ -135,7 +135,7 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
     }
     let twins = cancel_twins(
         &mut out.indices,
-        &mut out.scratch.ghost,
+        &mut out.scratch.shell.ghost,
         &corners,
         &mut work,
     );
@@ -159,10 +159,10 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
         crate::normals::drop_unused_vertices(out);
     }
     cand.clear();
-    out.scratch.pinch = cand;
-    out.scratch.pinch_mark = mark;
-    out.scratch.pinch_corners = corners;
-    out.scratch.pinch_work = work;
+    out.scratch.pinch.candidates = cand;
+    out.scratch.pinch.mark = mark;
+    out.scratch.pinch.corners = corners;
+    out.scratch.pinch.work = work;
 }
 
 /// For the dual mesher: lists a pinch candidate `v` with both triangles of the quad about to
@@ -172,7 +172,7 @@ pub(crate) fn split_pinches(out: &mut MeshBuffer, open: Option<OpenBorder>) {
 #[inline(never)]
 pub(crate) fn list_corners(out: &mut MeshBuffer, v: u32) {
     let t = (out.indices.len() / 3) as u32;
-    out.scratch.pinch_corners.extend([(v, t), (v, t + 1)]);
+    out.scratch.pinch.corners.extend([(v, t), (v, t + 1)]);
 }
 
 /// Marks 1 for a candidate, or-ed with 2 for a vertex of a triangle on one where the mesher
