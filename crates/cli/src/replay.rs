@@ -74,14 +74,33 @@ pub struct Timings {
     pub total: f64,
 }
 
-/// What `summary.json` holds.
-///
-/// One concept despite its many fields: a flat record of one replay, each field a key of
-/// the JSON file that scripts and CI read by name (`open_edges`, `field_hash`, …). Groups
-/// (the session, the edits, the view) could be nested with `#[serde(flatten)]` without
-/// changing the file; not done yet.
+/// What `summary.json` holds: a flat JSON record of one replay, whose keys scripts and CI
+/// read by name (`open_edges`, `field_hash`, …). Its parts are nested here by concern and
+/// flattened into the file, so the keys and their order are those of one flat record.
 #[derive(Debug, Serialize)]
 pub struct Summary {
+    /// The session replayed and its field's settings.
+    #[serde(flatten)]
+    pub source: SourceSummary,
+    /// What the ops did to the field.
+    #[serde(flatten)]
+    pub edits: EditSummary,
+    /// Phase timings.
+    pub timings_ms: Timings,
+    /// The field hash (docs/architecture.md), 64 hex digits.
+    pub field_hash: String,
+    /// The chunk pipeline and the view it showed.
+    #[serde(flatten)]
+    pub view: ViewSummary,
+    /// The pipeline's metrics.
+    pub metrics: Metrics,
+    /// Mesh statistics of the chunks the edits changed, with --mesher.
+    pub meshes: Option<ChunkMeshStats>,
+}
+
+/// The session replayed ([`Summary::source`]).
+#[derive(Debug, Serialize)]
+pub struct SourceSummary {
     /// The session file as given.
     pub session: PathBuf,
     /// Its format version.
@@ -94,6 +113,11 @@ pub struct Summary {
     pub voxel_size: f64,
     /// Narrow band, metres.
     pub band_m: f64,
+}
+
+/// What the ops did ([`Summary::edits`]).
+#[derive(Debug, Serialize)]
+pub struct EditSummary {
     /// Ops applied.
     pub ops: usize,
     /// Samples changed, summed over ops.
@@ -104,10 +128,11 @@ pub struct Summary {
     pub bricks: usize,
     /// Bytes of brick storage at the end.
     pub brick_bytes: usize,
-    /// Phase timings.
-    pub timings_ms: Timings,
-    /// The field hash (docs/architecture.md), 64 hex digits.
-    pub field_hash: String,
+}
+
+/// The chunk pipeline and the view it showed ([`Summary::view`]).
+#[derive(Debug, Serialize)]
+pub struct ViewSummary {
     /// The pipeline's mesher.
     pub mesher: &'static str,
     /// Worker threads.
@@ -123,10 +148,6 @@ pub struct Summary {
     pub open_edges: usize,
     /// Whether --verify compared every chunk with a from-scratch build (and all matched).
     pub verified: bool,
-    /// The pipeline's metrics.
-    pub metrics: Metrics,
-    /// Mesh statistics of the chunks the edits changed, with --mesher.
-    pub meshes: Option<ChunkMeshStats>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -229,17 +250,21 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         .as_ref()
         .map(|_| chunk_meshes::stats(&edited, run.edited.len(), mesher, vs));
     let summary = Summary {
-        session: args.session.clone(),
-        format_version: loaded.session.version,
-        generator: generator_kind,
-        heightmap_blake3: loaded.heightmap_blake3,
-        voxel_size: vs,
-        band_m: field.settings().band(),
-        ops: loaded.session.ops.len(),
-        samples_changed: run.samples_changed,
-        changed_box: run.changed_box,
-        bricks: field.brick_count(),
-        brick_bytes: field.brick_bytes(),
+        source: SourceSummary {
+            session: args.session.clone(),
+            format_version: loaded.session.version,
+            generator: generator_kind,
+            heightmap_blake3: loaded.heightmap_blake3,
+            voxel_size: vs,
+            band_m: field.settings().band(),
+        },
+        edits: EditSummary {
+            ops: loaded.session.ops.len(),
+            samples_changed: run.samples_changed,
+            changed_box: run.changed_box,
+            bricks: field.brick_count(),
+            brick_bytes: field.brick_bytes(),
+        },
         timings_ms: Timings {
             load,
             initial_load: metrics.initial_load_s.unwrap_or(0.0) * 1e3,
@@ -249,13 +274,15 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             total: ms(start),
         },
         field_hash: hash.to_string(),
-        mesher: mesher.name(),
-        threads: run.world.settings().worker_count(),
-        lod_levels: run.world.settings().lod_levels,
-        frames: run.frames,
-        chunks_shown: run.shown.len(),
-        open_edges: run.shown.open_edges(&run.world.view(), vs).inside,
-        verified: args.verify,
+        view: ViewSummary {
+            mesher: mesher.name(),
+            threads: run.world.settings().worker_count(),
+            lod_levels: run.world.settings().lod_levels,
+            frames: run.frames,
+            chunks_shown: run.shown.len(),
+            open_edges: run.shown.open_edges(&run.world.view(), vs).inside,
+            verified: args.verify,
+        },
         metrics,
         meshes,
     };
@@ -272,7 +299,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         // The pipeline's metrics and the crack count of the shown view.
         let mut json = serde_json::to_value(&summary.metrics)?;
         if let Some(o) = json.as_object_mut() {
-            o.insert("open_edges".into(), summary.open_edges.into());
+            o.insert("open_edges".into(), summary.view.open_edges.into());
         }
         crate::output::write_whole(file, (serde_json::to_string(&json)? + "\n").as_bytes())?;
     }
@@ -309,42 +336,49 @@ fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::
     writeln!(
         o,
         "session   {} ({} terrain, voxel {} m)",
-        s.session.display(),
-        s.generator,
-        s.voxel_size
+        s.source.session.display(),
+        s.source.generator,
+        s.source.voxel_size
     )?;
     writeln!(
         o,
         "ops       {} applied, {} samples changed (p50 {:.0}, p99 {:.0} per op)",
-        s.ops, s.samples_changed, m.samples_changed_per_edit.p50, m.samples_changed_per_edit.p99
+        s.edits.ops,
+        s.edits.samples_changed,
+        m.samples_changed_per_edit.p50,
+        m.samples_changed_per_edit.p99
     )?;
     writeln!(
         o,
         "bricks    {} ({:.1} MiB)",
-        s.bricks,
-        s.brick_bytes as f64 / (1 << 20) as f64
+        s.edits.bricks,
+        s.edits.brick_bytes as f64 / (1 << 20) as f64
     )?;
     writeln!(
         o,
         "pipeline  {} with {} thread{}{}: {} chunks loaded, {} shown, initial load {:.2} s, {} frames",
-        if s.lod_levels > 0 {
+        if s.view.lod_levels > 0 {
             "transvoxel"
         } else {
-            s.mesher
+            s.view.mesher
         },
-        s.threads,
-        if s.threads == 1 { "" } else { "s" },
-        if s.lod_levels > 0 {
-            format!(", {} levels of detail", s.lod_levels)
+        s.view.threads,
+        if s.view.threads == 1 { "" } else { "s" },
+        if s.view.lod_levels > 0 {
+            format!(", {} levels of detail", s.view.lod_levels)
         } else {
             String::new()
         },
         m.chunks_loaded,
-        s.chunks_shown,
+        s.view.chunks_shown,
         m.initial_load_s.unwrap_or(0.0),
-        s.frames
+        s.view.frames
     )?;
-    writeln!(o, "cracks    {} open edges inside the view", s.open_edges)?;
+    writeln!(
+        o,
+        "cracks    {} open edges inside the view",
+        s.view.open_edges
+    )?;
     writeln!(
         o,
         "latency   edit to batch ready p50 {:.2} ms, p99 {:.2} ms; chunk build p50 {:.2} ms, p99 {:.2} ms",
@@ -376,7 +410,7 @@ fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::
         )?;
         writeln!(o, "glb       {}", out.join("chunks.glb").display())?;
     }
-    if s.verified {
+    if s.view.verified {
         writeln!(o, "verify    every chunk equals its from-scratch mesh")?;
     }
     writeln!(o, "summary   {}", path.display())?;
