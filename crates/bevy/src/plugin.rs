@@ -29,8 +29,8 @@ pub enum LoamSet {
     /// In `Update`: finished chunk meshes swapped in within
     /// [`LoamSettings::upload_budget`], all meshes of one batch in the same frame.
     Upload,
-    /// In `Update`, after the meshes: terrain colliders of the new meshes, the blocks'
-    /// physics step, the blocks drawn ([`crate::BlocksPlugin`]).
+    /// In `Update`, after the meshes: terrain colliders from the field near the walker and
+    /// the blocks, the blocks' physics step, the blocks drawn ([`crate::BlocksPlugin`]).
     Physics,
     /// In `Last`: this frame's ops appended to the [`crate::WorldFile`], and when the app
     /// exits, the world baked into it.

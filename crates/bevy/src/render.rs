@@ -424,7 +424,10 @@ fn place_blocks(
 
 /// Whether every chunk the blocks need has its terrain collider.
 fn colliders_ready(physics: &Physics, focus: &BlockFocus) -> bool {
-    focus.chunks.iter().all(|k| physics.ready_around(*k))
+    focus
+        .chunks
+        .iter()
+        .all(|k| physics.colliders.is_built([k.x, k.y, k.z]))
 }
 
 fn finish(script: &mut Script, r: Result<RenderReport, RenderError>) {

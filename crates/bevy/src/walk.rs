@@ -1,30 +1,56 @@
-//! Walk mode: a capsule character on the terrain, in [`loam_physics`]'s Rapier world. Terrain
-//! colliders are trimeshes of the chunks around the character, built off the main thread and
-//! swapped in batch by batch (the chunks of one edit together), so the character never falls
-//! through a fresh hole's floor; until the chunks around it have colliders it waits.
+//! Walk mode and the app's physics world: a capsule character on the terrain, in
+//! [`loam_physics`]'s Rapier world, beside the blocks' pieces.
+//!
+//! The terrain colliders are the session layer's [`TerrainColliders`]: the chunks near the
+//! character, near held blocks and near pieces, each meshed from the field with Surface
+//! Nets ([`loam_blocks::field_collider`]) — the colliders a server and a load build, from
+//! the same samples, so a piece falls in the editor as it falls in the world file's replay.
+//! Builds run on worker tasks from a snapshot of the bricks they read and go in as one
+//! batch per job (the chunks an edit changed, together); a character or a falling piece
+//! waits (no gravity, no step) while a chunk around it has no collider yet.
+//!
+//! ```text
+//!   character, BlockFocus ──want──▶ TerrainColliders ◀──changed── terrain ops (step_blocks)
+//!   refresh_colliders: next_builds ─▶ task (field snapshot) ─▶ install (bodies there wake)
+//!                      release: chunks far from the character and the blocks
+//! ```
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use bevy::prelude::*;
 use bevy::tasks::{AsyncComputeTaskPool, Task, futures::check_ready};
-use loam_field::{CHUNK_CELLS, ChunkKey};
+use loam_blocks::{field_collider_box, field_collider_cached};
+use loam_field::coords::world_to_chunk;
+use loam_field::{ChunkKey, Field, GeneratorBrickCache};
 use loam_physics::{
     CharacterId, CharacterSettings, MoveInput, PhysicsSettings, PhysicsWorld, TerrainShape,
 };
-use loam_world::ChunkMesh;
-use loam_world::World;
+use loam_session::TerrainColliders;
 
+use crate::LoamWorld;
 use crate::blocks::BlockFocus;
-use crate::{ChunkRemoved, GroupShown, LoamWorld};
 
-/// Chunks within this many chunks of the character (on each axis) get colliders.
+/// Chunks within this many chunks of the character (on each axis) keep their colliders
+/// while walking; those it comes within [`loam_session::NEAR_M`] of are built.
 pub const COLLIDER_RADIUS_CHUNKS: i32 = 2;
 /// Eye height above the feet, metres.
 pub const EYE_HEIGHT_M: f32 = 1.6;
+/// Chunks per collider job: the chunks of one edit go in together.
+const BUILDS_PER_JOB: usize = 8;
 
-type Built = Vec<(ChunkKey, u64, Option<TerrainShape>)>;
+type Built = Vec<([i32; 3], Option<TerrainShape>)>;
 
-/// The physics world and what walk mode keeps about the terrain.
+/// A collider build on a worker task: its chunks, built from the field as of stamp `at`.
+struct ColliderJob {
+    task: Task<Built>,
+    at: u64,
+    /// A rebuild of changed chunks (not of missing ones).
+    refresh: bool,
+    chunks: usize,
+}
+
+/// The physics world of the app: the walking character, the blocks' pieces and the terrain
+/// colliders they stand on.
 #[derive(Resource)]
 pub struct Physics {
     /// The Rapier world.
@@ -33,14 +59,10 @@ pub struct Physics {
     pub character: Option<CharacterId>,
     /// The character's settings.
     pub settings: CharacterSettings,
-    /// Shown chunk meshes, by chunk (shared with the renderer's copies).
-    meshes: BTreeMap<ChunkKey, ChunkMesh>,
-    /// Mesh version each collider (or empty chunk) was built from.
-    built: BTreeMap<ChunkKey, u64>,
-    /// Versions being built.
-    in_flight: BTreeMap<ChunkKey, u64>,
-    /// Builds in flight, swapped in the order they started.
-    tasks: VecDeque<Task<Built>>,
+    /// Which chunks have, need, or wait for a terrain collider.
+    pub colliders: TerrainColliders,
+    /// Builds in flight, oldest first.
+    jobs: VecDeque<ColliderJob>,
 }
 
 impl Physics {
@@ -49,38 +71,31 @@ impl Physics {
     /// # Panics
     /// Never: the default settings are valid.
     pub fn new() -> Self {
+        Self::with(PhysicsWorld::new(PhysicsSettings::default()).expect("default settings"))
+    }
+
+    /// Wraps a physics world (a loaded session's, say) whose terrain colliders are `None`
+    /// yet: the chunks the blocks need are asked for by the plugin.
+    pub fn with(world: PhysicsWorld) -> Self {
         Self {
-            world: PhysicsWorld::new(PhysicsSettings::default()).expect("default settings"),
+            world,
             character: None,
             settings: CharacterSettings::default(),
-            meshes: BTreeMap::new(),
-            built: BTreeMap::new(),
-            in_flight: BTreeMap::new(),
-            tasks: VecDeque::new(),
+            colliders: TerrainColliders::default(),
+            jobs: VecDeque::new(),
         }
     }
 
-    /// Whether every chunk within one chunk of `key` that has a mesh has its collider.
+    /// Whether chunk `key` has its collider and no chunk around it (within one) waits for
+    /// one: a body there can move.
     pub fn ready_around(&self, key: ChunkKey) -> bool {
-        near(key, 1).all(|k| {
-            self.meshes
-                .get(&k)
-                .is_none_or(|m| self.built.get(&k) == Some(&m.version))
-        })
-    }
-
-    /// Whether a body in chunk `key` can move: if `world` has the chunk loaded, it has handed
-    /// over its current state (its mesh, or that it is all air or all solid;
-    /// [`World::is_current`]), and [`Physics::ready_around`] holds. A piece in a loaded chunk
-    /// not yet meshed would fall through ground whose collider does not exist yet. Chunks the
-    /// world does not load (out of view) hold nothing back: their ground is never built.
-    pub fn can_move_in(&self, key: ChunkKey, world: &World) -> bool {
-        (world.version(key).is_none() || world.is_current(key)) && self.ready_around(key)
+        self.colliders.is_built(arr(key))
+            && near(key, 1).all(|k| !self.colliders.is_missing(arr(k)))
     }
 
     /// Collider builds in flight (chunks).
     pub fn building(&self) -> usize {
-        self.in_flight.len()
+        self.jobs.iter().map(|j| j.chunks).sum()
     }
 
     /// Terrain colliders in the physics world.
@@ -88,36 +103,67 @@ impl Physics {
         self.world.chunk_count()
     }
 
-    /// Starts one build of the chunks in `keys` whose shown mesh has no collider yet.
-    fn build(&mut self, keys: impl IntoIterator<Item = ChunkKey>) {
-        let jobs: Vec<ChunkMesh> = keys
-            .into_iter()
-            .filter_map(|k| self.meshes.get(&k))
-            .filter(|m| {
-                self.built.get(&m.key) != Some(&m.version)
-                    && self.in_flight.get(&m.key) != Some(&m.version)
-            })
-            .cloned()
-            .collect();
-        if jobs.is_empty() {
+    /// Marks the colliders that the changed samples `changed` meet for a rebuild: at once
+    /// if a piece or the character is within [`loam_session::NEAR_M`], else when one
+    /// comes near. For a change the blocks do not follow (a replica's); the blocks' own
+    /// terrain changes go through [`loam_session::terrain_changed`].
+    pub fn terrain_changed(&mut self, changed: loam_field::SampleBox, voxel_size: f64) {
+        let region = loam_blocks::WorldBox::from_samples(changed, voxel_size);
+        let near = loam_session::pieces_near(&self.world, region.min, region.max);
+        self.colliders
+            .changed(changed.min.to_array(), changed.max.to_array(), near);
+    }
+
+    /// Puts in finished builds (in the order they started), then starts the next: missing
+    /// chunks at once (bodies wait for them), changed ones one job at a time.
+    fn build(&mut self, field: &Field) {
+        while let Some(job) = self.jobs.front_mut() {
+            let Some(built) = check_ready(&mut job.task) else {
+                break;
+            };
+            let (at, refresh) = (job.at, job.refresh);
+            self.jobs.pop_front();
+            let keys: Vec<[i32; 3]> = built.iter().map(|(k, _)| *k).collect();
+            self.colliders.install(&mut self.world, at, built, refresh);
+            // Bodies asleep on a chunk's old surface would hang in the air over a new
+            // hole: wake everything in (and just around) the built chunks.
+            let size = (f64::from(loam_field::CHUNK_CELLS) * field.settings().voxel_size) as f32;
+            for k in keys {
+                let c = k.map(|v| (v as f32 + 0.5) * size);
+                for b in self
+                    .world
+                    .dynamic_bodies_in_box(c, [size * 0.5 + 1.0; 3])
+                    .unwrap_or_default()
+                {
+                    self.world.wake_body(b);
+                }
+            }
+        }
+        let urgent = self.colliders.wants_missing();
+        let refreshing = self.jobs.iter().any(|j| j.refresh);
+        if !urgent && (refreshing || !self.colliders.stale()) {
             return;
         }
-        for m in &jobs {
-            self.in_flight.insert(m.key, m.version);
+        let (keys, at) = self.colliders.next_builds(BUILDS_PER_JOB);
+        if keys.is_empty() {
+            return;
         }
-        self.tasks
-            .push_back(AsyncComputeTaskPool::get().spawn(async move {
-                jobs.into_iter()
-                    .map(|m| {
-                        let o = m.origin.map(|v| v as f32);
-                        // A chunk mesh always has in-range indices and finite positions.
-                        let shape = TerrainShape::build(&m.mesh.positions, &m.mesh.indices, o)
-                            .ok()
-                            .flatten();
-                        (m.key, m.version, shape)
-                    })
-                    .collect()
-            }));
+        // Only the bricks the builds read: the snapshot shares them, no copy.
+        let reads: Vec<_> = keys.iter().filter_map(|&k| field_collider_box(k)).collect();
+        let snapshot = field.snapshot_of(&reads);
+        let chunks = keys.len();
+        let task = AsyncComputeTaskPool::get().spawn(async move {
+            let mut cache = GeneratorBrickCache::new(0);
+            keys.into_iter()
+                .map(|k| (k, field_collider_cached(&snapshot, k, &mut cache)))
+                .collect()
+        });
+        self.jobs.push_back(ColliderJob {
+            task,
+            at,
+            refresh: !urgent,
+            chunks,
+        });
     }
 }
 
@@ -134,139 +180,70 @@ fn near(c: ChunkKey, r: i32) -> impl Iterator<Item = ChunkKey> {
     })
 }
 
-/// The chunk holding world position `p`.
+/// The chunk holding world position `p` (the field's one world-to-chunk rounding,
+/// [`world_to_chunk`]); a position off the sample range gives the farthest chunk toward it.
 pub fn chunk_of(p: Vec3, voxel_size: f64) -> ChunkKey {
-    let size = f64::from(CHUNK_CELLS) * voxel_size;
-    let k = |v: f32| (f64::from(v) / size).floor() as i32;
-    ChunkKey::new(k(p.x), k(p.y), k(p.z))
+    let p = p.to_array().map(f64::from);
+    world_to_chunk(p, voxel_size).unwrap_or_else(|_| {
+        let end = f64::from(i32::MAX) * voxel_size;
+        world_to_chunk(
+            p.map(|v| if v.is_nan() { 0.0 } else { v.clamp(-end, end) }),
+            voxel_size,
+        )
+        .unwrap_or(ChunkKey::new(0, 0, 0))
+    })
 }
 
 fn arr(k: ChunkKey) -> [i32; 3] {
     [k.x, k.y, k.z]
 }
 
-/// Keeps the shown meshes, rebuilds the colliders of an edit's chunks near the character as
-/// one batch, drops colliders of chunks that left the view.
-pub fn track_meshes(
-    mut physics: ResMut<Physics>,
-    mut shown: MessageReader<GroupShown>,
-    mut removed: MessageReader<ChunkRemoved>,
-    focus: Option<Res<WalkFocus>>,
-    blocks: Option<Res<BlockFocus>>,
-) {
-    let focus = focus.map(|f| f.0);
-    let wanted = |k: ChunkKey| {
-        focus.is_some_and(|f| is_near(k, f))
-            || blocks
-                .as_ref()
-                .is_some_and(|b| b.chunks.iter().any(|c| within(k, *c, 1)))
-    };
-    for group in shown.read() {
-        for m in &group.meshes {
-            physics.meshes.insert(m.key, m.clone());
-        }
-        // Chunks already under colliders are rebuilt together, so the group swaps as one.
-        let keys: Vec<ChunkKey> = group
-            .meshes
-            .iter()
-            .map(|m| m.key)
-            .filter(|k| physics.built.contains_key(k) || wanted(*k))
-            .collect();
-        physics.build(keys);
-    }
-    for ChunkRemoved(key) in removed.read() {
-        physics.meshes.remove(key);
-        physics.built.remove(key);
-        physics.world.remove_chunk(arr(*key));
-    }
+/// Whether `k` is at most `r` chunks from `f` on every axis.
+fn within(k: [i32; 3], f: ChunkKey, r: i32) -> bool {
+    (k[0] - f.x).abs() <= r && (k[1] - f.y).abs() <= r && (k[2] - f.z).abs() <= r
 }
 
-fn is_near(k: ChunkKey, f: ChunkKey) -> bool {
-    within(k, f, COLLIDER_RADIUS_CHUNKS)
-}
-
-/// Whether `k` is at most `r` chunks from `f` on every axis (colliders are dropped one chunk
-/// further out than they are built, so walking along a chunk border does not rebuild them).
-fn within(k: ChunkKey, f: ChunkKey, r: i32) -> bool {
-    (k.x - f.x).abs() <= r && (k.y - f.y).abs() <= r && (k.z - f.z).abs() <= r
-}
-
-/// The chunk colliders are kept around (the character's chunk), while walking.
+/// Where the character is, while walking: its colliders are built around it.
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct WalkFocus(pub ChunkKey);
+pub struct WalkFocus(pub Vec3);
 
-/// Builds colliders for chunks that came near the walk focus or the blocks' chunks
-/// ([`BlockFocus`]), drops far ones, and swaps in finished builds in order, waking the
-/// bodies on the swapped chunks.
+/// Asks for the colliders near the character ([`WalkFocus`]) and the blocks
+/// ([`BlockFocus`]), forgets those far from both, puts in finished builds and starts the
+/// next.
 pub fn refresh_colliders(
     mut physics: ResMut<Physics>,
     focus: Option<Res<WalkFocus>>,
     blocks: Option<Res<BlockFocus>>,
     world: Option<Res<LoamWorld>>,
 ) {
+    let Some(world) = world else {
+        return;
+    };
+    let field = world.world.field();
+    let vs = field.settings().voxel_size;
     let walk = focus.map(|f| f.0);
-    let around: &[ChunkKey] = &blocks
-        .map(|b| b.chunks.iter().copied().collect::<Vec<_>>())
+    let around: Vec<ChunkKey> = blocks
+        .map(|b| b.chunks.iter().copied().collect())
         .unwrap_or_default();
-    if let Some(f) = walk {
-        physics.build(near(f, COLLIDER_RADIUS_CHUNKS));
+    if let Some(p) = walk {
+        physics.colliders.ensure(field, p.to_array().map(f64::from));
     }
-    for &c in around {
-        physics.build(near(c, 1));
+    for &c in &around {
+        physics.colliders.want(arr(c));
     }
-    // Colliders are dropped one chunk further out than they are built.
-    let far: Vec<ChunkKey> = physics
-        .built
-        .keys()
-        .copied()
-        .filter(|k| {
-            !walk.is_some_and(|f| within(*k, f, COLLIDER_RADIUS_CHUNKS + 1))
-                && !around.iter().any(|c| within(*k, *c, 2))
-        })
-        .collect();
-    for k in far {
-        physics.built.remove(&k);
-        physics.world.remove_chunk(arr(k));
-    }
-    while let Some(task) = physics.tasks.front_mut() {
-        let Some(done) = check_ready(task) else {
-            break;
-        };
-        physics.tasks.pop_front();
-        let mut batch = Vec::with_capacity(done.len());
-        for (key, version, shape) in done {
-            if physics.in_flight.get(&key) == Some(&version) {
-                physics.in_flight.remove(&key);
-            }
-            // A mesh that left the view meanwhile, or a newer collider: skip.
-            if physics.meshes.get(&key).is_none_or(|m| m.version < version)
-                || physics.built.get(&key).is_some_and(|v| *v > version)
-            {
-                continue;
-            }
-            physics.built.insert(key, version);
-            batch.push((arr(key), shape));
-        }
-        let keys: Vec<[i32; 3]> = batch.iter().map(|(k, _)| *k).collect();
-        physics.world.set_chunks(batch);
-        // Bodies asleep on a chunk's old surface would hang in the air over a new hole:
-        // wake everything in (and just around) the swapped chunks.
-        if let Some(size) = world
-            .as_ref()
-            .map(|w| (f64::from(CHUNK_CELLS) * w.world.field().settings().voxel_size) as f32)
-        {
-            for k in keys {
-                let c = k.map(|v| (v as f32 + 0.5) * size);
-                let woken = physics
-                    .world
-                    .dynamic_bodies_in_box(c, [size * 0.5 + 1.0; 3])
-                    .unwrap_or_default();
-                for b in woken {
-                    physics.world.wake_body(b);
-                }
-            }
-        }
-    }
+    // Kept a chunk further out than they are asked for, so walking along a chunk border
+    // does not rebuild them.
+    let walk_chunk = walk.map(|p| chunk_of(p, vs));
+    let Physics {
+        world: rapier,
+        colliders,
+        ..
+    } = &mut *physics;
+    colliders.release(rapier, |k| {
+        walk_chunk.is_some_and(|f| within(k, f, COLLIDER_RADIUS_CHUNKS + 1))
+            || around.iter().any(|c| within(k, *c, 1))
+    });
+    physics.build(field);
 }
 
 /// One walk step: the character moves by `wish` (world x, z), jumps if asked, and the camera

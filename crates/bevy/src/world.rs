@@ -20,6 +20,9 @@ pub struct LoamWorld {
     /// Ops applied through [`LoamWorld::apply`] in this frame (blocks look at the ground
     /// again there; dust and sound follow digs).
     applied: Vec<Applied>,
+    /// The bricks a field taken in this frame changed ([`LoamWorld::take_field`]), as
+    /// sample boxes.
+    replaced: Vec<SampleBox>,
 }
 
 /// An op applied through [`LoamWorld::apply`], with what it changed.
@@ -40,6 +43,7 @@ impl LoamWorld {
             world,
             edit_marked: None,
             applied: Vec::new(),
+            replaced: Vec::new(),
         }
     }
 
@@ -74,6 +78,39 @@ impl LoamWorld {
         Ok(out)
     }
 
+    /// Takes the bricks of `field` in place of the world's ([`World::replace_bricks`]: a
+    /// network client's field, with the server's ops), marks the edit for the latency
+    /// readout when a brick differed, and records the changed bricks' samples for
+    /// [`LoamWorld::replaced`] (the terrain colliders follow them). Returns the bricks that
+    /// differed, in key order.
+    ///
+    /// # Errors
+    /// As [`World::replace_bricks`]; nothing changes then.
+    pub fn take_field(
+        &mut self,
+        field: &loam_field::Field,
+    ) -> Result<Vec<loam_field::BrickKey>, loam_world::WorldError> {
+        let changed = self.world.replace_bricks(field)?;
+        if !changed.is_empty() {
+            self.mark_edit();
+        }
+        let b = loam_field::BRICK_SAMPLES;
+        self.replaced.extend(changed.iter().map(|k| {
+            let min = loam_field::SamplePos::new(k.x * b, k.y * b, k.z * b);
+            SampleBox {
+                min,
+                max: loam_field::SamplePos::new(min.x + b - 1, min.y + b - 1, min.z + b - 1),
+            }
+        }));
+        Ok(changed)
+    }
+
+    /// The samples of the bricks fields taken in this frame changed
+    /// ([`LoamWorld::take_field`]), brick by brick (the plugin forgets them in `Last`).
+    pub fn replaced(&self) -> &[SampleBox] {
+        &self.replaced
+    }
+
     /// The ops applied through [`LoamWorld::apply`] in this frame, oldest first (the plugin
     /// forgets them in `Last`).
     pub fn applied(&self) -> &[Applied] {
@@ -98,5 +135,6 @@ impl LoamWorld {
     /// Forgets this frame's [`LoamWorld::applied`] (the plugin, in `Last`).
     pub(crate) fn clear_applied(&mut self) {
         self.applied.clear();
+        self.replaced.clear();
     }
 }

@@ -166,21 +166,29 @@ fn a_tower_falls_when_the_ground_under_it_is_dug_and_lands_with_dust_and_sound()
             let p = b.pieces().next().unwrap();
             let w = &app.world().resource::<LoamWorld>().world;
             eprintln!(
-                "frame {frame}: y {:.3} v {:?} {:?} waiting {} pending {} building {}",
+                "frame {frame}: y {:.3} v {:?} {:?} waiting {} pending {} building {} stale {} colliders {}",
                 p.pose.position[1],
                 p.velocity,
                 p.state,
                 w.waiting(),
                 w.pending_batches(),
-                app.world().resource::<Physics>().building()
+                app.world().resource::<Physics>().building(),
+                app.world().resource::<Physics>().colliders.stale(),
+                app.world().resource::<Physics>().colliders(),
             );
         }
         // A piece asleep on the old surface wakes when its chunk's new collider arrives:
-        // rest counts once no collider is being built.
+        // rest counts once no collider is stale or being built and the piece's body sleeps.
+        let ph = app.world().resource::<Physics>();
         frame > 20
-            && app.world().resource::<Physics>().building() == 0
-            && b.pieces()
-                .all(|p| matches!(p.state, loam_blocks::PieceState::Rubble { .. }))
+            && ph.building() == 0
+            && !ph.colliders.stale()
+            && b.pieces().all(|p| {
+                matches!(p.state, loam_blocks::PieceState::Rubble { .. })
+                    && b.piece_body(p.id)
+                        .and_then(|body| ph.world.body_sleeping(body))
+                        == Some(true)
+            })
     });
     assert!(landed, "the piece never came to rest");
     let piece = app

@@ -234,8 +234,9 @@ pub(crate) fn check_not_buried(
 
 /// The terrain collider of chunk `key` (32³ cells) of `field`: the chunk's samples with a
 /// halo of [`loam_mesh::CHUNK_HALO`], meshed with Surface Nets, as one static trimesh at the
-/// chunk's origin (world metres). `None` for a chunk with no surface. For engines without
-/// a front end's meshes (a server, tests); the app builds colliders from the meshes it shows.
+/// chunk's origin (world metres). `None` for a chunk with no surface. Every place that
+/// simulates blocks builds its colliders with it (`loam_session::TerrainColliders`: the
+/// server, a load, the editor), so pieces fall alike everywhere.
 pub fn field_collider(field: &Field, key: [i32; 3]) -> Option<loam_physics::TerrainShape> {
     field_collider_cached(field, key, &mut loam_field::GeneratorBrickCache::new(0))
 }

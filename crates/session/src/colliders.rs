@@ -71,16 +71,14 @@ impl TerrainColliders {
         self.clock
     }
 
-    /// Asks for the colliders of the chunks within [`NEAR_M`] of `point` (its own and the
-    /// neighbours across faces, edges and corners that near) that are not there yet, and
-    /// for a rebuild of those changed while no piece was near.
-    pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
-        let vs = field.settings().voxel_size;
-        let chunk_m = f64::from(CHUNK_CELLS) * vs;
-        // The one conversion from world to chunk; a point off the sample range
-        // (not finite, or past i32 samples) has no chunk and needs no collider.
-        let Ok(k) = world_to_chunk(point, vs) else {
-            return;
+    /// The chunks within [`NEAR_M`] of `point` (metres, at voxel size `voxel_size`): its own
+    /// and the neighbours across faces, edges and corners that near. None for a point off
+    /// the sample range (not finite, or past `i32` samples): it has no chunk.
+    pub fn chunks_near(voxel_size: f64, point: [f64; 3]) -> Vec<[i32; 3]> {
+        let chunk_m = f64::from(CHUNK_CELLS) * voxel_size;
+        // The one conversion from world to chunk.
+        let Ok(k) = world_to_chunk(point, voxel_size) else {
+            return Vec::new();
         };
         let c = [k.x, k.y, k.z];
         let span = |i: usize| {
@@ -89,19 +87,68 @@ impl TerrainColliders {
             let hi = if local > chunk_m - NEAR_M { 1 } else { 0 };
             lo..=hi
         };
+        let mut out = Vec::with_capacity(8);
         for dz in span(2) {
             for dy in span(1) {
                 for dx in span(0) {
-                    let k = [c[0] + dx, c[1] + dy, c[2] + dz];
-                    if self.loaded.insert(k) {
-                        let s = self.stamp();
-                        self.missing.insert(k, s);
-                    } else if let Some(q) = self.quiet.remove(&k) {
-                        let d = self.dirty.entry(k).or_insert(q);
-                        *d = (*d).max(q);
-                    }
+                    out.push([c[0] + dx, c[1] + dy, c[2] + dz]);
                 }
             }
+        }
+        out
+    }
+
+    /// Asks for the colliders of the chunks within [`NEAR_M`] of `point`
+    /// ([`Self::chunks_near`]) that are not there yet, and for a rebuild of those changed
+    /// while no piece was near.
+    pub fn ensure(&mut self, field: &Field, point: [f64; 3]) {
+        for k in Self::chunks_near(field.settings().voxel_size, point) {
+            self.want(k);
+        }
+    }
+
+    /// Asks for chunk `key`'s collider if it is not there yet, and for a rebuild if it
+    /// changed while no piece was near ([`Self::ensure`] for one chunk).
+    pub fn want(&mut self, key: [i32; 3]) {
+        if self.loaded.insert(key) {
+            let s = self.stamp();
+            self.missing.insert(key, s);
+        } else if let Some(q) = self.quiet.remove(&key) {
+            let d = self.dirty.entry(key).or_insert(q);
+            *d = (*d).max(q);
+        }
+    }
+
+    /// Whether chunk `key` is wanted and has its collider (perhaps a stale one, about to be
+    /// rebuilt: it is nearer the field than none).
+    pub fn is_built(&self, key: [i32; 3]) -> bool {
+        self.loaded.contains(&key) && !self.missing.contains_key(&key)
+    }
+
+    /// Whether chunk `key` is wanted and has no collider yet (or one from before a lump
+    /// left it).
+    pub fn is_missing(&self, key: [i32; 3]) -> bool {
+        self.missing.contains_key(&key)
+    }
+
+    /// Wanted chunks, with or without their collider.
+    pub fn wanted(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// Forgets the chunks `keep` refuses, taking their colliders out of `physics` (the
+    /// bodies on them wake): for an owner whose bodies move far (a walking character), so
+    /// colliders do not pile up behind it. A build of one under way is dropped when it
+    /// comes in.
+    pub fn release(&mut self, physics: &mut PhysicsWorld, keep: impl Fn([i32; 3]) -> bool) {
+        let gone: Vec<[i32; 3]> = self.loaded.iter().copied().filter(|&k| !keep(k)).collect();
+        for k in gone {
+            self.loaded.remove(&k);
+            self.missing.remove(&k);
+            self.dirty.remove(&k);
+            self.quiet.remove(&k);
+            self.installed.remove(&k);
+            physics.remove_chunk(k);
         }
     }
 

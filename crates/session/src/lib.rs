@@ -16,9 +16,12 @@
 //!   [`loam_blocks::field_collider`]) here or on another thread, used by the server, by
 //!   replays and by the editor's blocks.
 //!
-//! Op numbering, strokes and the undo rule are [`loam_field::Journal`] and
-//! [`loam_field::History`]; block undo is [`loam_blocks::LogInverses`]: one implementation
-//! each, which every layer above calls.
+//! - [`UndoJournal`]: **the one undo order** over a player's terrain strokes and block
+//!   edits, with the block ops' inverses ([`block_inverse`], from the log alone after a
+//!   reopen: [`loam_blocks::LogInverses`]).
+//!
+//! Op numbering, strokes and the terrain undo rule are [`loam_field::Journal`] and
+//! [`loam_field::History`]: one implementation each, which every layer above calls.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -27,8 +30,10 @@ mod colliders;
 mod load;
 mod persist;
 mod simulation;
+mod undo;
 
 pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
 pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
 pub use persist::{Bake, bake, flush};
 pub use simulation::{pieces_awake, step_replay, terrain_changed};
+pub use undo::{Action, Step, UndoJournal, block_inverse, block_step};

@@ -6,7 +6,7 @@
 //! logged with the step it was taken at, so a replay steps exactly as often between the
 //! same ops and ends where the live world did.
 
-use loam_blocks::{BlockError, BlockWorld, FieldGround, PieceState, WorldBox};
+use loam_blocks::{BlockError, BlockWorld, Changes, FieldGround, PieceState, WorldBox};
 use loam_field::{Field, SampleBox};
 use loam_physics::PhysicsWorld;
 
@@ -25,9 +25,10 @@ pub fn pieces_awake(world: &BlockWorld, physics: &PhysicsWorld) -> bool {
     })
 }
 
-/// The blocks after a terrain op changed the samples `changed`: the colliders it meets are
-/// marked stale (rebuilt soon if a piece lies within [`crate::NEAR_M`], else when one comes
-/// near), and what it undermined falls ([`BlockWorld::terrain_changed`]).
+/// The blocks after a terrain op changed the samples `changed`: what it undermined falls
+/// ([`BlockWorld::terrain_changed`], whose changes it returns), and the colliders it meets
+/// are marked stale (rebuilt soon if a piece, the fallen ones included, lies within
+/// [`crate::NEAR_M`], else when one comes near).
 ///
 /// # Errors
 /// As [`BlockWorld::terrain_changed`] (only a non-finite region, which samples never make).
@@ -37,13 +38,14 @@ pub fn terrain_changed(
     colliders: &mut TerrainColliders,
     field: &Field,
     changed: SampleBox,
-) -> Result<(), BlockError> {
+) -> Result<Changes, BlockError> {
     let region = WorldBox::from_samples(changed, field.settings().voxel_size);
+    let changes = world.terrain_changed(physics, &FieldGround(field), region);
+    // After the blocks followed: what the change undermined is a piece near it now, and
+    // must fall onto the new ground, not rest on the old collider.
     let near = pieces_near(physics, region.min, region.max);
     colliders.changed(changed.min.to_array(), changed.max.to_array(), near);
-    world
-        .terrain_changed(physics, &FieldGround(field), region)
-        .map(|_| ())
+    changes
 }
 
 /// One physics step of a replay, at the physics world's fixed timestep: every collider the

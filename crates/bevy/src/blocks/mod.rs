@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   Update, LoamSet::Physics (after LoamSet::Upload):
-//!     walk::refresh_colliders  (terrain colliders around the character AND BlockFocus)
+//!     walk::refresh_colliders  (terrain colliders near the character AND BlockFocus)
 //!     step_blocks              (ground re-check for this frame's ops, physics step,
 //!                               impacts/damage/rest → Effect::Land, broken → draw)
 //!     focus_blocks             (chunks that need terrain colliders: around blocks, pieces)
@@ -30,6 +30,7 @@ use loam_world::World;
 use crate::effects::{Effect, linear};
 use crate::walk::{self, Physics};
 use crate::{LoamSet, LoamWorld};
+use loam_session::TerrainColliders;
 
 /// The blocks of the world.
 #[derive(Resource)]
@@ -231,11 +232,11 @@ impl Default for LoamBlocks {
     }
 }
 
-/// Chunks whose terrain colliders the blocks need: around held blocks (so that a piece
-/// never starts above a chunk without its collider) and around pieces.
+/// Chunks whose terrain colliders the blocks need: near held blocks (so that a piece never
+/// starts above a chunk without its collider) and near pieces.
 #[derive(Resource, Debug, Default, Clone)]
 pub struct BlockFocus {
-    /// The chunks (each also brings its face and corner neighbours).
+    /// The chunks (within [`loam_session::NEAR_M`] of a block or piece).
     pub chunks: BTreeSet<ChunkKey>,
     revision: Option<u64>,
     held: BTreeSet<ChunkKey>,
@@ -264,7 +265,6 @@ impl Plugin for BlocksPlugin {
             .add_systems(
                 Update,
                 (
-                    walk::track_meshes,
                     walk::refresh_colliders,
                     step_blocks,
                     focus_blocks,
@@ -363,11 +363,21 @@ fn step_blocks(
             continue;
         };
         let region = WorldBox::from_samples(changed, vs);
-        if !blocks.replica {
-            match blocks
-                .world
-                .terrain_changed(&mut physics.world, &FieldGround(field), region)
-            {
+        if blocks.replica {
+            physics.terrain_changed(changed, vs);
+        } else {
+            let Physics {
+                world: rapier,
+                colliders,
+                ..
+            } = &mut *physics;
+            match loam_session::terrain_changed(
+                &mut blocks.world,
+                rapier,
+                colliders,
+                field,
+                changed,
+            ) {
                 Ok(c) => blocks.broken.extend(c.broken.iter().copied()),
                 Err(e) => warn!("blocks could not follow a terrain edit: {e}"),
             }
@@ -376,20 +386,20 @@ fn step_blocks(
             effects.write(dig_effect(field, region));
         }
     }
+    // A field taken in from elsewhere (a server's): its changed bricks' colliders.
+    for &changed in world.replaced() {
+        physics.terrain_changed(changed, vs);
+    }
     if blocks.paused {
         return;
     }
-    // Falling pieces wait (the whole world, so steps stay in order) while the ground around
-    // one of them has no collider yet: after a load, or a dig not yet remeshed.
-    let waiting = blocks
+    // Falling pieces wait (the whole world, so steps stay in order, as on the server) while
+    // a chunk near a body has no collider yet: after a load, or a lump about to fall.
+    let falling = blocks
         .world
         .pieces()
-        .filter(|p| matches!(p.state, PieceState::Falling))
-        .any(|p| {
-            let key = walk::chunk_of(Vec3::from_array(p.pose.position), vs);
-            !physics.can_move_in(key, &world.world)
-        });
-    if waiting {
+        .any(|p| matches!(p.state, PieceState::Falling));
+    if falling && !physics.colliders.ready() {
         return;
     }
     // Virtual time: a headless render advances it by a fixed step per frame.
@@ -488,17 +498,22 @@ pub fn block_colour(world: &BlockWorld, b: &loam_blocks::Block) -> [f32; 3] {
     linear(srgb)
 }
 
-/// Keeps [`BlockFocus`] on the chunks of held blocks (recomputed when the store changes) and
-/// of pieces (every frame).
+/// Keeps [`BlockFocus`] on the chunks near held blocks (recomputed when the store changes)
+/// and near pieces (every frame): those within [`loam_session::NEAR_M`] of one.
 fn focus_blocks(world: Res<LoamWorld>, blocks: Res<LoamBlocks>, mut focus: ResMut<BlockFocus>) {
     let vs = world.world.field().settings().voxel_size;
+    let near = |p: [f64; 3]| {
+        TerrainColliders::chunks_near(vs, p)
+            .into_iter()
+            .map(|k| ChunkKey::new(k[0], k[1], k[2]))
+    };
     let rev = blocks.world.store().revision();
     if focus.revision != Some(rev) {
         focus.held = blocks
             .world
             .store()
             .iter()
-            .map(|(pos, _)| walk::chunk_of(vec3(pos.centre()), vs))
+            .flat_map(|(pos, _)| near(pos.centre()))
             .collect();
         focus.revision = Some(rev);
     }
@@ -507,7 +522,7 @@ fn focus_blocks(world: Res<LoamWorld>, blocks: Res<LoamBlocks>, mut focus: ResMu
         blocks
             .world
             .pieces()
-            .map(|p| walk::chunk_of(Vec3::from_array(p.pose.position), vs)),
+            .flat_map(|p| near(p.pose.position.map(f64::from))),
     );
     focus.chunks = chunks;
 }

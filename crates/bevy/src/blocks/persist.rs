@@ -51,8 +51,8 @@ impl From<LoadedBlocks> for Restored {
         let mut blocks = LoamBlocks::with(b.world);
         blocks.step_base = b.step_base;
         blocks.journaling = true;
-        let mut physics = Physics::new();
-        physics.world = b.physics;
+        let mut physics = Physics::with(b.physics);
+        physics.colliders = b.colliders;
         let skipped = b
             .skipped
             .into_iter()

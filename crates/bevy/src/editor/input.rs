@@ -11,7 +11,6 @@ use loam_world::{DEFAULT_REPEAT, StrokeClock};
 
 use super::block_tool::{self, BlockAim, ToolKind};
 use super::sink::{Direction, EditSink};
-use super::undo;
 use super::{
     CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode, TOOL_REACH_M, ToolMarker,
     captured,
@@ -195,18 +194,18 @@ pub(crate) fn keys(
 /// here or sent.
 fn run_action(
     direction: Direction,
-    action: &undo::Action,
+    action: &loam_session::Action,
     status: &mut EditorStatus,
     sink: &mut EditSink,
 ) {
-    let steps: Vec<&undo::Step> = match direction {
+    let steps: Vec<&loam_session::Step> = match direction {
         Direction::Undo => action.iter().rev().collect(),
         Direction::Redo => action.iter().collect(),
     };
     for step in steps {
         match step {
-            undo::Step::Terrain => sink.step_terrain(status, direction),
-            undo::Step::Block { op, inverse } => {
+            loam_session::Step::Terrain => sink.step_terrain(status, direction),
+            loam_session::Step::Block { op, inverse } => {
                 let op = match direction {
                     Direction::Undo => inverse,
                     Direction::Redo => op,
@@ -292,8 +291,7 @@ pub(crate) fn move_camera(
                 jump: keys.pressed(KeyCode::Space),
             };
             t.translation = walk::walk_step(&mut physics, &world, t.translation, input, dt);
-            let vs = world.world.field().settings().voxel_size;
-            commands.insert_resource(WalkFocus(walk::chunk_of(t.translation, vs)));
+            commands.insert_resource(WalkFocus(t.translation - Vec3::Y * walk::EYE_HEIGHT_M));
         }
     }
 }
@@ -398,15 +396,15 @@ pub(crate) fn apply_block_tool(
     }
     // The undo step, from the blocks as they are before the op (none for an op that is not
     // undoable: breaking a block off rubble).
-    let block_step = undo::block_step(&action.op, sink.blocks.world.store());
-    let mut record: undo::Action = Vec::new();
+    let block_step = loam_session::block_step(&action.op, sink.blocks.world.store());
+    let mut record: loam_session::Action = Vec::new();
     // The pad first, then the block (joined: sent in this order; the block's records come
     // back in the server's order, `remote::sync`).
     if let Some(levelling) = action.levelling {
         if !sink.terrain(&mut status, None, levelling) {
             return;
         }
-        record.push(undo::Step::Terrain);
+        record.push(loam_session::Step::Terrain);
     }
     match sink.block(&action.op) {
         Ok(()) => record.extend(block_step),

@@ -25,9 +25,10 @@ mod undo;
 pub use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS, RADIUS_STEP, ToolSettings};
 pub use block_tool::{BlockAim, BlockTool, ToolKind};
 pub use loam_protocol::{Aim, Player};
+pub use loam_session::Step;
 pub use players::{BODY_RADIUS_M, PlayerMarker, show_players};
 pub use remote::{Remote, RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
-pub use undo::{Journal, Step};
+pub use undo::Journal;
 
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
 use bevy::prelude::*;

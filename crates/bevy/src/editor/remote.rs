@@ -240,12 +240,9 @@ pub(crate) fn sync(
         remote.status = s;
     }
     if let Some(field) = newest {
-        match world.world.replace_bricks(&field) {
-            Ok(0) => {}
-            Ok(n) => {
-                debug!("{n} bricks from the server's field");
-                world.mark_edit();
-            }
+        match world.take_field(&field) {
+            Ok(changed) if changed.is_empty() => {}
+            Ok(changed) => debug!("{} bricks from the server's field", changed.len()),
             Err(e) => shown.message = format!("the server's field cannot be shown: {e}"),
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use loam_field::{BRICK_SAMPLES, Field, SampleBox, SamplePos};
+use loam_field::{BRICK_SAMPLES, BrickKey, Field, SampleBox, SamplePos};
 
 use super::{Out, World};
 use crate::batch::{Batch, BatchKind, Group, PullBudget, Update};
@@ -17,13 +17,13 @@ impl World {
     /// predicted field, say) in place of this world's, and marks every chunk that reads a
     /// brick that differs (by brick id: added, removed or replaced) for the next
     /// [`World::update`]'s batch, as an op's chunks are. The history and the op log are not
-    /// touched. Returns the number of bricks that differed.
+    /// touched. Returns the bricks that differed, in ascending key order.
     ///
     /// # Errors
     /// [`WorldError::FieldMismatch`] when `field`'s settings differ from this world's or it
     /// does not share this world's generator (the same `Arc`: build one field from the
     /// other, e.g. with `Clone`); nothing changes then.
-    pub fn replace_bricks(&mut self, field: &Field) -> Result<usize, WorldError> {
+    pub fn replace_bricks(&mut self, field: &Field) -> Result<Vec<BrickKey>, WorldError> {
         if field.settings() != self.field.settings()
             || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
         {
@@ -66,7 +66,7 @@ impl World {
             }
         }
         if changed.is_empty() {
-            return Ok(0);
+            return Ok(changed);
         }
         let hot = self.field.hot_capacity();
         self.field = field.clone();
@@ -86,7 +86,7 @@ impl World {
             self.invalidate(&SampleBox { min, max }, now);
         }
         self.rec.edits += 1;
-        Ok(changed.len())
+        Ok(changed)
     }
 
     /// Moves complete edit batches ahead of the streaming batches before them in the outbox
