@@ -16,6 +16,8 @@
 //!   [`loam_blocks::field_collider`]) here or on another thread, used by the server, by
 //!   replays and by the editor's blocks.
 //!
+//! - [`EditBudgets`]: each client's terrain ops charged by the samples they cover, where
+//!   ops are ordered (a server, a node owning cells).
 //! - [`UndoJournal`]: **the one undo order** over a player's terrain strokes and block
 //!   edits, with the block ops' inverses ([`block_inverse`], from the log alone after a
 //!   reopen: [`loam_blocks::LogInverses`]).
@@ -26,12 +28,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod budget;
 mod colliders;
 mod load;
 mod persist;
 mod simulation;
 mod undo;
 
+pub use budget::{Bucket, EditBudgetError, EditBudgets};
 pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
 pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
 pub use persist::{Bake, bake, flush};

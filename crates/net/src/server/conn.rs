@@ -14,7 +14,6 @@ use loam_field::LogEntry;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Shared;
-use super::bucket::Bucket;
 use super::frames::Frame;
 use super::order::Command;
 use super::regions::{resume_key, same_key};
@@ -22,6 +21,7 @@ use crate::protocol::{
     ClientMessage, Hello, PROTOCOL_VERSION, Refusal, RefusalCode, ServerMessage, Viewer,
     probe_hello_version,
 };
+use loam_session::Bucket;
 
 /// Frames the writer sends in one go before flushing.
 pub(super) const WRITE_BATCH: usize = 256;

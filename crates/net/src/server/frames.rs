@@ -18,9 +18,9 @@ use bytes::Bytes;
 use loam_field::{Brick, BrickKey};
 use tokio::sync::mpsc::error::TrySendError;
 
-use super::bucket::Bucket;
 use super::order::Peer;
 use crate::protocol::{BrickBox, CatchUp, ServerMessage, WireBrick, encode_brick};
+use loam_session::Bucket;
 
 /// Bytes of encoded bricks kept for catch-ups ([`BrickCache`]): 64 MiB, some 8 000 bricks of
 /// sculpted noise terrain (~8 KiB each) or 680 of the worst case (96 KiB, samples zstd

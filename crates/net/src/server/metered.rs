@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::bucket::Bucket;
+use loam_session::Bucket;
 
 /// `inner`, its reads counted against a token bucket of bytes.
 pub(super) struct Metered<S> {

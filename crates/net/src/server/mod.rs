@@ -22,9 +22,7 @@
 mod accept;
 mod backups;
 mod blocks;
-mod bucket;
 mod conn;
-mod edit_budget;
 mod frames;
 mod ground;
 mod latency;
@@ -139,7 +137,7 @@ pub struct Limits {
     /// balance is above zero and charged in full, so a large op leaves a debt the client
     /// waits out; an op that comes while the balance is at or below zero is refused (by op
     /// id, with the reason; the world unchanged). The balance is the client's (by id), not
-    /// its connection's: reconnecting does not refill it (`edit_budget.rs`). The message rate counts messages, not work: without this, one
+    /// its connection's: reconnecting does not refill it (`loam_session::EditBudgets`). The message rate counts messages, not work: without this, one
     /// client sending 10 balls of 64 m a second (far under the rate) stalled everyone's
     /// ops for a minute and grew the world file by 145 MB (a fresh-user trial).
     pub edit_samples_per_second: f64,

@@ -134,7 +134,7 @@ pub(super) struct Peer {
     /// runs, and a heightmap's generator alone may be far larger than the cap.
     pub(super) join_bytes: usize,
     /// Its catch-up bytes ([`crate::Limits::catch_up_bytes_per_second`]).
-    pub(super) catch_ups: Arc<std::sync::Mutex<super::bucket::Bucket>>,
+    pub(super) catch_ups: Arc<std::sync::Mutex<loam_session::Bucket>>,
     /// Its latest viewer move that waits for `catch_ups` to allow it.
     pub(super) waiting_viewer: Option<Viewer>,
 }
@@ -193,8 +193,8 @@ pub(crate) struct Order {
     pub(super) meta: WorldMeta,
     pub(super) margin: f64,
     pub(super) max_message: usize,
-    /// Each client's edit budget (`edit_budget.rs`).
-    pub(super) edit_budgets: super::edit_budget::EditBudgets,
+    /// Each client's edit budget (`loam_session::EditBudgets`).
+    pub(super) edit_budgets: loam_session::EditBudgets,
     pub(super) last_op: BTreeMap<u64, u64>,
     /// Encoded bricks, shared with the writers that encode catch-ups.
     pub(super) cache: Arc<super::frames::BrickCache>,
@@ -263,7 +263,7 @@ pub(crate) struct Clients {
     pub(super) catch_up_limit: (f64, f64),
     /// The catch-up budgets of clients that left, until they refill: a client that comes
     /// back with its resume key takes its own up again (reconnecting does not refill it).
-    pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<super::bucket::Bucket>>>,
+    pub(super) spent_budgets: BTreeMap<u64, Arc<std::sync::Mutex<loam_session::Bucket>>>,
     pub(super) next_client: u64,
     /// The key of this process's resume keys ([`super::regions::resume_key`]): random, never
     /// sent or stored.
@@ -442,7 +442,7 @@ impl Order {
             },
             margin: cfg.interest_margin_m,
             max_message: cfg.limits.max_message_bytes,
-            edit_budgets: super::edit_budget::EditBudgets::new(
+            edit_budgets: loam_session::EditBudgets::new(
                 cfg.limits.edit_samples_per_second,
                 cfg.limits.edit_samples_burst,
             ),
@@ -532,9 +532,9 @@ impl Order {
     }
 
     /// A new client's catch-up budget, full.
-    pub(super) fn catch_up_budget(&self) -> Arc<std::sync::Mutex<super::bucket::Bucket>> {
+    pub(super) fn catch_up_budget(&self) -> Arc<std::sync::Mutex<loam_session::Bucket>> {
         let (rate, burst) = self.clients.catch_up_limit;
-        let b = super::bucket::Bucket::full(rate, burst, Instant::now());
+        let b = loam_session::Bucket::full(rate, burst, Instant::now());
         Arc::new(std::sync::Mutex::new(b))
     }
 
@@ -646,7 +646,7 @@ impl Order {
         let now = Instant::now();
         let known = if reverts { None } else { samples };
         if let Err(why) = self.edit_budgets.admit(client, known, now) {
-            return self.refuse(client, op_id, why);
+            return self.refuse(client, op_id, why.to_string());
         }
         let (logged, outcome) =
             match self
