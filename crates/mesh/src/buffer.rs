@@ -62,8 +62,13 @@ pub(crate) struct Scratch {
     /// [`crate::normals::remove_degenerate`] merges vertices by position where two of them
     /// coincide.
     pub(crate) boundary: Vec<u32>,
-    /// Whether one of them lies on a face toward a cell the range makes no vertex for.
-    pub(crate) boundary_out: bool,
+    /// Those of them in a cell whose quads reach the grid's shell, with their cells,
+    /// patches and whether they lie on a face toward a cell the range makes no vertex for
+    /// (the only ones that may coincide with a vertex of the shell).
+    pub(crate) boundary_out: Vec<(u32, [u32; 3], u8, bool)>,
+    /// Whether a vertex's gradient may have vanished (the dual meshers note it as they make
+    /// their vertices; `true` where a mesher does not).
+    pub(crate) vanished: bool,
     /// Whether positions are the same bits in every grid that makes them, whatever its
     /// origin (the dual meshers'): then sums over a vertex's triangles (fan and fallback
     /// normals) run in an order of their values rather than of triangle ids, and vertices
@@ -78,6 +83,8 @@ pub(crate) struct Scratch {
 pub(crate) struct PinchScratch {
     /// Vertices where sheets of surface may touch.
     pub(crate) candidates: Vec<u32>,
+    /// The dual meshers' candidates with their cells and patches, as made.
+    pub(crate) cells: Vec<(u32, [u32; 3], u8)>,
     /// Per vertex, value bit 0 (1): a pinch candidate; bit 1 (2): on a candidate's triangle.
     pub(crate) mark: Vec<u8>,
     /// Whether the candidates' neighbours are split too (MC33's folded sheets need it).
@@ -114,6 +121,14 @@ pub(crate) struct ShellScratch {
     pub(crate) ghost: Vec<bool>,
     /// Vertices the cell range's own triangles made before the shell's were added.
     pub(crate) own_vertices: usize,
+    /// Vertices once the shell's were added (the clean-up appends any others after them).
+    pub(crate) made: usize,
+    /// Whether the range's own triangles use every vertex they made, as the dual meshers'
+    /// quads do (each uses its four vertices, and none is dropped while meshing).
+    pub(crate) dense: bool,
+    /// Whether the clean-up renumbered vertices or remade triangles since the shell was
+    /// meshed (`cut_ghosts` then compacts the vertices from scratch).
+    pub(crate) renumbered: bool,
     /// Marching Cubes' vertices on the cell range's border planes, by position, for the
     /// shell's cells to share.
     pub(crate) border_keys: Vec<([u32; 3], u32)>,
@@ -151,10 +166,13 @@ impl MeshBuffer {
         self.materials.clear();
         self.indices.clear();
         self.scratch.pinch.candidates.clear();
+        self.scratch.pinch.cells.clear();
         self.scratch.shell.ghost.clear();
+        self.scratch.shell.dense = false;
         self.scratch.boundary.clear();
-        self.scratch.boundary_out = false;
+        self.scratch.boundary_out.clear();
         self.scratch.exact_frame = false;
+        self.scratch.vanished = true;
         self.scratch.pinch.ring = false;
         self.scratch.pinch.recorded = false;
     }

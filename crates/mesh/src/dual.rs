@@ -16,7 +16,7 @@ use crate::cells::{CASE_OF_PAIRS, for_each_shell_cell, for_each_surface_cell, sh
 use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
 use crate::lanes::F32x4;
-use crate::normals::{finish, needs_shell};
+use crate::normals::{finish, near_border, needs_shell};
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
 
@@ -35,6 +35,7 @@ pub(crate) fn dual_mesh(
         return;
     }
     out.scratch.exact_frame = true;
+    out.scratch.vanished = false;
     let n = grid.len();
     out.scratch.prepare(n, 0);
     out.scratch.extra_patches.clear();
@@ -111,13 +112,38 @@ pub(crate) fn dual_mesh(
     // are added as ghosts, where the grid holds them: `finish` decides what lies on the
     // border from the same triangles as the chunk across it, then drops them.
     // A vertex's quads reach the shell where it lies in cell min − 1 or max − 1.
-    if shell_range(grid, 1).is_some() && needs_shell(out, grid, [0.0, 1.0]) {
+    let stays = |out: &MeshBuffer, v: u32| {
+        out.scratch
+            .pinch
+            .cells
+            .iter()
+            .find(|c| c.0 == v)
+            .is_some_and(|&(_, cell, patch)| ctx.pinch_stays(cell, patch))
+    };
+    let shell = shell_range(grid, 1).is_some();
+    if shell && needs_shell(out, grid, [0.0, 1.0], |out| ctx.twin_outside(out), stays) {
         let own = out.indices.len() / 3;
         out.scratch.shell.own_vertices = out.positions.len();
         for_each_shell_cell(grid, &mut masks, |p, base, case| visit!(out, p, base, case));
         out.scratch.shell.ghost.clear();
         out.scratch.shell.ghost.resize(own, false);
         out.scratch.shell.ghost.resize(out.indices.len() / 3, true);
+        out.scratch.shell.made = out.positions.len();
+        out.scratch.shell.dense = true;
+        out.scratch.shell.renumbered = false;
+    } else if shell {
+        // The candidates whose quads reach the shell all stay as they are (`needs_shell`):
+        // without the shell's triangles they must not be split, so they are no candidates.
+        let gone: Vec<u32> = {
+            let near = near_border(out, grid, [0.0, 1.0]);
+            let cand = &out.scratch.pinch.candidates;
+            cand.iter().copied().filter(|&v| near(v)).collect()
+        };
+        if !gone.is_empty() {
+            let pinch = &mut out.scratch.pinch;
+            pinch.candidates.retain(|v| !gone.contains(v));
+            pinch.corners.retain(|c| !gone.contains(&c.0));
+        }
     }
     out.scratch.masks = masks;
     out.scratch.reset();
@@ -278,9 +304,11 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             }
             return id;
         }
-        let [x, y, z] = cell;
         let edges = PATCH_EDGES[inside][component as usize];
         let (local, normal) = (self.place)(&corners, edges);
+        // A vanished gradient (`finish` gives the vertex its triangles' normal instead).
+        let l2 = normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2];
+        out.scratch.vanished |= !(l2 > crate::normals::MIN_LEN2 && l2.is_finite());
         let id = out.positions.len() as u32;
         // `grid.position(cell + local)`, lane by lane, exactly: the cell-local coordinate is
         // rounded to a multiple of 2⁻¹⁷ (adding and taking away 64 does it), so that the sum
@@ -288,29 +316,26 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         // chunk grid) is exact. The vertex is then the same point in every grid that holds its
         // cell, whatever the grid's origin: both chunks that share it agree bit for bit in
         // world space (`origin + position`, where the voxel size is a power of two).
-        let magic = F32x4::splat(QUANTUM_MAGIC);
-        let q = (F32x4::new([local[0], local[1], local[2], 0.0]) + magic) - magic;
-        let n = F32x4::new([
-            (i64::from(x) - i64::from(self.grid.origin[0])) as f32,
-            (i64::from(y) - i64::from(self.grid.origin[1])) as f32,
-            (i64::from(z) - i64::from(self.grid.origin[2])) as f32,
-            0.0,
-        ]);
-        let [px, py, pz, _] = ((n + q) * self.voxel_size).to_array();
+        let (q, [px, py, pz]) = self.position(cell, local);
         // A vertex on its cell's boundary may coincide with the vertex of a neighbour cell:
         // where two do, the clean-up merges vertices by position (`remove_degenerate`), which
         // is how twins made of coincident vertices are found. (Decided by the vertices alone,
         // so the same in every grid that holds them.)
-        let [q0, q1, q2, _] = q.to_array();
-        let q = [q0, q1, q2];
         if q.iter().any(|&c| c == 0.0 || c == 1.0) {
             out.scratch.boundary.push(id);
-            // On a face toward a cell whose vertices the range does not make (below cell
-            // min − 1, above cell max − 1): its twin may be a ghost's (`needs_shell`).
+            // In a cell whose quads reach the shell (min − 1 or max − 1 on an axis): a
+            // zero-area triangle of the shell may hold it; and on a face toward a cell whose
+            // vertices the range does not make (below min − 1, above max − 1), its twin may be
+            // a vertex of the shell (`twin_outside`).
             let (lo, hi) = (self.grid.cells_min, self.grid.cells_max);
-            out.scratch.boundary_out |= (0..3).any(|a| {
-                (q[a] == 0.0 && cell[a] + 1 == lo[a]) || (q[a] == 1.0 && cell[a] + 1 == hi[a])
-            });
+            if (0..3).any(|a| cell[a] + 1 == lo[a] || cell[a] + 1 == hi[a]) {
+                let outward = (0..3).any(|a| {
+                    (q[a] == 0.0 && cell[a] + 1 == lo[a]) || (q[a] == 1.0 && cell[a] + 1 == hi[a])
+                });
+                out.scratch
+                    .boundary_out
+                    .push((id, cell, component, outward));
+            }
         }
         out.positions.push([px, py, pz]);
         out.normals.push(normal);
@@ -330,6 +355,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
         if pinch {
             out.scratch.pinch.candidates.push(id);
+            out.scratch.pinch.cells.push((id, cell, component));
             crate::pinch::list_corners(out, id);
         }
         assert!(id < NO_VERTEX, "more than 2³⁰ vertices");
@@ -348,6 +374,241 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             out.scratch.extra_patches.insert(base, component, id);
         }
         id
+    }
+}
+
+/// A dual vertex named by its cell (grid coordinates) and patch, and its position.
+type Placed = (([i64; 3], u8), [f32; 3]);
+
+impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
+    /// The vertex at cell-local `local` in `cell`: the local coordinate rounded as the mesh
+    /// keeps it, and the position (see `make_vertex`).
+    #[inline(always)]
+    fn position(&self, cell: [u32; 3], local: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+        let [x, y, z] = cell;
+        let magic = F32x4::splat(QUANTUM_MAGIC);
+        let q = (F32x4::new([local[0], local[1], local[2], 0.0]) + magic) - magic;
+        let n = F32x4::new([
+            (i64::from(x) - i64::from(self.grid.origin[0])) as f32,
+            (i64::from(y) - i64::from(self.grid.origin[1])) as f32,
+            (i64::from(z) - i64::from(self.grid.origin[2])) as f32,
+            0.0,
+        ]);
+        let [px, py, pz, _] = ((n + q) * self.voxel_size).to_array();
+        let [q0, q1, q2, _] = q.to_array();
+        ([q0, q1, q2], [px, py, pz])
+    }
+
+    /// Whether a vertex the range made on a face toward a cell whose vertices it does not
+    /// make (`scratch.boundary_out`) lies exactly where a vertex of such a cell would: the
+    /// clean-up would merge the two (`remove_degenerate`), so the shell must be meshed.
+    /// The cells' vertices are computed as `make_vertex` would, bit for bit.
+    #[cold]
+    #[inline(never)]
+    fn twin_outside(&self, out: &MeshBuffer) -> bool {
+        let g = self.grid;
+        let key = |p: [f32; 3]| p.map(|c| (c + 0.0).to_bits());
+        for &(id, cell, patch, outward) in &out.scratch.boundary_out {
+            // Its own quads and the shell's around it as the clean-up leaves them (no
+            // zero-area triangle: C11's vertex on the face has one in the shell)...
+            if !self.ring_is_plain(cell, patch, false) {
+                return true;
+            }
+            if !outward {
+                continue;
+            }
+            // ... and no vertex of a cell around it at the same position.
+            let p = out.positions[id as usize];
+            // The faces of its cell the vertex lies on, per axis: −1, +1 or 0 (neither).
+            let (_, lo) = self.position(cell, [0.0; 3]);
+            let (_, hi) = self.position(cell, [1.0; 3]);
+            let side = [0, 1, 2].map(|a| {
+                if p[a] == lo[a] {
+                    -1
+                } else if p[a] == hi[a] {
+                    1
+                } else {
+                    0
+                }
+            });
+            for d in 1..27 {
+                let d = [d % 3, d / 3 % 3, d / 9].map(|c| c as i64 - 1);
+                if d == [0; 3] || (0..3).any(|a| d[a] != 0 && d[a] != side[a]) {
+                    continue;
+                }
+                let c = [0, 1, 2].map(|a| i64::from(cell[a]) + d[a]);
+                // Every cell around the point, also those the range makes vertices for: some
+                // of their patches get theirs only from the shell's quads. (A cell needs its
+                // eight samples.)
+                if (0..3).any(|a| c[a] < 0 || c[a] + 1 >= i64::from(g.dims[a])) {
+                    continue;
+                }
+                let c = c.map(|v| v as u32);
+                let corners = self.corners(g.index(c[0], c[1], c[2]));
+                let [c0, c1, c2, c3, c4, c5, c6, c7] = corners;
+                let below = F32x4::new([c0, c1, c2, c3]).sign_mask()
+                    | F32x4::new([c4, c5, c6, c7]).sign_mask() << 4;
+                let case = CASE_OF_PAIRS[below as usize & 0xff] as usize;
+                for &edges in PATCH_EDGES[case].iter().take_while(|&&e| e != 0) {
+                    let (local, _) = (self.place)(&corners, edges);
+                    if key(self.position(c, local).1) == key(p) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
+    /// The vertex of the patch through local edge `edge` of the cell at grid coordinates
+    /// `cell`, named by cell and patch and placed as `make_vertex` places it; `None` where
+    /// the cell lies beyond the grid's samples or the edge is not crossed.
+    fn vertex_at(&self, cell: [i64; 3], edge: u8) -> Option<Placed> {
+        let g = self.grid;
+        if (0..3).any(|a| cell[a] < 0 || cell[a] + 1 >= i64::from(g.dims[a])) {
+            return None;
+        }
+        let c = cell.map(|v| v as u32);
+        let corners = self.corners(g.index(c[0], c[1], c[2]));
+        let [c0, c1, c2, c3, c4, c5, c6, c7] = corners;
+        let below = F32x4::new([c0, c1, c2, c3]).sign_mask()
+            | F32x4::new([c4, c5, c6, c7]).sign_mask() << 4;
+        let case = CASE_OF_PAIRS[below as usize & 0xff] as usize;
+        let patch = PATCH_OF_EDGE[case][edge as usize];
+        if patch == NO_PATCH {
+            return None;
+        }
+        let (local, _) = (self.place)(&corners, PATCH_EDGES[case][patch as usize]);
+        Some(((cell, patch), self.position(c, local).1))
+    }
+
+    /// Whether the pinch candidate `v` (patch `patch` of `cell`), a vertex whose quads lie
+    /// partly in the grid's shell, is left as it is by the clean-up when the shell is meshed:
+    /// every quad around its patch's edges (the range's and the shell's, made here as the
+    /// meshers make them) has no zero-area triangle and no two of their vertices coincide,
+    /// no two of its triangles have the same three vertices, and its triangles form one fan
+    /// whose every edge at `v` has one triangle each way. Then `split_pinches` finds one fan
+    /// at `v`, cancels nothing there and leaves its normal; the range without its shell,
+    /// which lacks some of these triangles, must only not split `v`. Anything else: `false`.
+    #[cold]
+    #[inline(never)]
+    fn pinch_stays(&self, cell: [u32; 3], patch: u8) -> bool {
+        self.ring_is_plain(cell, patch, true)
+    }
+
+    /// Whether the quads around the edges of patch `patch` of `cell` (the range's and the
+    /// shell's, made here as the meshers make them) have no zero-area triangle and no two
+    /// vertices at one position, so that the clean-up changes none of them; with `fan`, also
+    /// whether the vertex's triangles form one fan, each edge at it used once each way, with
+    /// no two triangles on the same three vertices (`pinch_stays`).
+    fn ring_is_plain(&self, cell: [u32; 3], patch: u8, fan: bool) -> bool {
+        let g = self.grid;
+        let corners = self.corners(g.index(cell[0], cell[1], cell[2]));
+        let [c0, c1, c2, c3, c4, c5, c6, c7] = corners;
+        let below = F32x4::new([c0, c1, c2, c3]).sign_mask()
+            | F32x4::new([c4, c5, c6, c7]).sign_mask() << 4;
+        let edges = PATCH_EDGES[CASE_OF_PAIRS[below as usize & 0xff] as usize][patch as usize];
+        let cell = cell.map(i64::from);
+        let me = (cell, patch);
+        let mut work: Vec<[Placed; 3]> = Vec::new();
+        let mut seen: Vec<Placed> = Vec::new();
+        for e in 0..12u8 {
+            if edges >> e & 1 == 0 {
+                continue;
+            }
+            let [k0, k1] = EDGES[e as usize];
+            let (a0, a1) = (CORNERS[k0 as usize], CORNERS[k1 as usize]);
+            let a = (0..3)
+                .find(|&i| a0[i] != a1[i])
+                .expect("an edge along one axis");
+            let lo = if a0[a] == 0 { a0 } else { a1 };
+            let p = [0, 1, 2].map(|i| cell[i] + i64::from(lo[i]));
+            let (b, c) = NEXT_AXES[a];
+            let back = |db: i64, dc: i64| {
+                let mut q = p;
+                q[b] -= db;
+                q[c] -= dc;
+                q
+            };
+            let cells = [back(1, 1), back(0, 1), p, back(1, 0)];
+            let mut quad = [(me, [0.0f32; 3]); 4];
+            for k in 0..4 {
+                let Some(vx) = self.vertex_at(cells[k], QUAD_EDGES[a][k]) else {
+                    return false;
+                };
+                quad[k] = vx;
+            }
+            let inside0 = g.values[g.index(p[0] as u32, p[1] as u32, p[2] as u32)] < 0.0;
+            if !inside0 {
+                quad.reverse();
+            }
+            let (first, flagged) = quad_split(quad.map(|(_, p)| F32x4::from_xyz(&p)));
+            if flagged {
+                return false;
+            }
+            let tris = if first {
+                [[quad[0], quad[1], quad[2]], [quad[0], quad[2], quad[3]]]
+            } else {
+                [[quad[1], quad[2], quad[3]], [quad[1], quad[3], quad[0]]]
+            };
+            for t in tris {
+                if t.iter().any(|x| x.0 == me) {
+                    work.push(t);
+                }
+            }
+            seen.extend(quad);
+        }
+        // No two distinct vertices at one position (the clean-up would merge them).
+        let key = |p: [f32; 3]| p.map(|c| (c + 0.0).to_bits());
+        seen.sort_by_key(|x| (key(x.1), x.0));
+        seen.dedup_by_key(|x| x.0);
+        if seen.windows(2).any(|w| key(w[0].1) == key(w[1].1)) {
+            return false;
+        }
+        if !fan {
+            return true;
+        }
+        // Each triangle at `v` as (previous, next) around it: one fan with every edge used
+        // once each way is a cycle through all of them.
+        let links: Vec<_> = work
+            .iter()
+            .map(|t| {
+                let k = t.iter().position(|x| x.0 == me).expect("a triangle at v");
+                (t[(k + 1) % 3].0, t[(k + 2) % 3].0)
+            })
+            .collect();
+        let n = links.len();
+        let mut sets: Vec<_> = links
+            .iter()
+            .map(|&(x, y)| if x < y { (x, y) } else { (y, x) })
+            .collect();
+        sets.sort();
+        if sets.windows(2).any(|w| w[0] == w[1]) {
+            return false;
+        }
+        let outs = |x| links.iter().filter(|l| l.0 == x).count();
+        let ins = |x| links.iter().filter(|l| l.1 == x).count();
+        if links
+            .iter()
+            .any(|l| outs(l.0) != 1 || ins(l.0) != 1 || outs(l.1) != 1 || ins(l.1) != 1)
+        {
+            return false;
+        }
+        // Follow the cycle from the first triangle.
+        let mut at = 0;
+        for steps in 1..=n {
+            let next = links[at].1;
+            at = links
+                .iter()
+                .position(|l| l.0 == next)
+                .expect("each edge once each way");
+            if at == 0 {
+                return steps == n;
+            }
+        }
+        false
     }
 }
 
@@ -522,7 +783,22 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
     debug_assert!(q[1] != q[2] && q[1] != q[3] && q[2] != q[3]);
     let pos = &out.positions;
     let at = |i: u32| F32x4::from_xyz(&pos[i as usize]);
-    let p = [at(q[0]), at(q[1]), at(q[2]), at(q[3])];
+    let (first, flagged) = quad_split([at(q[0]), at(q[1]), at(q[2]), at(q[3])]);
+    if flagged {
+        out.scratch.has_degenerate = true;
+    }
+    let six = if first {
+        [q[0], q[1], q[2], q[0], q[2], q[3]]
+    } else {
+        [q[1], q[2], q[3], q[1], q[3], q[0]]
+    };
+    out.indices.extend_from_slice(&six);
+}
+
+/// How [`push_quad`] splits the quad of corners `p`: along 0–2 (`true`) or 1–3, and whether
+/// a triangle of that split has zero area.
+#[inline(always)]
+fn quad_split(p: [F32x4; 4]) -> (bool, bool) {
     // Squared distance, summed x, y, z in that order as the scalar form does.
     let d2 = |a: F32x4, b: F32x4| {
         let [x, y, z, _] = ((a - b) * (a - b)).to_array();
@@ -549,13 +825,5 @@ fn push_quad(out: &mut MeshBuffer, q: [u32; 4]) {
         first = !first;
         flagged = false;
     }
-    if flagged {
-        out.scratch.has_degenerate = true;
-    }
-    let six = if first {
-        [q[0], q[1], q[2], q[0], q[2], q[3]]
-    } else {
-        [q[1], q[2], q[3], q[1], q[3], q[0]]
-    };
-    out.indices.extend_from_slice(&six);
+    (first, flagged)
 }

@@ -8,8 +8,11 @@
 //!
 //! Speed on the bench's 32³ terrain chunk of the quantised field (2-core x86_64 under the load
 //! of a concurrent build, best of 15 × 40 meshings, every mesher and fast-surface-nets in one
-//! run): Marching Cubes 284 µs, MC33 371 µs, Surface Nets 223 µs, Dual Contouring 1.29 ms
-//! (fast-surface-nets: 228 µs on the same samples). Figures and peers: BENCHMARKS.md.
+//! run): Marching Cubes 284 µs, MC33 371 µs, Dual Contouring 1.29 ms (fast-surface-nets: 228
+//! µs on the same samples); Surface Nets, since its chunks take the ghost shell only where
+//! the clean-up has something to decide there, 169–175 µs beside fast-surface-nets' 241–248
+//! µs (best of 31 × 40, another run, load ≈ 3.3): 1.4× as fast. Figures and peers:
+//! BENCHMARKS.md.
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring

@@ -40,7 +40,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
         by_volume_ids(grid, out, false);
     }
     // A vertex's triangles reach the shell only where it lies on the border planes.
-    if shell_range(grid, 0).is_some() && needs_shell(out, grid, [0.0; 2]) {
+    if shell_range(grid, 0).is_some() && needs_shell(out, grid, [0.0; 2], |_| false, |_, _| false) {
         // Something for the clean-up near the border: the shell of cells around the range is
         // meshed too, as ghosts, so that what lies on the border (a flat pair split across
         // it, case C10; a pinch; a sliver) is decided as in the chunk across it (`finish`).

@@ -125,7 +125,8 @@ fn tile(grid: &Grid, out: &mut MeshBuffer) {
         flat.iter().any(|(t, _)| t.iter().any(|&i| near(i)))
     };
     // Within a cell of the border: MC33 also splits the neighbours of pinch candidates.
-    let shell = shell_range(grid, 0).is_some() && (near_flat || needs_shell(out, grid, [1.0; 2]));
+    let shell = shell_range(grid, 0).is_some()
+        && (near_flat || needs_shell(out, grid, [1.0; 2], |_| false, |_, _| false));
     if shell {
         out.scratch.shell.own_vertices = out.positions.len();
         for_each_shell_cell(grid, &mut masks, |at, base, case| {
