@@ -34,13 +34,16 @@ fn main() {
         range: Some(range),
         ..Grid::chunk(&values, &[], CHUNK_HALO, 1.0)
     };
+    // fast-surface-nets on samples −1 ..= 32 (34³), as in the criterion benchmark: from the
+    // chunk's samples with a halo of 1 (35³; the grid above has the chunk halo, 37³).
     type Shape = ConstShape3u32<34, 34, 34>;
+    let padded = chunk_samples(&field, chunk, 1);
     let mut sdf = vec![0.0f32; Shape::USIZE];
     for z in 0..34u32 {
         for y in 0..34u32 {
             for x in 0..34u32 {
                 sdf[Shape::linearize([x, y, z]) as usize] =
-                    values[(x + 35 * (y + 35 * z)) as usize];
+                    padded[(x + 35 * (y + 35 * z)) as usize];
             }
         }
     }
