@@ -1,6 +1,6 @@
 //! Block catch-ups (loam-net): the held blocks of one client's region in a world of 80 000
 //! blocks spread over 400 m × 400 m, found through the block store's 1 m cell index
-//! (`loam_net::blocks_in`) against a pass over every block with the same brick test (what
+//! (`loam_protocol::blocks_in`) against a pass over every block with the same brick test (what
 //! it did before, kept here as the baseline).
 //!
 //! Run: `cargo bench -p loam-bench --bench blocks`. Results: BENCHMARKS.md.
@@ -11,9 +11,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use loam_blocks::{
     BlockPos, BlockSettings, BlockSize, BlockSpec, BlockWorld, HeldBlock, MaterialTable,
 };
-use loam_net::protocol::BrickBox;
-use loam_net::{blocks_in, brick_of_block};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
+use loam_protocol::BrickBox;
+use loam_protocol::{blocks_in, brick_of_block};
 
 /// 80 000 stone blocks on flat ground, one in every other metre cell of a 400 m × 400 m
 /// square (x, z in −200..200), in rows along z.

@@ -1,4 +1,9 @@
-//! Shared inputs of Loam's benchmarks (the benchmarks themselves are in `benches/`).
+//! Loam's benchmarks: the shared inputs of the criterion benchmarks (in `benches/`), and the
+//! network load benchmark ([`net`], `loam bench-net`: real clients against a server).
+
+pub mod net;
+
+pub use net::{BenchConfig, BenchError, BenchReport, Diverged, bench_net};
 
 use std::sync::Arc;
 

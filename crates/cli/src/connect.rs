@@ -1,5 +1,5 @@
 //! `loam edit --connect ws://HOST:PORT/ws`: the editor as a client of `loam serve`. A thread
-//! runs the loam-net client (tokio); the editor talks to it through
+//! runs the loam-client (tokio); the editor talks to it through
 //! `loam_bevy::editor::RemoteLink`'s channel: ops out, the predicted field and the connection's
 //! status back after every change.
 
@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use loam_bevy::editor::{RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
+use loam_client::{Client, ClientConfig, ClientError, ClientEvent};
 use loam_field::Field;
-use loam_net::{Client, ClientConfig, ClientEvent, NetError, Player, PresenceReport, Viewer};
+use loam_protocol::{Player, PresenceReport, Viewer};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long a dropped connection waits before trying again.
@@ -79,7 +80,7 @@ pub fn connect(
     };
     status.note = format!("joined {url} as #{}", client.id());
     std::thread::Builder::new()
-        .name("loam-net client".into())
+        .name("loam-client".into())
         .spawn(move || rt.block_on(run(client, cmd_rx, up_tx, status)))
         .context("starting the client thread")?;
     Ok(Connected {
@@ -188,7 +189,7 @@ async fn run(
                             "reconnected (fresh snapshot)".into()
                         };
                     }
-                    Err(NetError::AnotherWorld(why)) => {
+                    Err(ClientError::AnotherWorld(why)) => {
                         status.note =
                             format!("not reconnecting: {why} (restart the editor to join it)");
                         gave_up = Some(why);

@@ -1,6 +1,6 @@
 //! `loam serve` (the authoritative multiplayer server on a world file) and `loam bench-net`
 //! (N real WebSocket clients against a server, one JSON line of results). Both are thin:
-//! the work is in `loam-net`.
+//! the work is in `loam-server` and `loam-bench`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use loam_net::{BackupPlan, BenchConfig, GeneratorFactory, ServerConfig, bench_net, serve};
+use loam_bench::{BenchConfig, bench_net};
+use loam_protocol::GeneratorFactory;
+use loam_server::{BackupPlan, ServerConfig, serve};
 
 use crate::session::{self, GeneratorSpec};
 
@@ -117,7 +119,7 @@ fn parse_max_clients(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A number that `ok` accepts; `why` says which when it does not. (`loam_net::bench_net`
+/// A number that `ok` accepts; `why` says which when it does not. (`loam_bench::bench_net`
 /// checks the same ranges; here they fail before anything connects, with clap's usage.)
 fn number<T: std::str::FromStr + Copy>(
     s: &str,
@@ -287,7 +289,7 @@ const LATENCY_EVERY: Duration = Duration::from_secs(60);
 /// Logs (info) the server's part of its clients' round trips, the part of it spent queued for
 /// the ordering thread, and the group commits over the last window, if any client op was
 /// released in it.
-fn log_latency(l: &loam_net::ServerLatency) {
+fn log_latency(l: &loam_server::ServerLatency) {
     if l.ops.count == 0 {
         return;
     }
@@ -305,10 +307,10 @@ fn log_latency(l: &loam_net::ServerLatency) {
 }
 
 /// Turns transparent huge pages off for this process: each first touch of one is a page
-/// fault of milliseconds, on whichever thread meets it (`loam_net::disable_transparent_huge_pages`).
+/// fault of milliseconds, on whichever thread meets it (`loam_server::disable_transparent_huge_pages`).
 /// A refusal is only reported: the server runs as well, with a longer tail.
 fn huge_pages_off() {
-    if let Err(e) = loam_net::disable_transparent_huge_pages() {
+    if let Err(e) = loam_server::disable_transparent_huge_pages() {
         eprintln!(
             "loam: warning: transparent huge pages stay on ({e}): expect a longer latency tail"
         );
@@ -359,14 +361,14 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
 
 /// The JSON line of a run that could not measure (a client's hello refused, no server at
 /// the URL, a bad number): `converged` false, `error` the cause with its sources.
-fn failed_json(e: &loam_net::NetError, clients: usize) -> String {
-    let why = loam_net::error_chain(e);
+fn failed_json(e: &loam_bench::BenchError, clients: usize) -> String {
+    let why = loam_server::error_chain(e);
     serde_json::json!({ "error": why, "converged": false, "clients": clients }).to_string()
 }
 
 /// Why a benchmark's figures are not a clean run, if they are not: clients that did not
 /// converge, dropped connections, ops never confirmed.
-fn degraded(report: &loam_net::BenchReport) -> Option<String> {
+fn degraded(report: &loam_bench::BenchReport) -> Option<String> {
     let mut why = Vec::new();
     if !report.diverged.is_empty() || (!report.converged && report.unchecked.is_empty()) {
         why.push(format!(
@@ -411,15 +413,17 @@ mod tests {
     /// error with its causes (which client, and why).
     #[test]
     fn a_failed_run_prints_why_as_json() {
-        let e = loam_net::NetError::BenchClient {
+        let e = loam_bench::BenchError::Client {
             client: 3,
-            error: Box::new(loam_net::NetError::ServerStopped("no world".into())),
+            error: loam_client::ClientError::Disconnected {
+                reason: "the world is gone".into(),
+            },
         };
         let v: serde_json::Value = serde_json::from_str(&super::failed_json(&e, 64)).unwrap();
         assert_eq!(
             v,
             serde_json::json!({
-                "error": "client 3: the server stopped: no world",
+                "error": "client 3: the server closed the connection: the world is gone",
                 "converged": false,
                 "clients": 64,
             })
@@ -444,7 +448,7 @@ mod tests {
     /// bench-net fails (after its JSON line) exactly when the run was degraded, and says how.
     #[test]
     fn a_degraded_run_is_named() {
-        let clean = loam_net::BenchReport {
+        let clean = loam_bench::BenchReport {
             ops_per_s: 20_000.0,
             p50_ms: Some(1.5),
             p99_ms: Some(20.0),
@@ -464,11 +468,11 @@ mod tests {
             worst_second_p99_ms: Some(12.0),
         };
         assert_eq!(super::degraded(&clean), None);
-        let bad = loam_net::BenchReport {
+        let bad = loam_bench::BenchReport {
             dropped: 3,
             lost_ops: 12,
             converged: false,
-            diverged: vec![loam_net::Diverged {
+            diverged: vec![loam_bench::Diverged {
                 client: 5,
                 seq: 100,
                 terrain: true,
@@ -481,7 +485,7 @@ mod tests {
             Some("1 of 64 clients did not converge, 3 dropped connections, 12 ops never confirmed")
         );
         // The server gone at the end: nothing diverged, nothing could be compared.
-        let stopped = loam_net::BenchReport {
+        let stopped = loam_bench::BenchReport {
             converged: false,
             unchecked: (0..64).collect(),
             ..clean.clone()

@@ -1,6 +1,6 @@
 //! The ordering thread's field work in isolation, for profiling: the ops of 64 clients
 //! standing 128 m apart, half a brick off the grid lines (balls of radius 0.6–1.4 m dug and
-//! built within ±6 m of each, in one of 8 materials, as `loam-net`'s `bench_local` sends
+//! built within ±6 m of each, in one of 8 materials, as `loam-bench`'s `bench_local` sends
 //! them), applied in turn through a [`History`], with the server's 512 hot bricks.
 //!
 //! ```text

@@ -2,7 +2,7 @@
 //!
 //! Loam's wire protocol, apart from the server and the client that speak it, so that a
 //! browser build (wasm32-unknown-unknown: no threads, sockets or clocks in here) and other
-//! servers can speak it too. `loam-net` re-exports it as `loam_net::protocol`.
+//! servers can speak it too. `loam-server` and `loam-client` re-export it as `protocol`.
 //!
 //! The wire protocol: MessagePack (serde, maps with named fields) over binary WebSocket
 //! messages, one message per WebSocket message.
@@ -43,20 +43,24 @@
 //! and what breaks: it sends the resulting records ([`loam_blocks::BlockDelta`]: held blocks
 //! and pieces as they now are, positions and pieces gone), which a client applies without
 //! deciding anything ([`loam_blocks::BlockWorld::apply_delta`]), so its block world equals
-//! the server's bit for bit over its region (`loam_net::block_hash`).
+//! the server's bit for bit over its region ([`block_hash`]).
 //!
 //! Every decoder checks the size first ([`DecodeError::TooLarge`]), never allocates more than
 //! the message holds, limits nesting, and refuses trailing bytes.
 
 #![deny(missing_docs)]
 
+pub mod blocks;
 mod bricks;
+pub mod interest;
 pub mod presence;
 
+pub use blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 pub use bricks::{
     BrickDecodeError, WireBrick, WireSamples, decode_brick, decode_samples, encode_brick,
     encode_samples,
 };
+pub use interest::generator_fingerprint;
 pub use presence::{Aim, AimError, Player, PresenceReport, PresenceUpdate};
 
 use loam_blocks::BlockDelta;
@@ -73,6 +77,19 @@ use serde::{Deserialize, Serialize};
 /// ordering of ops rather than in its way; version 7 gives each client a resume key
 /// ([`Welcome::resume_key`]) that a resume must show to keep its id.
 pub const PROTOCOL_VERSION: u32 = 7;
+
+/// The WebSocket path a Loam server takes connections on.
+pub const WS_PATH: &str = "/ws";
+
+/// Bytes a WebSocket reads from its socket at a time (both sides).
+pub const READ_BUFFER: usize = 8 << 10;
+
+/// Builds the world's generator from the generator JSON its file holds (the CLI's session
+/// spec). A server calls it once when it opens the world; a client calls it with the JSON
+/// the server sends ([`WorldMeta::generator_json`]). The error is the reason, for the
+/// caller's own error type.
+pub type GeneratorFactory =
+    std::sync::Arc<dyn Fn(&str) -> Result<loam_field::Generator, String> + Send + Sync>;
 
 /// Largest generator JSON a client takes in parts ([`ServerMessage::WorldPart`]), bytes
 /// (2 GiB: a heightmap world carries its DEM, at most 2²⁸ samples of 4 bytes, in base64).
@@ -191,7 +208,7 @@ pub struct WorldMeta {
     pub generator_json: String,
     /// Field settings.
     pub field: FieldSettings,
-    /// BLAKE3 over the generator's values at fixed samples (`loam_net::generator_fingerprint`):
+    /// BLAKE3 over the generator's values at fixed samples ([`generator_fingerprint`]):
     /// a client whose generator differs finds out at once.
     pub generator_fingerprint: [u8; 32],
 }
@@ -400,7 +417,7 @@ pub enum ServerMessage {
         region: Option<BrickBox>,
         /// The hash ([`loam_field::FieldHash`]).
         hash: [u8; 32],
-        /// The block world's hash over the same region (`loam_net::block_hash`).
+        /// The block world's hash over the same region ([`block_hash`]).
         blocks: [u8; 32],
     },
     /// Other players that joined, changed or left since the last presence update (at most

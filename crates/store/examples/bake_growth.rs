@@ -1,5 +1,5 @@
 //! What a bake costs as a world's history grows: a server-like session of small digs and
-//! builds (one stroke each, 64 places 128 m apart, as `loam-net`'s load benchmark makes
+//! builds (one stroke each, 64 places 128 m apart, as `loam-bench`'s network load benchmark makes
 //! them), appended in groups of 1000 and baked every `BAKE_EVERY` ops with
 //! [`Store::bake`]. Prints one line per bake: ops so far, the history's kept bytes and the
 //! bake's time (encoding and writing, one call).

@@ -45,7 +45,7 @@ fn wait_for(
 fn serve_new_world() -> (
     tempfile::TempDir,
     tokio::runtime::Runtime,
-    loam_net::ServerHandle,
+    loam_server::ServerHandle,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.loam");
@@ -57,9 +57,9 @@ fn serve_new_world() -> (
         .enable_all()
         .build()
         .unwrap();
-    let mut config = loam_net::ServerConfig::new(&path, crate::serve::factory());
+    let mut config = loam_server::ServerConfig::new(&path, crate::serve::factory());
     config.listen = "127.0.0.1:0".parse().unwrap();
-    let server = rt.block_on(loam_net::serve(config)).unwrap();
+    let server = rt.block_on(loam_server::serve(config)).unwrap();
     (dir, rt, server)
 }
 
@@ -125,7 +125,9 @@ fn block_ops_go_to_the_server_and_come_back_as_deltas() {
                 .pieces
                 .iter()
                 .all(|p| matches!(p.state, loam_blocks::PieceState::Rubble { .. }));
-        if settled && loam_net::block_hash(&replica, None, a.field.settings().voxel_size) == hash {
+        if settled
+            && loam_protocol::block_hash(&replica, None, a.field.settings().voxel_size) == hash
+        {
             assert_eq!(
                 replica.pieces().map(|p| p.blocks.len()).sum::<usize>(),
                 2,
@@ -228,7 +230,7 @@ fn presence_and_own_undo_go_through_the_client_thread() {
     let (_, server_before) = rt.block_on(server.hash(None)).unwrap();
 
     // A's aim reaches B's status as a player.
-    let aim = loam_net::Aim {
+    let aim = loam_protocol::Aim {
         tool: "cube".into(),
         point: Some([1.0, h, 2.0]),
         radius: 2.5,
