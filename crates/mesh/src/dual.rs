@@ -112,15 +112,26 @@ pub(crate) fn dual_mesh(
     // are added as ghosts, where the grid holds them: `finish` decides what lies on the
     // border from the same triangles as the chunk across it, then drops them.
     // A vertex's quads reach the shell where it lies in cell min − 1 or max − 1.
-    let stays = |out: &MeshBuffer, v: u32| {
-        out.scratch
-            .pinch
-            .cells
-            .iter()
-            .find(|c| c.0 == v)
-            .is_some_and(|&(_, cell, patch)| ctx.pinch_stays(cell, patch))
-    };
     let shell = shell_range(grid, 1).is_some();
+    // A candidate is dropped (below) only where the clean-up will neither merge vertices nor
+    // split slivers, which could make it a candidate again, on fewer triangles than the
+    // shell would give it.
+    let near_candidate = shell && {
+        let near = near_border(out, grid, [0.0, 1.0]);
+        out.scratch.pinch.candidates.iter().any(|&v| near(v))
+    };
+    let merges = near_candidate
+        && (out.scratch.has_degenerate || crate::normals::boundary_vertices_meet(out));
+    let stays = |out: &MeshBuffer, v: u32| {
+        !merges
+            && out
+                .scratch
+                .pinch
+                .cells
+                .iter()
+                .find(|c| c.0 == v)
+                .is_some_and(|&(_, cell, patch)| ctx.pinch_stays(cell, patch))
+    };
     if shell && needs_shell(out, grid, [0.0, 1.0], |out| ctx.twin_outside(out), stays) {
         let own = out.indices.len() / 3;
         out.scratch.shell.own_vertices = out.positions.len();

@@ -188,6 +188,15 @@ fn boundary_vertices_coincide(out: &mut MeshBuffer) -> bool {
     found
 }
 
+/// Whether two of the dual vertices listed on their cells' boundaries lie at one position,
+/// keeping the list (sorted): whether [`remove_degenerate`] will merge vertices.
+pub(crate) fn boundary_vertices_meet(out: &mut MeshBuffer) -> bool {
+    let b = &mut out.scratch.boundary;
+    let key = |i: &u32| out.positions[*i as usize].map(|c| (c + 0.0).to_bits());
+    b.sort_unstable_by_key(key);
+    b.windows(2).any(|w| key(&w[0]) == key(&w[1]))
+}
+
 /// [`drop_unused_vertices`], keeping the pinch candidates' ids (a removed one is dropped).
 fn drop_unused_and_renumber_pinches(out: &mut MeshBuffer) {
     let n = out.positions.len();
