@@ -157,7 +157,7 @@ pub use material::TerrainMaterialAsset;
 pub use plugin::{LoamPlugin, LoamPlugins, LoamSet};
 pub use render::{BlockScene, CameraPose, RenderError, RenderJob, RenderReport, is_png, render};
 pub use settings::{DEFAULT_UPLOAD_BUDGET, LoamSettings};
-pub use walk::{Physics, chunk_of};
+pub use walk::{EYE_HEIGHT_M, Physics, WalkFocus, chunk_of, stop_walking, walk_step};
 pub use world::{Applied, LoamWorld};
 
 /// What a game using Loam needs in scope: the plugins, the world and its file, the stages,
