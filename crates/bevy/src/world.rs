@@ -78,19 +78,24 @@ impl LoamWorld {
         Ok(out)
     }
 
-    /// Takes the bricks of `field` in place of the world's ([`World::replace_bricks`]: a
-    /// network client's field, with the server's ops), marks the edit for the latency
-    /// readout when a brick differed, and records the changed bricks' samples for
-    /// [`LoamWorld::replaced`] (the terrain colliders follow them). Returns the bricks that
-    /// differed, in key order.
+    /// Takes the bricks of `field` in place of the world's (a network client's field, with
+    /// the server's ops): comparing only the bricks `keys` where the client says which may
+    /// differ ([`World::replace_bricks_in`]), else every brick ([`World::replace_bricks`]).
+    /// Marks the edit for the latency readout when a brick differed, and records the changed
+    /// bricks' samples for [`LoamWorld::replaced`] (the terrain colliders follow them).
+    /// Returns the bricks that differed, in key order.
     ///
     /// # Errors
     /// As [`World::replace_bricks`]; nothing changes then.
     pub fn take_field(
         &mut self,
         field: &loam_field::Field,
+        keys: Option<&std::collections::BTreeSet<loam_field::BrickKey>>,
     ) -> Result<Vec<loam_field::BrickKey>, loam_world::WorldError> {
-        let changed = self.world.replace_bricks(field)?;
+        let changed = match keys {
+            Some(keys) => self.world.replace_bricks_in(field, keys)?,
+            None => self.world.replace_bricks(field)?,
+        };
         if !changed.is_empty() {
             self.mark_edit();
         }

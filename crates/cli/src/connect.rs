@@ -69,6 +69,9 @@ pub fn connect(
             .with_context(|| format!("asking {url} for {radius} m around the viewer"))?;
     }
     let field = client.field().clone();
+    // The editor's world starts from this field: later updates name the bricks changed
+    // since.
+    let _ = client.take_changed_bricks();
     let (cmd_tx, cmd_rx) = tokio::sync::mpsc::unbounded_channel();
     let (up_tx, up_rx) = mpsc::channel();
     let mut status = RemoteStatus {
@@ -107,6 +110,7 @@ async fn run(
     client.mirror_blocks(true);
     let _ = updates.send(RemoteUpdate {
         field: None,
+        bricks: Some(Default::default()),
         blocks: client.take_block_deltas(),
         status: status.clone(),
     });
@@ -224,10 +228,17 @@ async fn run(
                 .count();
         status.undo = client.undo_counts();
         status.players = players(&client);
+        // The changed bricks first: taking them brings the prediction up to date.
+        let bricks = if field_changed {
+            client.take_changed_bricks()
+        } else {
+            Some(Default::default())
+        };
         let field = field_changed.then(|| client.field().clone());
         if updates
             .send(RemoteUpdate {
                 field,
+                bricks,
                 blocks: client.take_block_deltas(),
                 status: status.clone(),
             })

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::SinkExt;
 use loam_blocks::{BlockDelta, BlockOp, BlockWorld};
-use loam_field::{EditOp, Field, Generator};
+use loam_field::{BrickKey, EditOp, Field, Generator};
 use loam_physics::PhysicsWorld;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -553,6 +553,7 @@ impl Client {
                 welcome.seq, self.state.last_seq
             )));
         }
+        self.state.all_changed();
         let again = self.state.rewelcome(&welcome);
         self.ws = Some(ws);
         self.finish_handshake().await?;
@@ -578,6 +579,17 @@ impl Client {
     /// The field as this client sees it: the server's order with its own pending ops on top.
     pub fn field(&mut self) -> &Field {
         self.state.predicted()
+    }
+
+    /// The bricks of [`Client::field`] that may differ from the field it returned at the
+    /// last call, ascending; `None` when any may (the first call, or a reconnect since). An
+    /// app showing the field remeshes only around these (loam-world's
+    /// `World::replace_bricks_in`) instead of comparing every brick. Every brick whose
+    /// samples differ is in it: the ones the server's ops, patches and catch-ups wrote, and
+    /// those this client's predicted ops wrote or stopped writing (confirmed, refused, or
+    /// taken back); a brick written back to the same samples may be too.
+    pub fn take_changed_bricks(&mut self) -> Option<std::collections::BTreeSet<BrickKey>> {
+        self.state.take_changed()
     }
 
     /// The field in the server's order only, up to [`Client::last_seq`]; equal to the

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use loam_blocks::{
     BlockDelta, BlockOp, BlockPos, BlockSettings, BlockWorld, MaterialTable, PieceId,
 };
-use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry, PlannedEdit};
+use loam_field::{BrickKey, EditOp, Field, FieldHash, Generator, LogEntry, PlannedEdit, SampleBox};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 
 mod catch_up;
@@ -221,6 +221,17 @@ pub(crate) struct Replica {
     pub mirror: Option<Vec<BlockDelta>>,
 }
 
+/// The prediction: the confirmed field with the own pending ops written on top.
+#[derive(Default)]
+struct Prediction {
+    /// The predicted field (`None`: not built, or nothing pending).
+    field: Option<Field>,
+    /// The pending ops changed since it was built: build it again.
+    stale: bool,
+    /// The bricks its ops wrote (where it may differ from the confirmed field).
+    keys: BTreeSet<BrickKey>,
+}
+
 pub(crate) struct State {
     pub id: u64,
     /// The key a reconnect shows to keep [`State::id`] ([`crate::protocol::Welcome::resume_key`]).
@@ -228,8 +239,11 @@ pub(crate) struct State {
     pub meta: WorldMeta,
     generator: Arc<Generator>,
     confirmed: Field,
-    predicted: Option<Field>,
-    stale: bool,
+    /// The confirmed field with the own pending ops on top ([`State::predicted`]).
+    prediction: Prediction,
+    /// The bricks of the shown field ([`State::predicted`]) that may differ from the one
+    /// shown when they were last taken ([`State::take_changed`]); `None`: any may.
+    changed: Option<BTreeSet<BrickKey>>,
     pub pending: VecDeque<Pending>,
     pub last_seq: u64,
     pub region: Option<BrickBox>,
@@ -252,6 +266,14 @@ pub(crate) struct State {
     pub players: BTreeMap<u64, Player>,
 }
 
+/// The bricks holding the samples of `b`.
+fn bricks_meeting(b: SampleBox) -> impl Iterator<Item = BrickKey> {
+    let (lo, hi) = (b.min.brick().0, b.max.brick().0);
+    (lo.x..=hi.x).flat_map(move |x| {
+        (lo.y..=hi.y).flat_map(move |y| (lo.z..=hi.z).map(move |z| BrickKey::new(x, y, z)))
+    })
+}
+
 fn key_in(b: &BrickBox, k: BrickKey) -> bool {
     b.contains([k.x, k.y, k.z])
 }
@@ -266,8 +288,8 @@ impl State {
             meta: welcome.world.clone(),
             generator,
             confirmed,
-            predicted: None,
-            stale: false,
+            prediction: Prediction::default(),
+            changed: None,
             pending: VecDeque::new(),
             last_seq: 0,
             region: None,
@@ -290,6 +312,34 @@ impl State {
             reverting: BTreeMap::new(),
             players: BTreeMap::new(),
         })
+    }
+
+    /// Notes that the shown field may have changed in the bricks `changed` meets.
+    fn touched(&mut self, changed: Option<SampleBox>) {
+        if let (Some(keys), Some(b)) = (self.changed.as_mut(), changed) {
+            keys.extend(bricks_meeting(b));
+        }
+    }
+
+    /// Notes that the shown field may have changed in brick `k`.
+    fn touched_brick(&mut self, k: BrickKey) {
+        if let Some(keys) = self.changed.as_mut() {
+            keys.insert(k);
+        }
+    }
+
+    /// Notes that any brick of the shown field may have changed (a new handshake).
+    pub fn all_changed(&mut self) {
+        self.changed = None;
+    }
+
+    /// The bricks of the shown field ([`State::predicted`], brought up to date first) that
+    /// may differ from the one shown at the last call, ascending; `None`: any may (none
+    /// taken yet, or a handshake since). Every brick whose samples differ is in it; a brick
+    /// written back to the same samples may be too.
+    pub fn take_changed(&mut self) -> Option<BTreeSet<BrickKey>> {
+        self.predicted();
+        std::mem::replace(&mut self.changed, Some(BTreeSet::new()))
     }
 
     fn voxel_size(&self) -> f64 {
@@ -420,8 +470,9 @@ impl State {
                     self.confirmed
                         .write_quantized(region, &q, &m)
                         .map_err(|e| ClientError::Protocol(format!("patch for op {seq}: {e}")))?;
+                    self.touched_brick(BrickKey::new(w.key[0], w.key[1], w.key[2]));
                 }
-                self.stale = true;
+                self.prediction.stale = true;
                 self.events
                     .push_back(ClientEvent::Patched { seq, bricks: n });
             }
@@ -475,7 +526,7 @@ impl State {
                 let before = self.pending.len();
                 self.pending.retain(|p| p.op_id != op_id);
                 if self.pending.len() != before {
-                    self.stale = true;
+                    self.prediction.stale = true;
                 }
                 self.events
                     .push_back(ClientEvent::Refused { op_id, reason });
@@ -589,10 +640,14 @@ impl State {
         // of a new region before the ops after it).
         let computed = !reverts && self.reproducible(&entry.op);
         if !computed {
-            self.stale = true;
-        } else if front && !self.stale && self.pending.len() == 1 && self.predicted.is_some() {
+            self.prediction.stale = true;
+        } else if front
+            && !self.prediction.stale
+            && self.pending.len() == 1
+            && self.prediction.field.is_some()
+        {
             // The prediction was the confirmed field with exactly this op applied.
-            self.confirmed = self.predicted.take().expect("checked");
+            self.confirmed = self.prediction.field.take().expect("checked");
         } else {
             // Our first pending op, planned on a field holding what the confirmed field holds
             // now (the revisions say so: the confirmed field, or the prediction after the
@@ -602,14 +657,19 @@ impl State {
                 .front()
                 .filter(|p| front && p.op == entry.op)
                 .and_then(|p| p.planned.as_ref());
-            if planned.is_none_or(|e| self.confirmed.commit_edit(e).is_err()) {
-                self.confirmed
-                    .apply(&entry.op)
-                    .map_err(|source| ClientError::Diverged {
-                        seq: entry.seq,
-                        source,
-                    })?;
-            }
+            let committed = planned.and_then(|e| self.confirmed.commit_edit(e).ok());
+            let outcome = match committed {
+                Some(o) => o,
+                None => {
+                    self.confirmed
+                        .apply(&entry.op)
+                        .map_err(|source| ClientError::Diverged {
+                            seq: entry.seq,
+                            source,
+                        })?
+                }
+            };
+            self.touched(outcome.changed);
         }
         if front {
             self.pending.pop_front();
@@ -620,7 +680,7 @@ impl State {
             }
             // Another client's op (or ours out of turn) came before our pending ones.
             if !self.pending.is_empty() || self.pending.len() != before {
-                self.stale = true;
+                self.prediction.stale = true;
             }
         }
         self.last_seq = entry.seq;

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!   tool ─ RemoteCommand::Op ─▶ client thread ─ WebSocket ─▶ server
-//!   World::replace_bricks ◀─ RemoteUpdate { field, status } ◀─ client thread ◀─ ordered ops
+//!   World::replace_bricks_in ◀─ RemoteUpdate { field, bricks, status } ◀─ client thread ◀─ ordered ops
 //!   Ctrl+Z / Ctrl+Y ─ RemoteCommand::Undo / Redo ─▶ (this player's own strokes only)
 //!   camera + aim ─ RemoteCommand::Presence ─▶ … ◀─ RemoteStatus::players ─▶ [`players`]
 //!   block tool ─ RemoteCommand::Block ─▶ …  (not predicted: the server decides what falls)
@@ -21,13 +21,14 @@
 //! editor's physics world, which has the terrain colliders the client's lacks, until the
 //! server's records put each piece at its rest.
 
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use bevy::prelude::*;
 use loam_blocks::{BlockDelta, BlockOp};
-use loam_field::{EditOp, Field};
+use loam_field::{BrickKey, EditOp, Field};
 use loam_protocol::{Aim, Player};
 
 use super::block_tool::{BlockAim, ToolKind};
@@ -105,6 +106,9 @@ pub struct RemoteUpdate {
     /// The client's field now (its bricks are shared, so this is cheap to send), if it
     /// changed.
     pub field: Option<Field>,
+    /// The bricks of `field` that may differ from the last field sent (the client's
+    /// `take_changed_bricks`); `None`: any may (compare them all).
+    pub bricks: Option<BTreeSet<BrickKey>>,
     /// The block deltas the client applied since the last update, in order (the first
     /// update's first delta holds the blocks it had at the start).
     pub blocks: Vec<BlockDelta>,
@@ -215,6 +219,8 @@ pub(crate) fn sync(
         return;
     };
     let mut newest = None;
+    // The bricks that changed over every update taken (`None`: any).
+    let mut bricks: Option<BTreeSet<BrickKey>> = Some(BTreeSet::new());
     let mut status = None;
     let mut deltas = Vec::new();
     if let Ok(rx) = remote.link.updates.lock() {
@@ -222,6 +228,13 @@ pub(crate) fn sync(
             if u.field.is_some() {
                 newest = u.field;
             }
+            bricks = match (bricks, u.bricks) {
+                (Some(mut all), Some(more)) => {
+                    all.extend(more);
+                    Some(all)
+                }
+                _ => None,
+            };
             deltas.extend(u.blocks);
             status = Some(u.status);
         }
@@ -240,7 +253,7 @@ pub(crate) fn sync(
         remote.status = s;
     }
     if let Some(field) = newest {
-        match world.take_field(&field) {
+        match world.take_field(&field, bricks.as_ref()) {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => debug!("{} bricks from the server's field", changed.len()),
             Err(e) => shown.message = format!("the server's field cannot be shown: {e}"),

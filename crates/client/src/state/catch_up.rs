@@ -97,8 +97,11 @@ impl State {
         }
         let catching = self.catching.as_mut().expect("set above");
         catching.got.extend(bricks.iter().map(|(k, _)| *k));
+        for (k, _) in &bricks {
+            self.touched_brick(*k);
+        }
         self.confirmed.insert_bricks(bricks);
-        self.stale = true;
+        self.prediction.stale = true;
         if !c.done {
             return Ok(());
         }
@@ -124,6 +127,9 @@ impl State {
                 )
             })
             .collect();
+        for (k, _) in &reset {
+            self.touched_brick(*k);
+        }
         self.confirmed.insert_bricks(reset);
         self.region = Some(c.region);
         self.last_seq = c.seq;

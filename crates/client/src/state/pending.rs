@@ -12,31 +12,60 @@ use crate::protocol::Welcome;
 
 impl State {
     /// The predicted field (the confirmed one when nothing is pending).
+    ///
+    /// The bricks where the field shown changes (those the old prediction's ops wrote, and
+    /// those the new one's write) are noted for [`State::take_changed`].
     pub fn predicted(&mut self) -> &Field {
         if self.pending.is_empty() {
-            self.predicted = None;
-            self.stale = false;
-        } else if self.stale || self.predicted.is_none() {
+            self.prediction.field = None;
+            self.prediction.stale = false;
+            self.forget_prediction();
+        } else if self.prediction.stale || self.prediction.field.is_none() {
+            self.forget_prediction();
             let mut f = self.confirmed.clone();
+            let mut wrote = Vec::new();
             for p in self.pending.iter_mut() {
                 // An op the server may still take can fail here (e.g. an undo): it simply
                 // predicts nothing. A plan still good on the field as it is now (the
                 // confirmed field has not changed since) is committed; else the op is
                 // planned again, and that plan kept for the confirmation.
-                if matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. })
-                    || p.planned.as_ref().is_some_and(|e| f.commit_edit(e).is_ok())
-                {
+                if matches!(p.op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
+                    continue;
+                }
+                if let Some(o) = p.planned.as_ref().and_then(|e| f.commit_edit(e).ok()) {
+                    wrote.push(o.changed);
                     continue;
                 }
                 p.planned = f.plan_edit(&p.op).ok();
                 if let Some(e) = &p.planned {
-                    f.commit_edit(e).expect("planned on this field just now");
+                    let o = f.commit_edit(e).expect("planned on this field just now");
+                    wrote.push(o.changed);
                 }
             }
-            self.predicted = Some(f);
-            self.stale = false;
+            for changed in wrote {
+                self.predicted_wrote(changed);
+            }
+            self.prediction.field = Some(f);
+            self.prediction.stale = false;
         }
-        self.predicted.as_ref().unwrap_or(&self.confirmed)
+        self.prediction.field.as_ref().unwrap_or(&self.confirmed)
+    }
+
+    /// Notes the bricks the prediction's ops wrote as changed in the field shown, and
+    /// forgets them: the prediction is dropped or built again.
+    fn forget_prediction(&mut self) {
+        let keys = std::mem::take(&mut self.prediction.keys);
+        for k in keys {
+            self.touched_brick(k);
+        }
+    }
+
+    /// Notes that a prediction's op wrote the samples `changed`.
+    fn predicted_wrote(&mut self, changed: Option<loam_field::SampleBox>) {
+        if let Some(b) = changed {
+            self.prediction.keys.extend(super::bricks_meeting(b));
+            self.touched(Some(b));
+        }
     }
 
     /// Checks an own op and queues it; the prediction ([`State::predicted`]) includes it.
@@ -55,13 +84,14 @@ impl State {
     pub fn predict(&mut self, stroke: u64, op: EditOp) -> Result<(u64, Vec<u8>), ClientError> {
         let mut planned = None;
         if !matches!(op, EditOp::Undo { .. } | EditOp::Redo { .. }) {
-            match self.predicted.as_mut() {
-                Some(f) if !self.stale && !self.pending.is_empty() => {
+            match self.prediction.field.as_mut() {
+                Some(f) if !self.prediction.stale && !self.pending.is_empty() => {
                     // Planned and committed on the prediction: the confirmed field commits
                     // the same plan if the server confirms the pending ops in this order.
                     let plan = f.plan_edit(&op)?;
-                    f.commit_edit(&plan)?;
+                    let o = f.commit_edit(&plan)?;
                     planned = Some(plan);
+                    self.predicted_wrote(o.changed);
                 }
                 _ => {
                     if self.pending.is_empty() {
@@ -71,8 +101,8 @@ impl State {
                         // ops come first): only checked now, planned once when confirmed.
                         self.confirmed.check_edit(&op)?;
                     }
-                    self.predicted = None;
-                    self.stale = false;
+                    self.prediction.field = None;
+                    self.prediction.stale = false;
                 }
             }
         }
@@ -102,7 +132,7 @@ impl State {
     /// Takes back an op that could not be sent: it leaves the prediction.
     pub fn unpredict(&mut self, op_id: u64) {
         self.pending.retain(|p| p.op_id != op_id);
-        self.stale = true;
+        self.prediction.stale = true;
     }
 
     /// After a reconnect's welcome: the ops the server took (up to `last_op_id`) come back
@@ -154,7 +184,7 @@ impl State {
             }
         }
         if self.pending.len() != before {
-            self.stale = true;
+            self.prediction.stale = true;
         }
         let pending = &self.pending;
         self.reverting

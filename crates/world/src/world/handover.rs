@@ -24,12 +24,7 @@ impl World {
     /// does not share this world's generator (the same `Arc`: build one field from the
     /// other, e.g. with `Clone`); nothing changes then.
     pub fn replace_bricks(&mut self, field: &Field) -> Result<Vec<BrickKey>, WorldError> {
-        if field.settings() != self.field.settings()
-            || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
-        {
-            return Err(WorldError::FieldMismatch);
-        }
-        let now = Instant::now();
+        self.check_same_world(field)?;
         let mut changed = Vec::new();
         {
             let mut a = self.field.bricks().peekable();
@@ -65,9 +60,56 @@ impl World {
                 }
             }
         }
+        self.take_bricks(field, changed)
+    }
+
+    /// [`World::replace_bricks`] where only the bricks `keys` may differ (a network
+    /// client's `take_changed_bricks`): only those are compared, so a handover costs what
+    /// changed, not what the world holds. A brick that differs outside `keys` is taken with
+    /// the field but its chunks are not rebuilt: `keys` must name every brick whose samples
+    /// changed. Returns the bricks of `keys` that differed (by brick id), in key order.
+    ///
+    /// # Errors
+    /// As [`World::replace_bricks`]; nothing changes then.
+    pub fn replace_bricks_in(
+        &mut self,
+        field: &Field,
+        keys: &std::collections::BTreeSet<BrickKey>,
+    ) -> Result<Vec<BrickKey>, WorldError> {
+        self.check_same_world(field)?;
+        let changed = keys
+            .iter()
+            .copied()
+            .filter(|&k| match (self.field.brick(k), field.brick(k)) {
+                (None, None) => false,
+                (Some(a), Some(b)) => a.id() != b.id(),
+                _ => true,
+            })
+            .collect();
+        self.take_bricks(field, changed)
+    }
+
+    /// The error of a field from another generator or with other settings.
+    fn check_same_world(&self, field: &Field) -> Result<(), WorldError> {
+        if field.settings() != self.field.settings()
+            || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
+        {
+            return Err(WorldError::FieldMismatch);
+        }
+        Ok(())
+    }
+
+    /// Takes `field` in place of the world's field and marks the chunks reading the bricks
+    /// `changed` for the next batch. Returns `changed`.
+    fn take_bricks(
+        &mut self,
+        field: &Field,
+        changed: Vec<BrickKey>,
+    ) -> Result<Vec<BrickKey>, WorldError> {
         if changed.is_empty() {
             return Ok(changed);
         }
+        let now = Instant::now();
         let hot = self.field.hot_capacity();
         self.field = field.clone();
         self.field.set_hot_capacity(hot);
