@@ -10,9 +10,8 @@
 //! of a concurrent build, best of 15 × 40 meshings, every mesher and fast-surface-nets in one
 //! run): Marching Cubes 284 µs, MC33 371 µs, Dual Contouring 1.29 ms (fast-surface-nets: 228
 //! µs on the same samples); Surface Nets, since its chunks take the ghost shell only where
-//! the clean-up has something to decide there, 169–175 µs beside fast-surface-nets' 241–248
-//! µs (best of 31 × 40, another run, load ≈ 3.3): 1.4× as fast. Figures and peers:
-//! BENCHMARKS.md.
+//! the clean-up has something to decide there, 166–178 µs beside fast-surface-nets' 248–268
+//! µs (criterion means, two later runs): 1.5× as fast. Figures and peers: BENCHMARKS.md.
 //!
 //! Every mesher reads a [`Grid`] and writes into a caller-owned [`MeshBuffer`] that keeps its
 //! capacity, so meshing does not allocate once the buffer has grown. Meshes of neighbouring
