@@ -339,7 +339,7 @@ impl State {
     /// written back to the same samples may be too.
     pub fn take_changed(&mut self) -> Option<BTreeSet<BrickKey>> {
         self.predicted();
-        std::mem::replace(&mut self.changed, Some(BTreeSet::new()))
+        self.changed.replace(BTreeSet::new())
     }
 
     fn voxel_size(&self) -> f64 {

@@ -176,7 +176,7 @@ async fn the_changed_bricks_a_client_names_hold_every_change() {
         let x = (rng.next() % 24) as f64 - 12.0;
         let z = (rng.next() % 24) as f64 - 12.0;
         let op = EditOp::Sphere {
-            mode: if rng.next() % 2 == 0 {
+            mode: if rng.next().is_multiple_of(2) {
                 CsgMode::Subtract
             } else {
                 CsgMode::Union

@@ -473,7 +473,12 @@ fn replaced_bricks_rebuild_exactly_their_readers_in_one_batch() {
     assert_eq!(world.replace_bricks_in(&replica, &named).unwrap(), n);
     settle(&mut world, &v, &mut shown);
     assert_matches_scratch(&world, &shown, &base, &ops);
-    assert!(world.replace_bricks_in(&replica, &named).unwrap().is_empty());
+    assert!(
+        world
+            .replace_bricks_in(&replica, &named)
+            .unwrap()
+            .is_empty()
+    );
     assert!(matches!(
         world.replace_bricks_in(&noise_field(5), &named),
         Err(loam_world::WorldError::FieldMismatch)
