@@ -74,8 +74,9 @@ impl Physics {
         Self::with(PhysicsWorld::new(PhysicsSettings::default()).expect("default settings"))
     }
 
-    /// Wraps a physics world (a loaded session's, say) whose terrain colliders are `None`
-    /// yet: the chunks the blocks need are asked for by the plugin.
+    /// Wraps a physics world (a loaded session's, say), tracking no terrain collider yet:
+    /// the plugin asks for the chunks the character and the blocks need. A loaded session
+    /// hands its tracking over too (set [`Physics::colliders`] to the loader's).
     pub fn with(world: PhysicsWorld) -> Self {
         Self {
             world,
