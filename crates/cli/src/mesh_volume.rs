@@ -221,17 +221,30 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
         );
     }
     let iso = v.iso;
-    let field: Vec<f32> = match v.sample_type {
-        SampleType::U8 => bytes.iter().map(|&b| (iso - f64::from(b)) as f32).collect(),
-        SampleType::U16le => bytes
-            .chunks_exact(2)
-            .map(|b| (iso - f64::from(u16::from_le_bytes([b[0], b[1]]))) as f32)
-            .collect(),
-        SampleType::F32le => bytes
-            .chunks_exact(4)
-            .map(|b| (iso - f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))) as f32)
-            .collect(),
-    };
+    // The largest allocation of a run (4 bytes a sample): asked for up front, so that a
+    // volume too large for this machine is an error, not an abort.
+    let mut field: Vec<f32> = Vec::new();
+    field.try_reserve_exact(n).map_err(|e| {
+        anyhow::anyhow!(
+            "{:?}: {n} samples need {:.1} GiB as f32, which this machine could not allocate ({e})",
+            v.path,
+            (n as f64 * 4.0) / f64::from(1u32 << 30)
+        )
+    })?;
+    match v.sample_type {
+        SampleType::U8 => field.extend(bytes.iter().map(|&b| (iso - f64::from(b)) as f32)),
+        SampleType::U16le => field.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|b| (iso - f64::from(u16::from_le_bytes([b[0], b[1]]))) as f32),
+        ),
+        SampleType::F32le => field.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|b| (iso - f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))) as f32),
+        ),
+    }
+    drop(bytes);
     if let Some(i) = field.iter().position(|f| !f.is_finite()) {
         bail!(
             "{:?}: sample {i} is not finite (or too far from the iso level for f32)",

@@ -610,3 +610,28 @@ fn bench_world_counts_the_loads_chunks_and_the_digs_builds_apart() {
     // A dig centred on an 8-chunk corner remeshes chunks around it.
     assert!(n(&two, "edit_chunks_built") >= 2, "{two}");
 }
+
+/// A volume too large for the memory the process may use is an error that says so (it
+/// aborted on the failed allocation: a 1600³ scan on a machine without 16 GiB spare). The
+/// process runs under an address-space limit (`ulimit -v`, 900 MiB) that leaves room for
+/// the binary and the 216 MB file but not for the 864 MB of f32 samples.
+#[cfg(target_os = "linux")]
+#[test]
+fn mesh_volume_too_large_for_memory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("big.raw");
+    std::fs::write(&raw, vec![100u8; 600 * 600 * 600]).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 921600 && exec "$0" mesh-volume "$1" --dims 600,600,600 --type u8 --iso 50"#)
+        .arg(env!("CARGO_BIN_EXE_loam"))
+        .arg(&raw)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("216000000 samples need 0.8 GiB as f32, which this machine could not allocate"),
+        "{e}"
+    );
+}
