@@ -266,6 +266,10 @@ pub(crate) struct State {
     pub players: BTreeMap<u64, Player>,
 }
 
+/// Most changed bricks named before a client notes that any may have changed (a compare of
+/// every brick is as cheap then).
+const MAX_NAMED_BRICKS: usize = 1 << 14;
+
 /// The bricks holding the samples of `b`.
 fn bricks_meeting(b: SampleBox) -> impl Iterator<Item = BrickKey> {
     let (lo, hi) = (b.min.brick().0, b.max.brick().0);
@@ -318,6 +322,7 @@ impl State {
     fn touched(&mut self, changed: Option<SampleBox>) {
         if let (Some(keys), Some(b)) = (self.changed.as_mut(), changed) {
             keys.extend(bricks_meeting(b));
+            self.cap_changed();
         }
     }
 
@@ -325,6 +330,19 @@ impl State {
     fn touched_brick(&mut self, k: BrickKey) {
         if let Some(keys) = self.changed.as_mut() {
             keys.insert(k);
+            self.cap_changed();
+        }
+    }
+
+    /// A client nobody takes the changed bricks from (a bot, the load benchmark's) would
+    /// collect every brick it ever touched: past [`MAX_NAMED_BRICKS`] it notes "any".
+    fn cap_changed(&mut self) {
+        if self
+            .changed
+            .as_ref()
+            .is_some_and(|k| k.len() > MAX_NAMED_BRICKS)
+        {
+            self.changed = None;
         }
     }
 
@@ -335,7 +353,7 @@ impl State {
 
     /// The bricks of the shown field ([`State::predicted`], brought up to date first) that
     /// may differ from the one shown at the last call, ascending; `None`: any may (none
-    /// taken yet, or a handshake since). Every brick whose samples differ is in it; a brick
+    /// taken yet, a handshake since, or more than [`MAX_NAMED_BRICKS`] named). Every brick whose samples differ is in it; a brick
     /// written back to the same samples may be too.
     pub fn take_changed(&mut self) -> Option<BTreeSet<BrickKey>> {
         self.predicted();
