@@ -385,7 +385,7 @@ impl Client {
     }
 
     /// The client's block hash over `region` (every block it holds when `None`), as
-    /// [`crate::block_hash`].
+    /// [`crate::protocol::block_hash`].
     pub fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
         self.state.block_hash(region)
     }

@@ -169,7 +169,7 @@ pub struct SyncReport {
     pub server: FieldHash,
     /// The client's confirmed field hash.
     pub local: FieldHash,
-    /// The server's block hash over the region ([`crate::block_hash`]).
+    /// The server's block hash over the region ([`crate::protocol::block_hash`]).
     pub blocks_server: [u8; 32],
     /// The client's block hash over the region.
     pub blocks_local: [u8; 32],
@@ -177,7 +177,7 @@ pub struct SyncReport {
 
 impl SyncReport {
     /// Whether the client's field and blocks equal the server's over the region (blocks:
-    /// held ones and resting rubble; see [`crate::block_hash`]).
+    /// held ones and resting rubble; see [`crate::protocol::block_hash`]).
     pub fn matches(&self) -> bool {
         self.server == self.local && self.blocks_server == self.blocks_local
     }

@@ -378,7 +378,7 @@ impl Order {
         out
     }
 
-    /// The block hash over `region` ([`crate::block_hash`]).
+    /// The block hash over `region` ([`crate::protocol::block_hash`]).
     pub(super) fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
         block_hash(&self.sim.blocks, region, self.field.settings().voxel_size)
     }

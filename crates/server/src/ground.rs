@@ -108,7 +108,7 @@ pub struct GroundWork {
     /// …and generated whole and kept.
     pub cache_misses: u64,
     /// Terrain colliders the ordering thread built itself because a collider job had been
-    /// with the worker for [`RESCUE_AFTER`] (a worker starved of CPU; not the worker's).
+    /// with the worker for `RESCUE_AFTER` (2 s) (a worker starved of CPU; not the worker's).
     pub rescued: u64,
 }
 

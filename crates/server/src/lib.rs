@@ -516,7 +516,7 @@ impl ServerHandle {
         self.ask(|reply| Command::HashFor { region, reply }).await
     }
 
-    /// The server's block hash over `region` ([`crate::block_hash`]; every block when
+    /// The server's block hash over `region` ([`crate::protocol::block_hash`]; every block when
     /// `None`), its block world as saved, and the sequence number they are at, once every
     /// op before the call is durable.
     ///
