@@ -2,40 +2,16 @@
 //! server does: terrain ops through the field, block ops applied with the physics step
 //! they were taken at, physics stepped at its fixed timestep on colliders from the field.
 
-use std::sync::Arc;
+mod common;
 
+use common::flat_field;
 use loam_blocks::{
     BlockOp, BlockPos, BlockSize, BlockWorld, ChiselShape, FieldGround, MaterialTable, PieceState,
 };
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, History, LogEntry, NoiseLayer,
-    NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp, Field, History, LogEntry};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_session::{TerrainColliders, load, pieces_awake, step_replay, terrain_changed};
 use loam_store::{BlockLogEntry, Store};
-
-/// Flat ground at y = 0 (1 m voxels), no noise, no caves.
-fn flat_field() -> Field {
-    const OFF: NoiseLayer = NoiseLayer {
-        amplitude: 0.0,
-        wavelength: 1.0,
-        octaves: 0,
-    };
-    let s = NoiseTerrainSettings {
-        base_height: 0.0,
-        hills: OFF,
-        ridges: OFF,
-        detail: OFF,
-        ..Default::default()
-    };
-    let caves = CaveSettings {
-        enabled: false,
-        ..Default::default()
-    };
-    let g = Generator::noise(&s, &caves).unwrap();
-    Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
-}
 
 /// A live session writing every op to its store, stepping as the server does.
 struct Live {
@@ -52,7 +28,7 @@ struct Live {
 
 impl Live {
     fn new(path: &std::path::Path) -> Self {
-        let field = flat_field();
+        let field = flat_field(0.0);
         Self {
             store: Store::create(path, "flat", field.settings(), None).unwrap(),
             field,
@@ -185,7 +161,7 @@ fn session(path: &std::path::Path, idle: usize) -> Live {
 /// world's own): the field's hash and the blocks as bytes then.
 fn load_to(path: &std::path::Path, step: u64) -> (loam_field::FieldHash, Vec<u8>) {
     let mut store = Store::open(path).unwrap();
-    let loaded = load(&mut store, flat_field()).unwrap();
+    let loaded = load(&mut store, flat_field(0.0)).unwrap();
     assert!(
         loaded.blocks.skipped.is_empty(),
         "{:?}",
@@ -276,7 +252,7 @@ fn a_session_resumed_from_a_bake_loads_to_where_it_ended() {
     drop(s);
     // Go on from the file, as an editor reopening it would, and finish the session.
     let mut store = Store::open(&path).unwrap();
-    let loaded = load(&mut store, flat_field()).unwrap();
+    let loaded = load(&mut store, flat_field(0.0)).unwrap();
     let b = loaded.blocks;
     assert_eq!(
         (b.step_base, b.step()),

@@ -3,36 +3,13 @@
 //! another thread from a snapshot ([`TerrainColliders::next_builds`] /
 //! [`TerrainColliders::install`]), not rebuilt before each step as a replay does.
 
-use std::sync::Arc;
+mod common;
 
+use common::flat_field;
 use loam_blocks::{BlockOp, BlockPos, BlockSize, BlockWorld, MaterialTable, PieceState};
-use loam_field::{
-    CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseLayer,
-    NoiseTerrainSettings,
-};
+use loam_field::{CsgMode, EditOp, Field};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_session::{TerrainColliders, pieces_awake, terrain_changed};
-
-fn flat_field() -> Field {
-    const OFF: NoiseLayer = NoiseLayer {
-        amplitude: 0.0,
-        wavelength: 1.0,
-        octaves: 0,
-    };
-    let s = NoiseTerrainSettings {
-        base_height: 2.0,
-        hills: OFF,
-        ridges: OFF,
-        detail: OFF,
-        ..Default::default()
-    };
-    let caves = CaveSettings {
-        enabled: false,
-        ..Default::default()
-    };
-    let g = Generator::noise(&s, &caves).unwrap();
-    Field::new(FieldSettings::default(), Arc::new(g)).unwrap()
-}
 
 /// Builds every stale collider the way a worker does: from a snapshot, installed after.
 fn build_on_worker(c: &mut TerrainColliders, physics: &mut PhysicsWorld, field: &Field) {
@@ -56,7 +33,7 @@ fn build_on_worker(c: &mut TerrainColliders, physics: &mut PhysicsWorld, field: 
 
 #[test]
 fn rubble_on_dug_ground_falls_when_its_collider_is_rebuilt() {
-    let mut field = flat_field();
+    let mut field = flat_field(2.0);
     let mut physics = PhysicsWorld::new(PhysicsSettings::default()).unwrap();
     let mut blocks = BlockWorld::new(MaterialTable::standard(), Default::default()).unwrap();
     let mut colliders = TerrainColliders::default();
