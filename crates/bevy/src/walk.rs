@@ -109,10 +109,8 @@ impl Physics {
     /// comes near. For a change the blocks do not follow (a replica's); the blocks' own
     /// terrain changes go through [`loam_session::terrain_changed`].
     pub fn terrain_changed(&mut self, changed: loam_field::SampleBox, voxel_size: f64) {
-        let region = loam_blocks::WorldBox::from_samples(changed, voxel_size);
-        let near = loam_session::pieces_near(&self.world, region.min, region.max);
         self.colliders
-            .changed(changed.min.to_array(), changed.max.to_array(), near);
+            .changed_near(&self.world, changed, voxel_size);
     }
 
     /// Puts in finished builds (in the order they started), then starts the next: missing

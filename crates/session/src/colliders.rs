@@ -401,6 +401,19 @@ impl TerrainColliders {
         }
     }
 
+    /// [`Self::changed`] for the samples `changed` of a field of voxel size `voxel_size`,
+    /// near if a piece's body in `physics` is within [`NEAR_M`] of them ([`pieces_near`]).
+    pub fn changed_near(
+        &mut self,
+        physics: &PhysicsWorld,
+        changed: loam_field::SampleBox,
+        voxel_size: f64,
+    ) {
+        let region = loam_blocks::WorldBox::from_samples(changed, voxel_size);
+        let near = pieces_near(physics, region.min, region.max);
+        self.changed(changed.min.to_array(), changed.max.to_array(), near);
+    }
+
     /// Marks the loaded chunks that the changed samples `lo..=hi` meet as missing: no
     /// piece steps until they are rebuilt from a field that has the change (a lump is about
     /// to fall from where the terrain was, and must not start inside the old collider).

@@ -10,7 +10,7 @@ use loam_blocks::{BlockError, BlockWorld, Changes, FieldGround, PieceState, Worl
 use loam_field::{Field, SampleBox};
 use loam_physics::PhysicsWorld;
 
-use crate::colliders::{TerrainColliders, pieces_near};
+use crate::colliders::TerrainColliders;
 
 /// Whether the physics world must step: a piece is falling, or a piece's body (rubble
 /// settling) is not asleep yet. While none is, a step changes nothing, and the world's step
@@ -43,8 +43,7 @@ pub fn terrain_changed(
     let changes = world.terrain_changed(physics, &FieldGround(field), region);
     // After the blocks followed: what the change undermined is a piece near it now, and
     // must fall onto the new ground, not rest on the old collider.
-    let near = pieces_near(physics, region.min, region.max);
-    colliders.changed(changed.min.to_array(), changed.max.to_array(), near);
+    colliders.changed_near(physics, changed, field.settings().voxel_size);
     changes
 }
 
