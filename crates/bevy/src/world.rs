@@ -78,24 +78,40 @@ impl LoamWorld {
         Ok(out)
     }
 
-    /// Takes the bricks of `field` in place of the world's (a network client's field, with
-    /// the server's ops): comparing only the bricks `keys` where the client says which may
-    /// differ ([`World::replace_bricks_in`]), else every brick ([`World::replace_bricks`]).
-    /// Marks the edit for the latency readout when a brick differed, and records the changed
-    /// bricks' samples for [`LoamWorld::replaced`] (the terrain colliders follow them).
-    /// Returns the bricks that differed, in key order.
+    /// Takes the bricks of `field` in place of the world's (a network client's whole field,
+    /// after a reconnect, say), comparing every brick ([`World::replace_bricks`]); where
+    /// the changed bricks are known, [`LoamWorld::take_patch`] costs only those. Marks the
+    /// edit for the latency readout when a brick differed, and records the changed bricks'
+    /// samples for [`LoamWorld::replaced`] (the terrain colliders follow them). Returns the
+    /// bricks that differed, in key order.
     ///
     /// # Errors
     /// As [`World::replace_bricks`]; nothing changes then.
     pub fn take_field(
         &mut self,
         field: &loam_field::Field,
-        keys: Option<&std::collections::BTreeSet<loam_field::BrickKey>>,
     ) -> Result<Vec<loam_field::BrickKey>, loam_world::WorldError> {
-        let changed = match keys {
-            Some(keys) => self.world.replace_bricks_in(field, keys)?,
-            None => self.world.replace_bricks(field)?,
-        };
+        let changed = self.world.replace_bricks(field)?;
+        self.took(&changed);
+        Ok(changed)
+    }
+
+    /// Takes the bricks of `patch` in place of the world's (the bricks a network client's
+    /// ops changed, [`loam_field::Field::patch`]), as [`LoamWorld::take_field`] does.
+    ///
+    /// # Errors
+    /// As [`World::take_patch`]; nothing changes then.
+    pub fn take_patch(
+        &mut self,
+        patch: &loam_field::BrickPatch,
+    ) -> Result<Vec<loam_field::BrickKey>, loam_world::WorldError> {
+        let changed = self.world.take_patch(patch)?;
+        self.took(&changed);
+        Ok(changed)
+    }
+
+    /// Marks the edit and records the samples of bricks taken from elsewhere.
+    fn took(&mut self, changed: &[loam_field::BrickKey]) {
         if !changed.is_empty() {
             self.mark_edit();
         }
@@ -107,11 +123,10 @@ impl LoamWorld {
                 max: loam_field::SamplePos::new(min.x + b - 1, min.y + b - 1, min.z + b - 1),
             }
         }));
-        Ok(changed)
     }
 
     /// The samples of the bricks fields taken in this frame changed
-    /// ([`LoamWorld::take_field`]), brick by brick (the plugin forgets them in `Last`).
+    /// ([`LoamWorld::take_field`], [`LoamWorld::take_patch`]), brick by brick (the plugin forgets them in `Last`).
     pub fn replaced(&self) -> &[SampleBox] {
         &self.replaced
     }

@@ -174,7 +174,7 @@ fn a_replaced_field_swaps_its_chunks_like_an_edit() {
         .unwrap();
     {
         let mut w = app.world_mut().resource_mut::<LoamWorld>();
-        assert!(!w.take_field(&replica, None).unwrap().is_empty());
+        assert!(!w.take_field(&replica).unwrap().is_empty());
     }
     settle(&mut app);
     let after = versions(&mut app);

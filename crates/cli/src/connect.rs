@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
-use loam_bevy::editor::{RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
+use loam_bevy::editor::{FieldUpdate, RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
 use loam_client::{Client, ClientConfig, ClientError, ClientEvent};
 use loam_field::Field;
 use loam_protocol::{Player, PresenceReport, Viewer};
@@ -110,7 +110,6 @@ async fn run(
     client.mirror_blocks(true);
     let _ = updates.send(RemoteUpdate {
         field: None,
-        bricks: Some(Default::default()),
         blocks: client.take_block_deltas(),
         status: status.clone(),
     });
@@ -228,17 +227,16 @@ async fn run(
                 .count();
         status.undo = client.undo_counts();
         status.players = players(&client);
-        // The changed bricks first: taking them brings the prediction up to date.
-        let bricks = if field_changed {
-            client.take_changed_bricks()
-        } else {
-            Some(Default::default())
-        };
-        let field = field_changed.then(|| client.field().clone());
+        // The changed bricks first: taking them brings the prediction up to date. Only
+        // those go (shared, not copied); a clone of the whole field would share its map of
+        // bricks with the editor's world, and the next op would copy it.
+        let field = field_changed.then(|| match client.take_changed_bricks() {
+            Some(keys) => FieldUpdate::Bricks(client.field().patch(keys)),
+            None => FieldUpdate::Whole(client.field().clone()),
+        });
         if updates
             .send(RemoteUpdate {
                 field,
-                bricks,
                 blocks: client.take_block_deltas(),
                 status: status.clone(),
             })

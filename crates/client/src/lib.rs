@@ -584,8 +584,8 @@ impl Client {
     /// The bricks of [`Client::field`] that may differ from the field it returned at the
     /// last call, ascending; `None` when any may (the first call, a reconnect since, or more
     /// than 16 384 bricks named: a client nobody asks collects no more). An
-    /// app showing the field remeshes only around these (loam-world's
-    /// `World::replace_bricks_in`) instead of comparing every brick. Every brick whose
+    /// app showing the field takes and remeshes only these (`client.field().patch(keys)`
+    /// and loam-world's `World::take_patch`) instead of comparing every brick. Every brick whose
     /// samples differ is in it: the ones the server's ops, patches and catch-ups wrote, and
     /// those this client's predicted ops wrote or stopped writing (confirmed, refused, or
     /// taken back); a brick written back to the same samples may be too.

@@ -51,6 +51,7 @@ mod journal;
 mod lru;
 mod num;
 mod op;
+mod patch;
 mod quant;
 mod raycast;
 pub mod sculpt;
@@ -78,6 +79,7 @@ pub use history::{History, HistoryHeader, HistoryPartsError, SharedStroke};
 pub use journal::Journal;
 pub use num::{Num, num};
 pub use op::{CsgMode, DecodeError, EditError, EditOp, LOG_VERSION, LogEntry};
+pub use patch::{BrickPatch, PatchError};
 pub use quant::{QMAX, Quant};
 pub use raycast::{
     RAY_MAX_DISTANCE_VOXELS, RAY_MIN_STEP_VOXELS, RAY_TOLERANCE_VOXELS, RayHit, RaycastError,

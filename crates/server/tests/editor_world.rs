@@ -166,6 +166,9 @@ async fn the_changed_bricks_a_client_names_hold_every_change() {
     let h = a.field().generator().surface_height(0.0, 0.0);
     assert_eq!(a.take_changed_bricks(), None, "the first call: any brick");
     let mut shown = a.field().clone();
+    // The editor's copy, taking only patches of the named bricks (as a joined editor's
+    // world does): it must equal the client's field after every step.
+    let mut editor = shown.clone();
     let mut rng = crate::util::Rng(0x5eed);
     let mut named = 0;
     let mut differed = 0;
@@ -219,6 +222,10 @@ async fn the_changed_bricks_a_client_names_hold_every_change() {
         let keys = a.take_changed_bricks().expect("no reconnect");
         let now = a.field().clone();
         differed += check_named(&shown, &now, &keys);
+        editor
+            .apply_patch(&now.patch(keys.iter().copied()))
+            .unwrap();
+        assert_eq!(editor.hash(), now.hash(), "step {step}: the patched copy");
         named += keys.len();
         shown = now;
     }
@@ -237,6 +244,10 @@ async fn the_changed_bricks_a_client_names_hold_every_change() {
     let keys = a.take_changed_bricks().expect("no reconnect");
     let now = a.field().clone();
     differed += check_named(&shown, &now, &keys);
+    editor
+        .apply_patch(&now.patch(keys.iter().copied()))
+        .unwrap();
+    assert_eq!(editor.hash(), now.hash(), "the patched copy at the end");
     assert!(differed > 100, "the steps changed bricks: {differed}");
     assert!(refused > 0, "no op was refused");
     // Named bricks are about the changed ones, not the world: a dig of radius ≤ 4 m meets

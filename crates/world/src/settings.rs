@@ -85,10 +85,11 @@ pub enum WorldError {
     /// A worker thread could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(String),
-    /// A field handed to [`crate::World::replace_bricks`] has other settings or another
-    /// generator than the world's.
-    #[error("the field has other settings or another generator than the world's")]
-    FieldMismatch,
+    /// A field or patch handed to [`crate::World::replace_bricks`] or
+    /// [`crate::World::take_patch`] has other settings or another generator than the
+    /// world's.
+    #[error("the bricks handed over are not of this world")]
+    FieldMismatch(#[from] loam_field::PatchError),
 }
 
 impl WorldSettings {

@@ -466,22 +466,20 @@ fn replaced_bricks_rebuild_exactly_their_readers_in_one_batch() {
     settle(&mut world, &v, &mut shown);
     assert_matches_scratch(&world, &shown, &base, &[]);
 
-    // Named bricks only (a client's changed bricks): the same result, comparing only those;
-    // a named brick that did not change is not reported.
+    // A patch of named bricks only (a client's changed bricks): the same result, comparing
+    // only those; a named brick that did not change is not reported.
     let mut named: std::collections::BTreeSet<_> = every.iter().copied().collect();
     named.insert(loam_field::BrickKey::new(1000, 0, 1000));
-    assert_eq!(world.replace_bricks_in(&replica, &named).unwrap(), n);
+    let patch = replica.patch(named.iter().copied());
+    assert_eq!(world.take_patch(&patch).unwrap(), n);
     settle(&mut world, &v, &mut shown);
     assert_matches_scratch(&world, &shown, &base, &ops);
-    assert!(
-        world
-            .replace_bricks_in(&replica, &named)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(world.take_patch(&patch).unwrap().is_empty());
     assert!(matches!(
-        world.replace_bricks_in(&noise_field(5), &named),
-        Err(loam_world::WorldError::FieldMismatch)
+        world.take_patch(&noise_field(5).patch(named.iter().copied())),
+        Err(loam_world::WorldError::FieldMismatch(
+            loam_field::PatchError::Generator
+        ))
     ));
     assert_eq!(world.replace_bricks(&base).unwrap(), n);
     settle(&mut world, &v, &mut shown);
@@ -490,7 +488,7 @@ fn replaced_bricks_rebuild_exactly_their_readers_in_one_batch() {
     let other = noise_field(5);
     assert!(matches!(
         world.replace_bricks(&other),
-        Err(loam_world::WorldError::FieldMismatch)
+        Err(loam_world::WorldError::FieldMismatch(_))
     ));
     assert_eq!(world.field().hash(), base.hash());
 }

@@ -27,7 +27,7 @@ pub use block_tool::{BlockAim, BlockTool, ToolKind};
 pub use loam_protocol::{Aim, Player};
 pub use loam_session::Step;
 pub use players::{BODY_RADIUS_M, PlayerMarker, show_players};
-pub use remote::{Remote, RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
+pub use remote::{FieldUpdate, Remote, RemoteCommand, RemoteLink, RemoteStatus, RemoteUpdate};
 pub use undo::Journal;
 
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;

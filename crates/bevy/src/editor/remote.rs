@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!   tool ─ RemoteCommand::Op ─▶ client thread ─ WebSocket ─▶ server
-//!   World::replace_bricks_in ◀─ RemoteUpdate { field, bricks, status } ◀─ client thread ◀─ ordered ops
+//!   World::take_patch ◀─ RemoteUpdate { field: the changed bricks, status } ◀─ client thread ◀─ ordered ops
 //!   Ctrl+Z / Ctrl+Y ─ RemoteCommand::Undo / Redo ─▶ (this player's own strokes only)
 //!   camera + aim ─ RemoteCommand::Presence ─▶ … ◀─ RemoteStatus::players ─▶ [`players`]
 //!   block tool ─ RemoteCommand::Block ─▶ …  (not predicted: the server decides what falls)
@@ -21,14 +21,13 @@
 //! editor's physics world, which has the terrain colliders the client's lacks, until the
 //! server's records put each piece at its rest.
 
-use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use bevy::prelude::*;
 use loam_blocks::{BlockDelta, BlockOp};
-use loam_field::{BrickKey, EditOp, Field};
+use loam_field::{BrickPatch, EditOp, Field};
 use loam_protocol::{Aim, Player};
 
 use super::block_tool::{BlockAim, ToolKind};
@@ -103,17 +102,25 @@ pub struct RemoteStatus {
 /// What the client thread reports after each change.
 #[derive(Debug, Clone)]
 pub struct RemoteUpdate {
-    /// The client's field now (its bricks are shared, so this is cheap to send), if it
-    /// changed.
-    pub field: Option<Field>,
-    /// The bricks of `field` that may differ from the last field sent (the client's
-    /// `take_changed_bricks`); `None`: any may (compare them all).
-    pub bricks: Option<BTreeSet<BrickKey>>,
+    /// How the client's field changed since the last update, if it did.
+    pub field: Option<FieldUpdate>,
     /// The block deltas the client applied since the last update, in order (the first
     /// update's first delta holds the blocks it had at the start).
     pub blocks: Vec<BlockDelta>,
     /// The connection.
     pub status: RemoteStatus,
+}
+
+/// How the client's field changed since the last [`RemoteUpdate`].
+#[derive(Debug, Clone)]
+pub enum FieldUpdate {
+    /// The bricks that may differ (the client's `take_changed_bricks`), shared with the
+    /// client's field: the editor's world takes them into its own map of bricks
+    /// ([`LoamWorld::take_patch`]), so neither side copies the other's.
+    Bricks(BrickPatch),
+    /// Any brick may differ (a reconnect's catch-up): the whole field, compared brick by
+    /// brick ([`LoamWorld::take_field`]).
+    Whole(Field),
 }
 
 /// The editor's end of the client thread's channel.
@@ -218,23 +225,16 @@ pub(crate) fn sync(
     let Some(mut remote) = remote else {
         return;
     };
-    let mut newest = None;
-    // The bricks that changed over every update taken (`None`: any).
-    let mut bricks: Option<BTreeSet<BrickKey>> = Some(BTreeSet::new());
+    let mut fields = Vec::new();
     let mut status = None;
     let mut deltas = Vec::new();
     if let Ok(rx) = remote.link.updates.lock() {
         for u in rx.try_iter() {
-            if u.field.is_some() {
-                newest = u.field;
+            // After a whole field, the changes before it are in it.
+            if let Some(FieldUpdate::Whole(_)) = &u.field {
+                fields.clear();
             }
-            bricks = match (bricks, u.bricks) {
-                (Some(mut all), Some(more)) => {
-                    all.extend(more);
-                    Some(all)
-                }
-                _ => None,
-            };
+            fields.extend(u.field);
             deltas.extend(u.blocks);
             status = Some(u.status);
         }
@@ -252,8 +252,12 @@ pub(crate) fn sync(
         }
         remote.status = s;
     }
-    if let Some(field) = newest {
-        match world.take_field(&field, bricks.as_ref()) {
+    for f in &fields {
+        let taken = match f {
+            FieldUpdate::Bricks(patch) => world.take_patch(patch),
+            FieldUpdate::Whole(field) => world.take_field(field),
+        };
+        match taken {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => debug!("{} bricks from the server's field", changed.len()),
             Err(e) => shown.message = format!("the server's field cannot be shown: {e}"),

@@ -17,24 +17,31 @@ fn dig(h: f64) -> EditOp {
     }
 }
 
-/// Waits for the client thread's reports until `done` holds for one; returns the newest
-/// field seen with it.
+/// Waits for the client thread's reports until `done` holds for one, taking each field
+/// update into `field` (the editor's copy: patches applied as the editor's world applies
+/// them); `done` and the result see the field once an update came in this wait.
 fn wait_for(
     link: &RemoteLink,
-    mut field: Option<Field>,
+    field: &mut Field,
     done: impl Fn(&RemoteStatus, Option<&Field>) -> bool,
 ) -> (RemoteStatus, Option<Field>) {
     let start = Instant::now();
     let rx = link.updates.lock().unwrap();
+    let mut seen = false;
     loop {
         let u = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("a report from the client thread");
-        if u.field.is_some() {
-            field = u.field;
+        seen |= u.field.is_some();
+        match u.field {
+            Some(FieldUpdate::Whole(f)) => *field = f,
+            Some(FieldUpdate::Bricks(p)) => {
+                field.apply_patch(&p).expect("a patch of the joined world");
+            }
+            None => {}
         }
-        if done(&u.status, field.as_ref()) {
-            return (u.status, field);
+        if done(&u.status, seen.then_some(&*field)) {
+            return (u.status, seen.then(|| field.clone()));
         }
         assert!(start.elapsed() < Duration::from_secs(60), "{:?}", u.status);
     }
@@ -69,9 +76,10 @@ fn serve_new_world() -> (
 fn the_reason_a_server_gave_stays_while_reconnecting() {
     let (_dir, rt, server) = serve_new_world();
     let a = connect(&server.url(), "a", None, [0.0, 0.0, 0.0], |_| 16.0).unwrap();
-    wait_for(&a.link, None, |s, _| s.connected);
+    let mut af = a.field.clone();
+    wait_for(&a.link, &mut af, |s, _| s.connected);
     rt.block_on(server.shutdown()).unwrap();
-    let (s, _) = wait_for(&a.link, None, |s, _| s.note.starts_with("reconnecting"));
+    let (s, _) = wait_for(&a.link, &mut af, |s, _| s.note.starts_with("reconnecting"));
     assert!(!s.connected);
     assert!(
         s.note.contains("after \"")
@@ -147,6 +155,7 @@ fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
     let url = server.url();
 
     let a = connect(&url, "a", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+    let mut af = a.field.clone();
     let h = a.field.generator().surface_height(0.0, 0.0);
     let before = a.field.hash();
     (a.link.send)(RemoteCommand::Op {
@@ -156,7 +165,7 @@ fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
     // The op shows at once (predicted), then comes back in the server's order. Waited for
     // by its sequence number: a ping's answer can report a round trip and nothing pending
     // before the client thread has taken the op at all (seen once under a loaded CI run).
-    let (status, field) = wait_for(&a.link, None, |s, f| {
+    let (status, field) = wait_for(&a.link, &mut af, |s, f| {
         s.seq >= 1 && s.rtt_ms.is_some() && s.pending == 0 && f.is_some()
     });
     assert!(status.connected);
@@ -196,6 +205,7 @@ fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
 
     // A second editor joining later gets the dug field in its snapshot.
     let b = connect(&url, "b", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+    let mut bf = b.field.clone();
     assert_eq!(b.field.hash(), after);
     // And sees A's next op as another player's.
     (a.link.send)(RemoteCommand::Op {
@@ -208,10 +218,10 @@ fn an_editor_op_goes_to_the_server_and_a_second_editor_sees_it() {
             blend: 0.0,
         },
     });
-    let (sa, fa) = wait_for(&a.link, None, |s, f| {
+    let (sa, fa) = wait_for(&a.link, &mut af, |s, f| {
         s.seq == 2 && s.pending == 0 && f.is_some()
     });
-    let (sb, fb) = wait_for(&b.link, None, |s, f| s.seq == 2 && f.is_some());
+    let (sb, fb) = wait_for(&b.link, &mut bf, |s, f| s.seq == 2 && f.is_some());
     assert_eq!(sb.others_ops, 1);
     assert_eq!(sa.others_ops, 0);
     assert_eq!(fa.unwrap().hash(), fb.unwrap().hash());
@@ -224,7 +234,9 @@ fn presence_and_own_undo_go_through_the_client_thread() {
     let (_dir, rt, server) = serve_new_world();
     let url = server.url();
     let a = connect(&url, "ada", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+    let mut af = a.field.clone();
     let b = connect(&url, "bob", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+    let mut bf = b.field.clone();
     let h = a.field.generator().surface_height(0.0, 0.0);
     let before = a.field.hash();
     let (_, server_before) = rt.block_on(server.hash(None)).unwrap();
@@ -239,7 +251,7 @@ fn presence_and_own_undo_go_through_the_client_thread() {
         position: [0.0, h + 10.0, 0.0],
         aim: aim.clone(),
     });
-    let (sb, _) = wait_for(&b.link, None, |s, _| {
+    let (sb, _) = wait_for(&b.link, &mut bf, |s, _| {
         s.players.iter().any(|p| p.aim.as_ref() == Some(&aim))
     });
     assert_eq!(sb.players.len(), 1);
@@ -251,7 +263,7 @@ fn presence_and_own_undo_go_through_the_client_thread() {
         stroke: 1,
         op: dig(h),
     });
-    let (sa, fa) = wait_for(&a.link, None, |s, f| {
+    let (sa, fa) = wait_for(&a.link, &mut af, |s, f| {
         s.seq == 1 && s.pending == 0 && f.is_some()
     });
     assert_eq!(sa.undo, (1, 0));
@@ -260,17 +272,17 @@ fn presence_and_own_undo_go_through_the_client_thread() {
     // after it (a report after the op's own).
     (a.link.send)(RemoteCommand::Undo);
     let back = |f: Option<&Field>| f.is_some_and(|f| f.hash() == before);
-    let (sa, _) = wait_for(&a.link, None, |s, f| s.seq == 2 && back(f));
+    let (sa, _) = wait_for(&a.link, &mut af, |s, f| s.seq == 2 && back(f));
     assert_eq!(sa.undo, (0, 1));
     assert_eq!(sa.pending, 0);
-    let (sb, _) = wait_for(&b.link, None, |s, f| s.seq == 2 && back(f));
+    let (sb, _) = wait_for(&b.link, &mut bf, |s, f| s.seq == 2 && back(f));
     assert_eq!(sb.others_ops, 2);
     let (_, server_hash) = rt.block_on(server.hash(None)).unwrap();
     assert_eq!(server_hash, server_before, "the server's field is back too");
 
     // B leaving is reported to A.
     drop(b);
-    let (sa, _) = wait_for(&a.link, None, |s, _| s.players.is_empty());
+    let (sa, _) = wait_for(&a.link, &mut af, |s, _| s.players.is_empty());
     assert!(sa.connected);
     drop(a);
     rt.block_on(server.shutdown()).unwrap();
@@ -286,6 +298,7 @@ fn an_undo_right_after_a_stroke_waits_for_it_and_keeps_the_order() {
     let (_dir, rt, server) = serve_new_world();
     let url = server.url();
     let a = connect(&url, "a", None, [0.0, 0.0, 0.0], |_| 64.0).unwrap();
+    let mut af = a.field.clone();
     let h = a.field.generator().surface_height(0.0, 0.0);
     let dig = |x: f64| EditOp::Sphere {
         mode: CsgMode::Subtract,
@@ -306,7 +319,7 @@ fn an_undo_right_after_a_stroke_waits_for_it_and_keeps_the_order() {
     });
     let mut expected = a.field.clone();
     expected.apply(&dig(12.0)).unwrap();
-    let (status, field) = wait_for(&a.link, None, |s, f| {
+    let (status, field) = wait_for(&a.link, &mut af, |s, f| {
         s.seq == 3 && s.pending == 0 && f.is_some()
     });
     assert_eq!(status.undo, (1, 0), "stroke 2 to undo, nothing to redo");

@@ -1,12 +1,11 @@
 //! What the world hands over and takes in besides ops and viewers: the groups of meshes for
 //! the front end ([`World::pull`], complete edits first) and a field edited elsewhere
-//! ([`World::replace_bricks`], a network client's).
+//! ([`World::replace_bricks`], [`World::take_patch`]: a network client's).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Instant;
 
-use loam_field::{BRICK_SAMPLES, BrickKey, Field, SampleBox, SamplePos};
+use loam_field::{BRICK_SAMPLES, BrickKey, BrickPatch, Field, SampleBox, SamplePos};
 
 use super::{Out, World};
 use crate::batch::{Batch, BatchKind, Group, PullBudget, Update};
@@ -16,15 +15,16 @@ impl World {
     /// Takes the bricks of `field` (the same generator and settings: a network client's
     /// predicted field, say) in place of this world's, and marks every chunk that reads a
     /// brick that differs (by brick id: added, removed or replaced) for the next
-    /// [`World::update`]'s batch, as an op's chunks are. The history and the op log are not
-    /// touched. Returns the bricks that differed, in ascending key order.
+    /// [`World::update`]'s batch, as an op's chunks are. Compares every brick: where the
+    /// caller knows which bricks may differ, [`World::take_patch`] costs only those. The
+    /// history and the op log are not touched. Returns the bricks that differed, in
+    /// ascending key order.
     ///
     /// # Errors
     /// [`WorldError::FieldMismatch`] when `field`'s settings differ from this world's or it
     /// does not share this world's generator (the same `Arc`: build one field from the
     /// other, e.g. with `Clone`); nothing changes then.
     pub fn replace_bricks(&mut self, field: &Field) -> Result<Vec<BrickKey>, WorldError> {
-        self.check_same_world(field)?;
         let mut changed = Vec::new();
         {
             let mut a = self.field.bricks().peekable();
@@ -60,59 +60,26 @@ impl World {
                 }
             }
         }
-        self.take_bricks(field, changed)
+        self.take_patch(&field.patch(changed))
     }
 
-    /// [`World::replace_bricks`] where only the bricks `keys` may differ (a network
-    /// client's `take_changed_bricks`): only those are compared, so a handover costs what
-    /// changed, not what the world holds. A brick that differs outside `keys` is taken with
-    /// the field but its chunks are not rebuilt: `keys` must name every brick whose samples
-    /// changed. Returns the bricks of `keys` that differed (by brick id), in key order.
+    /// Takes the bricks of `patch` (from a field of the same generator and settings: a
+    /// network client's, whose `take_changed_bricks` named them) in place of this world's,
+    /// and marks every chunk that reads one that differs for the next batch, as
+    /// [`World::replace_bricks`] does, costing only the patch's bricks. The world's field
+    /// keeps its own map of bricks ([`Field::apply_patch`]): the source field's next write
+    /// copies nothing of it. A brick that changed but is not in the patch is not taken: the
+    /// patch must name every brick whose samples changed. Returns the bricks that differed,
+    /// in key order.
     ///
     /// # Errors
-    /// As [`World::replace_bricks`]; nothing changes then.
-    pub fn replace_bricks_in(
-        &mut self,
-        field: &Field,
-        keys: &std::collections::BTreeSet<BrickKey>,
-    ) -> Result<Vec<BrickKey>, WorldError> {
-        self.check_same_world(field)?;
-        let changed = keys
-            .iter()
-            .copied()
-            .filter(|&k| match (self.field.brick(k), field.brick(k)) {
-                (None, None) => false,
-                (Some(a), Some(b)) => a.id() != b.id(),
-                _ => true,
-            })
-            .collect();
-        self.take_bricks(field, changed)
-    }
-
-    /// The error of a field from another generator or with other settings.
-    fn check_same_world(&self, field: &Field) -> Result<(), WorldError> {
-        if field.settings() != self.field.settings()
-            || !Arc::ptr_eq(field.generator_arc(), self.field.generator_arc())
-        {
-            return Err(WorldError::FieldMismatch);
-        }
-        Ok(())
-    }
-
-    /// Takes `field` in place of the world's field and marks the chunks reading the bricks
-    /// `changed` for the next batch. Returns `changed`.
-    fn take_bricks(
-        &mut self,
-        field: &Field,
-        changed: Vec<BrickKey>,
-    ) -> Result<Vec<BrickKey>, WorldError> {
+    /// [`WorldError::FieldMismatch`] as [`World::replace_bricks`]; nothing changes then.
+    pub fn take_patch(&mut self, patch: &BrickPatch) -> Result<Vec<BrickKey>, WorldError> {
+        let changed = self.field.apply_patch(patch)?;
         if changed.is_empty() {
             return Ok(changed);
         }
         let now = Instant::now();
-        let hot = self.field.hot_capacity();
-        self.field = field.clone();
-        self.field.set_hot_capacity(hot);
         for key in &changed {
             self.cache.remove(*key);
             let min = SamplePos::new(
