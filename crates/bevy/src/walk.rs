@@ -11,7 +11,7 @@
 //!
 //! ```text
 //!   character, BlockFocus ──want──▶ TerrainColliders ◀──changed── terrain ops (step_blocks)
-//!   refresh_colliders: next_builds ─▶ task (field snapshot) ─▶ install (bodies there wake)
+//!   refresh_colliders: next_builds ─▶ task (field snapshot) ─▶ install (bodies there wake: set_chunk)
 //!                      release: chunks far from the character and the blocks
 //! ```
 
@@ -122,21 +122,9 @@ impl Physics {
             };
             let (at, refresh) = (job.at, job.refresh);
             self.jobs.pop_front();
-            let keys: Vec<[i32; 3]> = built.iter().map(|(k, _)| *k).collect();
+            // Bodies asleep on a chunk's old surface wake as it is swapped
+            // (`PhysicsWorld::set_chunk`).
             self.colliders.install(&mut self.world, at, built, refresh);
-            // Bodies asleep on a chunk's old surface would hang in the air over a new
-            // hole: wake everything in (and just around) the built chunks.
-            let size = (f64::from(loam_field::CHUNK_CELLS) * field.settings().voxel_size) as f32;
-            for k in keys {
-                let c = k.map(|v| (v as f32 + 0.5) * size);
-                for b in self
-                    .world
-                    .dynamic_bodies_in_box(c, [size * 0.5 + 1.0; 3])
-                    .unwrap_or_default()
-                {
-                    self.world.wake_body(b);
-                }
-            }
         }
         let urgent = self.colliders.wants_missing();
         let refreshing = self.jobs.iter().any(|j| j.refresh);

@@ -3,7 +3,7 @@
 
 use rapier3d::math::Vector;
 use rapier3d::parry::shape::{SharedShape, TriMesh, TriMeshFlags};
-use rapier3d::prelude::ColliderBuilder;
+use rapier3d::prelude::{Aabb, ColliderBuilder};
 
 use crate::error::{PhysicsError, check_finite};
 use crate::world::{PhysicsWorld, terrain_tag, vec3};
@@ -152,6 +152,12 @@ impl PhysicsWorld {
         self.wake_bodies_in(aabb);
     }
 
+    /// The bounds of chunk `key`'s collider, if it has one.
+    fn chunk_aabb(&self, key: [i32; 3]) -> Option<Aabb> {
+        let handle = self.chunks.get(&key)?;
+        Some(self.rapier.colliders.get(*handle)?.compute_aabb())
+    }
+
     /// [`Self::set_chunk`] for each entry, in order (a key given twice ends with its last
     /// shape). All swaps happen before anything moves again, so the player never stands
     /// over a hole whose new floor is not in yet.
@@ -164,12 +170,17 @@ impl PhysicsWorld {
         }
     }
 
-    /// Removes chunk `key`'s collider. Returns whether there was one. Bodies resting on it
-    /// wake and fall.
+    /// Removes chunk `key`'s collider. Returns whether there was one. Dynamic bodies
+    /// touching it wake (at once: a new collider whose bounds miss them, a surface lowered
+    /// by a dig, must not leave them asleep in the air) and fall.
     pub fn remove_chunk(&mut self, key: [i32; 3]) -> bool {
+        let bounds = self.chunk_aabb(key);
         match self.chunks.remove(&key) {
             Some(handle) => {
                 let removed = self.rapier.remove_collider(handle);
+                if let Some(aabb) = bounds {
+                    self.wake_bodies_in(aabb);
+                }
                 removed.is_some()
             }
             None => false,

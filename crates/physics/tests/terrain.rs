@@ -174,6 +174,43 @@ fn a_swapped_chunk_wakes_and_drops_a_resting_box() {
     );
 }
 
+/// A chunk swapped for one whose new surface lies wholly below a sleeping body (a dig that
+/// lowered the whole chunk) or for nothing at all: the body wakes and falls. The new
+/// collider's bounds miss the body; the old one's held it.
+#[test]
+fn a_chunk_lowered_or_emptied_under_a_sleeping_box_drops_it() {
+    for lowered in [true, false] {
+        let mut floor = Mesh::default();
+        floor.floor([0.0, 8.0], [0.0, 8.0], 0.0);
+        let mut low = Mesh::default();
+        low.floor([0.0, 8.0], [0.0, 8.0], -3.0);
+        let mut w = world_with(&floor);
+        let cube = w
+            .spawn_dynamic_cuboid([4.0, 0.6, 4.0], [0.4, 0.4, 0.4], 500.0)
+            .unwrap();
+        run(&mut w, 5.0);
+        let s = w.body_state(cube).unwrap();
+        assert!(s.sleeping, "the box should be asleep after 5 s at rest");
+        if lowered {
+            w.set_chunk([0, 0, 0], Some(low.shape([0.0; 3])));
+        } else {
+            w.set_chunk([0, 0, 0], None);
+        }
+        assert!(
+            !w.body_state(cube).unwrap().sleeping,
+            "lowered {lowered}: the swap wakes the box"
+        );
+        run(&mut w, 1.0);
+        let y = w.body_position(cube).unwrap()[1];
+        assert!(y < -1.0, "lowered {lowered}: the box should fall: y = {y}");
+        if lowered {
+            run(&mut w, 3.0);
+            let y = w.body_position(cube).unwrap()[1];
+            assert!((y + 2.6).abs() < 0.05, "it rests on the new floor: y = {y}");
+        }
+    }
+}
+
 #[test]
 fn shapes_build_on_worker_threads() {
     let field = flat_field(3.0);
