@@ -117,7 +117,10 @@ mod headless {
         app.update();
         let live = app.world().resource::<LoamWorld>().world.field().hash();
         drop(app);
-        let store = loam_store::Store::open_read_only(FILE.as_ref()).expect("the file reopens");
+        // A world file has one open handle at a time, in this process too: the app (which
+        // held it) is gone, and the store is dropped before the file is opened again.
+        let store =
+            loam_bevy::loam_store::Store::open_read_only(FILE.as_ref()).expect("the file reopens");
         let ops = store.ops_after(before).expect("the file's log");
         let dug = matches!(ops.as_slice(),
             [e] if matches!(e.op, EditOp::Sphere { mode: CsgMode::Subtract, .. }));

@@ -88,7 +88,7 @@ pub struct SoundRecording {
 }
 
 impl SoundRecording {
-    /// An empty timeline at [`SAMPLE_RATE_HZ`].
+    /// An empty timeline at 48 kHz (`audio::SAMPLE_RATE_HZ`).
     ///
     /// # Panics
     /// Never: the rate is valid.

@@ -148,8 +148,8 @@ impl WorldFile {
     /// existing file must hold the same text and the same field settings as `base`.
     ///
     /// # Errors
-    /// [`WorldFileError::Store`]: the file cannot be created, opened (another process holds
-    /// it) or read; [`WorldFileError::OtherGenerator`] and
+    /// [`WorldFileError::Store`]: the file cannot be created, opened (another process, or
+    /// another open `WorldFile` or `Store` of it in this process, holds it) or read; [`WorldFileError::OtherGenerator`] and
     /// [`WorldFileError::OtherFieldSettings`]: the file is another world's;
     /// [`WorldFileError::World`]: `settings` are out of range.
     pub fn open_or_create(

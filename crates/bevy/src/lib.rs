@@ -86,6 +86,25 @@
 //! ```
 //!
 //! The repository's `examples/my_game.rs` is this game (`cargo run --example my_game`).
+//! Without a light, the terrain shows only the ambient light:
+//! [`scene::spawn_lights`]`(&mut commands, scene::view_distance(&settings, voxel_size))`
+//! adds the sun, the sky colour and fog sized to the view.
+//!
+//! ## In your own project
+//!
+//! Loam is not on crates.io: depend on `loam-bevy` by path or git, next to the Bevy it is
+//! built with (Rust 1.95 or later):
+//!
+//! ```toml
+//! [dependencies]
+//! bevy = "0.19"
+//! loam-bevy = { git = "<this repository>" }   # or { path = "../loam/crates/bevy" }
+//! ```
+//!
+//! Nothing else: Loam's core crates come re-exported ([`loam_field`]: the field, ops,
+//! generators and coordinates; [`loam_world`]: the chunk pipeline; [`loam_mesh`]: the
+//! meshers; [`loam_store`]: the world file's store), so `loam_bevy::loam_field::Heightmap`
+//! is the same type as in a crate depending on `loam-field` itself.
 //!
 //! ## Going further
 //!
@@ -94,10 +113,32 @@
 //!   `Paint`); `CsgMode::Union` builds with the op's `material` (0 is the generator's own).
 //!   An op out of range (a radius over the field's limit, a non-finite value) is refused by
 //!   [`LoamWorld::apply`] with an error and changes nothing.
-//! - **Strokes and undo.** Ops applied with the same stroke id
-//!   (`LoamWorld::apply(Some(id), …)`, `id` from `world.world.next_stroke()`) undo together;
-//!   `EditOp::Undo { stroke }` with `world.world.history().undo_target()` undoes the last
-//!   stroke, `EditOp::Redo` redoes it. Undo and redo are ops too, so they reach the file.
+//! - **Strokes and undo.** Each [`LoamWorld::apply`]`(None, op)` is a stroke of its own;
+//!   ops applied with one stroke id (`LoamWorld::apply(Some(id), …)`, `id` from
+//!   `world.world.next_stroke()` when a drag starts) undo together.
+//!   `world.apply(None, &EditOp::Undo { stroke })` with `stroke` from
+//!   `world.world.history().undo_target()` undoes the newest stroke not undone yet (so
+//!   pressing undo again goes further back), and `EditOp::Redo { stroke }` with
+//!   `history().redo_target()` redoes; undo and redo are not strokes themselves. They are
+//!   ops, so they reach the file, and the history survives a reopen: a stroke made in an
+//!   earlier run can be undone in this one. An undo restores only the samples no later
+//!   stroke changed.
+//! - **Reading the terrain.** `world.world.field().value_at(p)` is the field at world point
+//!   `p`: metres to the surface, negative in solid ([`loam_field::Field::value_at`]);
+//!   `field().hash()` ([`prelude::FieldHash`]) names the whole field's samples, for checks.
+//! - **Materials.** A build writes the op's `material` ([`prelude::MaterialId`], a `u8`):
+//!   0 is the generator's own (grass, soil or rock by slope and depth), 1 stone, 2 sand,
+//!   3 clay, 4 snow, 5 moss, 6 slate, 7 ochre; higher ids repeat 1–7. `EditOp::Paint`
+//!   recolours without changing the shape.
+//! - **Real elevation data.** `Generator::heightmap(&map, &placement, &caves)` with `map`
+//!   from `Heightmap::from_png(&png_bytes, &HeightmapMeta::from_json(&sidecar_text)?)?`
+//!   ([`prelude::Heightmap`], [`prelude::HeightmapMeta`], [`prelude::HeightmapPlacement`])
+//!   puts a DEM (a 16-bit greyscale PNG and its JSON sidecar) under the world instead of
+//!   noise. The
+//!   `generator_json` of [`WorldFile::open_or_create`] is then what `loam edit` needs to
+//!   rebuild it: the session format's heightmap generator (docs/session-format.md in the
+//!   repository), with the DEM `embedded` so the file travels alone; a game that never
+//!   opens its files in `loam edit` may store any text that names its generator.
 //! - **How far and how fine.** `WorldSettings` picks the mesher, the worker threads (0: the
 //!   cores minus one) and the view: `view_radius` chunks of 32 voxels at full detail, or with
 //!   `lod_levels > 0`, coarser levels out to `view_distance` metres. [`LoamSettings`]
@@ -105,10 +146,19 @@
 //! - **Without a window** (servers, tests): `MinimalPlugins`, `AssetPlugin`,
 //!   `TransformPlugin` and `InputPlugin`, with the `Mesh`, `Image` and `StandardMaterial`
 //!   assets initialised (`app.init_asset::<Mesh>()`, …), then [`LoamPlugins`]; drive it
-//!   with `app.update()`. Meshes are still built, nothing is drawn.
+//!   with `app.update()`, and press keys and buttons by writing Bevy's input messages
+//!   (`app.world_mut().write_message(MouseButtonInput { … })`, `KeyboardInput { … }`) before
+//!   an update. Meshes are still built, nothing is drawn.
+//! - **Without sound** (a server, CI, a game with its own audio):
+//!   `LoamPlugins.build().disable::<SoundPlugin>()`. [`SoundPlugin`] opens the audio device
+//!   on the first sound; where there is none (a headless machine) it plays nothing, though
+//!   the system's audio library may print its own complaints.
 //! - **Saving at other times.** [`WorldFile::save`] bakes now (the editor's Ctrl+S). The
 //!   ops themselves reach the file's log at the end of every frame, not only at exit; a
 //!   bake makes the next open fast (bricks instead of replaying every op).
+//! - **One open handle per file.** A world file is locked while a [`WorldFile`] (or a
+//!   [`loam_store::Store`]) has it open, against other processes and against a second open
+//!   in the same process: drop the app (or the store) before opening the file again.
 //!
 //! ## What else is here
 //!
@@ -160,6 +210,12 @@ pub use settings::{DEFAULT_UPLOAD_BUDGET, LoamSettings};
 pub use walk::{EYE_HEIGHT_M, Physics, WalkFocus, chunk_of, stop_walking, walk_step};
 pub use world::{Applied, LoamWorld};
 
+// Loam's core crates, so a game needs only loam-bevy (and bevy) in its Cargo.toml.
+pub use loam_field;
+pub use loam_mesh;
+pub use loam_store;
+pub use loam_world;
+
 /// What a game using Loam needs in scope: the plugins, the world and its file, the stages,
 /// and from Loam's core crates the types that make a world and edit it.
 pub mod prelude {
@@ -167,8 +223,8 @@ pub mod prelude {
         LoamPlugin, LoamPlugins, LoamSet, LoamSettings, LoamViewer, LoamWorld, WorldFile,
     };
     pub use loam_field::{
-        CaveSettings, CsgMode, EditOp, Field, FieldSettings, Generator, NoiseTerrainSettings,
-        RayHit,
+        CaveSettings, CsgMode, EditOp, Field, FieldHash, FieldSettings, Generator, Heightmap,
+        HeightmapMeta, HeightmapPlacement, MaterialId, NoiseTerrainSettings, RayHit,
     };
     pub use loam_mesh::Mesher;
     pub use loam_world::{World, WorldSettings};

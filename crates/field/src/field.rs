@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::brick::{Brick, BrickRead, GENERATOR_MATERIAL, MaterialId, brick_index};
 use crate::coords::{
-    BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, SampleBox, SamplePos,
+    BRICK_SAMPLES, BRICK_VOLUME, BrickKey, CHUNK_CELLS, ChunkKey, CoordError, SampleBox, SamplePos,
 };
 use crate::generator::{ColumnBounds, Generator};
 
@@ -161,6 +161,33 @@ impl Field {
     /// The generator, shared: fields built on one `Arc` share it ([`Arc::ptr_eq`]).
     pub fn generator_arc(&self) -> &Arc<Generator> {
         &self.generator
+    }
+
+    /// The field's value at world point `p` (metres; negative in solid, positive in air,
+    /// within `±band`), trilinearly interpolated between the 8 samples around it (the
+    /// samples at or below `p` by [`crate::coords::world_to_sample`], and the next ones). A
+    /// game asking "is this point solid?" compares it with 0 (the surface, the iso level).
+    ///
+    /// # Errors
+    /// [`CoordError`] for a non-finite point or one beyond the sample grid (`i32` indices).
+    pub fn value_at(&self, p: [f64; 3]) -> Result<f32, CoordError> {
+        let vs = self.settings.voxel_size;
+        let lo = crate::coords::world_to_sample(p, vs)?;
+        let hi = crate::coords::world_to_sample(p.map(|v| v + vs), vs)?;
+        let lo_a = lo.to_array();
+        let t = [0, 1, 2].map(|a| (p[a] / vs - f64::from(lo_a[a])).clamp(0.0, 1.0));
+        let corner = |x: bool, y: bool, z: bool| {
+            let s = SamplePos::new(
+                if x { hi.x } else { lo.x },
+                if y { hi.y } else { lo.y },
+                if z { hi.z } else { lo.z },
+            );
+            f64::from(self.sample(s))
+        };
+        let lerp = |a: f64, b: f64, t: f64| a + (b - a) * t;
+        let along_x = |y: bool, z: bool| lerp(corner(false, y, z), corner(true, y, z), t[0]);
+        let along_y = |z: bool| lerp(along_x(false, z), along_x(true, z), t[1]);
+        Ok(lerp(along_y(false), along_y(true), t[2]) as f32)
     }
 
     /// The value at sample `p`, metres, in `±band`. Under a packed brick this looks the brick

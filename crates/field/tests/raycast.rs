@@ -486,3 +486,46 @@ fn noise_terrain_from_above() {
         );
     }
 }
+
+/// `Field::value_at`: the field at a world point, trilinear between samples. On flat ground
+/// (an exact SDF, linear in y) it is the height above the ground wherever that is inside the
+/// band, at a sample or between samples, at any voxel size; on a sample it is that sample.
+#[test]
+fn value_at_a_point_is_the_height_above_flat_ground() {
+    for voxel in [1.0, 0.25, 0.7] {
+        let f = field_with(flat_generator(10.0), voxel);
+        // Heights in voxels above the ground, within a voxel of it: both samples around
+        // the point are inside the band (2 voxels), where no value is clamped.
+        for (x, up, z) in [
+            (0.0, 0.3, 0.0),
+            (-13.37, -0.9, 2.5),
+            (100.25, 0.0, -7.75),
+            (3.3, 1.0, 4.4),
+            (-0.01, -0.6, 0.02),
+        ] {
+            let y = 10.0 + up * voxel;
+            let v = f.value_at([x, y, z]).unwrap();
+            assert!(
+                (f64::from(v) - (y - 10.0)).abs() < 2e-3,
+                "voxel {voxel}: {v} at y {y}"
+            );
+        }
+        let s = SamplePos::new(3, 41, -5);
+        let p = loam_field::coords::sample_to_world(s, voxel);
+        assert_eq!(f.value_at(p).unwrap().to_bits(), f.sample(s).to_bits());
+        assert!(f.value_at([f64::NAN, 0.0, 0.0]).is_err());
+        assert!(f.value_at([0.0, 1e300, 0.0]).is_err());
+    }
+    // A dug ball: air at its centre, solid well below it.
+    let mut f = flat_field(10.0);
+    f.apply(&loam_field::EditOp::Sphere {
+        mode: loam_field::CsgMode::Subtract,
+        center: [0.0, 10.0, 0.0],
+        radius: 3.0,
+        material: 0,
+        blend: 0.0,
+    })
+    .unwrap();
+    assert!(f.value_at([0.0, 9.0, 0.0]).unwrap() > 0.0);
+    assert!(f.value_at([0.0, 6.0, 0.0]).unwrap() < 0.0);
+}
