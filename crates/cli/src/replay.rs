@@ -146,6 +146,12 @@ pub struct ViewSummary {
     /// Open edges (cracks) of the shown meshes welded by position, not on the outer edge of
     /// the view ([`loam_world::Shown::open_edges`]); 0 for a crack-free view.
     pub open_edges: usize,
+    /// Edges of the shown meshes, every level welded by exact position, used by more than
+    /// two triangles; 0 for a manifold view.
+    pub nonmanifold_edges: usize,
+    /// The meshers that built the shown chunks, sorted by name (`["mc"]`, …): with levels
+    /// of detail, what really drew every level, whatever was asked.
+    pub shown_meshers: Vec<&'static str>,
     /// Whether --verify compared every chunk with a from-scratch build (and all matched).
     pub verified: bool,
 }
@@ -239,6 +245,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         verify(&base, &run)?;
     }
     let vs = field.settings().voxel_size;
+    let edges = run.shown.open_edges(&run.world.view(), vs);
+    let mut shown_meshers: Vec<&'static str> =
+        run.shown.meshers().into_iter().map(|m| m.name()).collect();
+    shown_meshers.sort_unstable();
     let edited: Vec<_> = run
         .edited
         .iter()
@@ -280,7 +290,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             lod_levels: run.world.settings().lod_levels,
             frames: run.frames,
             chunks_shown: run.shown.len(),
-            open_edges: run.shown.open_edges(&run.world.view(), vs).inside,
+            open_edges: edges.inside,
+            nonmanifold_edges: edges.nonmanifold,
+            shown_meshers,
             verified: args.verify,
         },
         metrics,
@@ -300,6 +312,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         let mut json = serde_json::to_value(&summary.metrics)?;
         if let Some(o) = json.as_object_mut() {
             o.insert("open_edges".into(), summary.view.open_edges.into());
+            o.insert(
+                "nonmanifold_edges".into(),
+                summary.view.nonmanifold_edges.into(),
+            );
+            o.insert(
+                "shown_meshers".into(),
+                serde_json::to_value(&summary.view.shown_meshers)?,
+            );
         }
         crate::output::write_whole(file, (serde_json::to_string(&json)? + "\n").as_bytes())?;
     }
@@ -376,8 +396,10 @@ fn print(s: &Summary, out: &std::path::Path, path: &std::path::Path) -> anyhow::
     )?;
     writeln!(
         o,
-        "cracks    {} open edges inside the view",
-        s.view.open_edges
+        "cracks    {} open edges inside the view, {} non-manifold edges; drawn by {}",
+        s.view.open_edges,
+        s.view.nonmanifold_edges,
+        s.view.shown_meshers.join(", ")
     )?;
     writeln!(
         o,

@@ -72,7 +72,7 @@ pub use stats::{MeshStats, Point, WeldPart, boundary_edges, mesh_stats, nonmanif
 pub use surface_nets::surface_nets;
 
 /// The meshers, for callers that choose one at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Mesher {
     /// [`marching_cubes`].
     MarchingCubes,

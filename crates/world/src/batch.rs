@@ -23,6 +23,9 @@ pub struct ChunkMesh {
     /// World position of the chunk's lowest corner (sample `32 · 2^level · key`), metres; the
     /// mesh's positions are metres relative to it (already scaled: draw them as they are).
     pub origin: [f64; 3],
+    /// The mesher that built it: the world's, or with levels of detail Marching Cubes
+    /// (Transvoxel's level seams are Marching Cubes'; the other meshers have none yet).
+    pub mesher: loam_mesh::Mesher,
     /// The mesh (empty: the chunk has no surface, drop what was shown).
     pub mesh: Arc<MeshBuffer>,
 }
@@ -130,10 +133,5 @@ impl Batch {
             complete: None,
             completed_once: None,
         }
-    }
-
-    /// When its oldest op was applied.
-    pub fn oldest(&self) -> Option<Instant> {
-        self.edits.iter().min().copied()
     }
 }

@@ -60,8 +60,13 @@ pub struct Metrics {
     pub chunks_built: u64,
     /// Batches of edits delivered to the front end.
     pub batches_delivered: u64,
-    /// Edit batches that gave up a chunk to a newer edit outside the merge window.
+    /// Times an edit batch gave a chunk up before it was built: to a view change of the
+    /// levels of detail, or because the chunk left the view. (A newer edit waits for an
+    /// older edit's builds, or merges with it; it never takes its chunks.)
     pub batches_released: u64,
+    /// Updates at which the ops of a frame waited for an older edit's builds to finish
+    /// before forming their batch (`World::seal`; each try counts).
+    pub edits_deferred: u64,
     /// Ops applied.
     pub edits: u64,
     /// Seconds from the first update until every chunk then wanted was built, once reached.
@@ -82,6 +87,7 @@ pub(crate) struct Recorder {
     pub chunks_built: u64,
     pub batches_delivered: u64,
     pub batches_released: u64,
+    pub edits_deferred: u64,
     pub initial_load_s: Option<f64>,
     /// Ops applied since the metrics were last reset.
     pub edits: u64,

@@ -31,6 +31,8 @@ pub(crate) struct Job {
 pub(crate) struct JobResult {
     pub key: LodKey,
     pub version: u64,
+    /// The mesher that built `mesh`.
+    pub mesher: Mesher,
     pub mesh: MeshBuffer,
     pub mesh_s: f64,
     pub finished: Instant,
@@ -187,6 +189,9 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             let result = JobResult {
                 key,
                 version: job.version,
+                // Level seams are Transvoxel's: Marching Cubes at every level, whatever
+                // the job's mesher.
+                mesher: Mesher::MarchingCubes,
                 mesh,
                 mesh_s: (finished - start).as_secs_f64(),
                 finished,
@@ -216,6 +221,7 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
         let result = JobResult {
             key: lod_key,
             version: job.version,
+            mesher: job.mesher,
             mesh: buffer.detach(),
             mesh_s: (finished - start).as_secs_f64(),
             finished,

@@ -26,10 +26,11 @@ pub struct WorldSettings {
     pub threads: usize,
     /// The mesher the workers use.
     pub mesher: Mesher,
-    /// An edit whose chunks are still being built when a newer edit touches one of them is
-    /// merged into the newer edit's batch (so the two show together, without a crack) if its
-    /// oldest op is younger than this; otherwise it gives up the shared chunks and is
-    /// delivered without them, so no batch can wait forever. Default 250 ms.
+    /// How long a newer edit waits for an older edit's chunks to be built: the newer ops
+    /// form their batch once the older batch is built (so each shows, and a stroke shows its
+    /// progress), or, after waiting this long, merge into it and show with it (so a slow
+    /// build cannot hold a newer edit back for long). Neither gives a chunk up: no crack
+    /// between them. Default 250 ms.
     pub merge_window: Duration,
     /// Unedited bricks whose generator values are kept from chunk fills (128 KiB each), so an
     /// edit copies its new bricks instead of generating them; the farthest from the viewers

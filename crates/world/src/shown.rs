@@ -100,6 +100,12 @@ impl Shown {
         )
     }
 
+    /// The meshers that built the meshes shown (not counting empty ones), in
+    /// [`loam_mesh::Mesher`] order.
+    pub fn meshers(&self) -> std::collections::BTreeSet<loam_mesh::Mesher> {
+        self.meshes().map(|m| m.mesher).collect()
+    }
+
     /// Chunks with a mesh shown.
     pub fn len(&self) -> usize {
         self.meshes.len()

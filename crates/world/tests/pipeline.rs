@@ -524,3 +524,66 @@ fn a_complete_edit_is_handed_over_before_older_streaming_groups() {
     shown.apply(rest).unwrap();
     assert_eq!(world.pending_batches(), 0);
 }
+
+/// A stroke shows its progress: ops one frame apart over the same chunks are shown op by op
+/// (each frame's batch once built), not merged into one batch shown when the stroke ends.
+/// Whether the second op waited for the first one's builds or came after them, the first
+/// edit group to arrive holds the first op alone and shows the field after it, and the
+/// groups after it the rest; with a merge window of 10 s nothing merges by age. Before, a
+/// newer op took the older batch's chunks over (merged while younger than the window): one
+/// group for all four.
+#[test]
+fn a_stroke_is_shown_op_by_op_not_at_its_end() {
+    for mesher in [Mesher::MarchingCubes, Mesher::SurfaceNets] {
+        let base = flat_field(10.0, 1.0);
+        let settings = loam_world::WorldSettings {
+            mesher,
+            merge_window: Duration::from_secs(10),
+            ..small(2)
+        };
+        let mut world = World::new(base.clone(), settings).unwrap();
+        let mut shown = Shown::default();
+        let v = [Viewer::at([0.0, 12.0, 0.0])];
+        settle(&mut world, &v, &mut shown);
+        let stroke: Vec<EditOp> = (0..4)
+            .map(|i| sphere(CsgMode::Subtract, [f64::from(i) * 0.5, 10.0, 30.0], 4.0))
+            .collect();
+        let mut after_first = base.clone();
+        after_first.apply(&stroke[0]).unwrap();
+        let mut seen: Vec<usize> = Vec::new();
+        // One frame: take one group at most; check the first edit group's picture.
+        let frame = |world: &mut World, shown: &mut Shown, seen: &mut Vec<usize>| {
+            world.update(&v);
+            let u = world.pull(PullBudget::chunks(1));
+            check_current(world, &u);
+            let ops: Vec<usize> = groups(&u, BatchKind::Edit).iter().map(|g| g.ops).collect();
+            shown.apply(u).unwrap();
+            if seen.is_empty() && !ops.is_empty() {
+                assert_eq!(ops, vec![1], "{mesher:?}: the first edit group");
+                assert!(
+                    loam_world::verify_shown(world, shown, &after_first).is_ok(),
+                    "{mesher:?}: the first group shows the field after the first op"
+                );
+            }
+            seen.extend(&ops);
+            !ops.is_empty()
+        };
+        // One op per frame.
+        for op in &stroke {
+            world.apply(op).unwrap();
+            frame(&mut world, &mut shown, &mut seen);
+        }
+        // Then frames until everything is shown.
+        for n in 0.. {
+            assert!(world.wait_idle(Duration::from_secs(60)));
+            let got = frame(&mut world, &mut shown, &mut seen);
+            if !got && world.pending_batches() == 0 && world.waiting() == 0 {
+                break;
+            }
+            assert!(n < 100, "the stroke never finished showing");
+        }
+        assert_eq!(seen.iter().sum::<usize>(), 4, "{mesher:?}: {seen:?}");
+        assert!(seen.len() >= 2, "{mesher:?}: {seen:?}");
+        assert_matches_scratch(&world, &shown, &base, &stroke);
+    }
+}

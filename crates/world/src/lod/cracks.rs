@@ -18,6 +18,8 @@ pub struct OpenEdges {
     pub outer: usize,
     /// Triangles welded.
     pub triangles: usize,
+    /// Edges used by more than two triangles (non-manifold), anywhere.
+    pub nonmanifold: usize,
 }
 
 /// Welds `meshes` (each an origin in world metres and a mesh whose positions are relative to
@@ -80,6 +82,9 @@ pub fn open_edges<'a>(
         ..OpenEdges::default()
     };
     for (&(a, b), &n) in &edges {
+        if n > 2 {
+            out.nonmanifold += 1;
+        }
         if n != 1 {
             continue;
         }
@@ -90,4 +95,61 @@ pub fn open_edges<'a>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mesh(positions: &[[f32; 3]], indices: &[u32]) -> MeshBuffer {
+        let mut m = MeshBuffer::default();
+        m.positions = positions.to_vec();
+        m.normals = vec![[0.0, 1.0, 0.0]; positions.len()];
+        m.materials = vec![0; positions.len()];
+        m.indices = indices.to_vec();
+        m
+    }
+
+    /// A closed tetrahedron split over two meshes (welded by position): no open edge, none
+    /// non-manifold. A fin on one of its edges makes that edge non-manifold (three
+    /// triangles), and a second fin on it still counts it once.
+    #[test]
+    fn welded_edges_are_counted_open_and_non_manifold() {
+        let p = [
+            [10.0, 10.0, 10.0],
+            [12.0, 10.0, 10.0],
+            [10.0, 12.0, 10.0],
+            [10.0, 10.0, 12.0],
+        ];
+        let a = mesh(&p, &[0, 2, 1, 0, 1, 3]);
+        let b = mesh(&p, &[0, 3, 2, 1, 2, 3]);
+        let view: BTreeSet<LodKey> = [LodKey::new(0, [0, 0, 0])].into();
+        let closed = open_edges([([0.0; 3], &a), ([0.0; 3], &b)], &view, 1.0);
+        assert_eq!(
+            (closed.inside, closed.nonmanifold, closed.triangles),
+            (0, 0, 4)
+        );
+        let fins = mesh(
+            &[
+                [10.0, 10.0, 10.0],
+                [12.0, 10.0, 10.0],
+                [11.0, 8.0, 13.0],
+                [11.0, 9.0, 7.0],
+            ],
+            &[0, 1, 2, 1, 0, 3],
+        );
+        let one_fin = mesh(&fins.positions, &fins.indices[..3]);
+        let e = open_edges(
+            [([0.0; 3], &a), ([0.0; 3], &b), ([0.0; 3], &one_fin)],
+            &view,
+            1.0,
+        );
+        assert_eq!((e.nonmanifold, e.inside, e.triangles), (1, 2, 5));
+        let e = open_edges(
+            [([0.0; 3], &a), ([0.0; 3], &b), ([0.0; 3], &fins)],
+            &view,
+            1.0,
+        );
+        assert_eq!((e.nonmanifold, e.inside, e.triangles), (1, 4, 6));
+    }
 }

@@ -161,7 +161,11 @@ impl World {
             meshes += batch.ready.len();
             for key in batch.ready.keys() {
                 let c = self.chunks.get_mut(key).expect("a ready chunk is loaded");
-                c.batch = None;
+                // A built edit batch keeps its meshes when a newer edit rebuilds its chunks
+                // (`World::seal`): the chunk is then the newer batch's.
+                if c.batch == Some(id) {
+                    c.batch = None;
+                }
                 c.shown = true;
             }
             if batch.kind == BatchKind::Edit {

@@ -84,6 +84,9 @@ pub struct World {
     /// Columns whose bounds an edit changed since the last update.
     dirty_columns: BTreeSet<(i32, i32)>,
     frame_edit: Option<FrameEdit>,
+    /// Ops of earlier frames waiting for an older edit's builds to finish before they form
+    /// their batch (see [`World::seal`]).
+    deferred: Option<FrameEdit>,
     next_version: u64,
     next_batch: u64,
     rec: Recorder,
@@ -127,6 +130,7 @@ impl World {
             restream: true,
             dirty_columns: BTreeSet::new(),
             frame_edit: None,
+            deferred: None,
             journal: Journal::new(History::new(settings.history_budget), 0),
             log: Vec::new(),
             next_version: 1,
@@ -298,8 +302,17 @@ impl World {
             .collect();
         self.cache.set_viewers(positions.clone());
         self.pool.set_viewers(positions);
-        // Edits first, so their jobs start before the streaming bookkeeping.
-        if let Some(frame) = self.frame_edit.take() {
+        // Edits first, so their jobs start before the streaming bookkeeping. Ops of earlier
+        // frames still waiting for an older edit's builds join this frame's.
+        let frame = match (self.deferred.take(), self.frame_edit.take()) {
+            (Some(mut older), Some(newer)) => {
+                older.keys.extend(newer.keys);
+                older.times.extend(newer.times);
+                Some(older)
+            }
+            (older, newer) => older.or(newer),
+        };
+        if let Some(frame) = frame {
             self.seal(frame, now);
         }
         let threads = self.settings.worker_count();
@@ -351,6 +364,11 @@ impl World {
         loop {
             self.drain();
             if self.waiting() == 0 {
+                // Ops waiting for an older edit's builds: those are done now.
+                if let Some(frame) = self.deferred.take() {
+                    self.seal(frame, Instant::now());
+                    continue;
+                }
                 self.check_initial_load();
                 return true;
             }
@@ -406,6 +424,7 @@ impl World {
                 level: r.key.level,
                 version: r.version,
                 origin,
+                mesher: r.mesher,
                 mesh: Arc::new(r.mesh),
             },
         );
@@ -501,11 +520,20 @@ impl World {
     }
 
     /// Turns the ops of one frame into one batch of every loaded chunk they changed.
+    ///
+    /// Where an older edit's batch holds some of those chunks:
+    /// - built (every mesh ready, not yet pulled): it keeps its meshes and is delivered as it
+    ///   is; the new batch builds the chunks again. A stroke shows each step it finished.
+    /// - still building: the ops wait (kept for the next update, or [`World::wait_idle`])
+    ///   until it is built, so a newer op never takes over its chunks and a stroke made of
+    ///   one op per frame is not shown only at its end; after waiting
+    ///   [`WorldSettings::merge_window`](crate::WorldSettings::merge_window) they merge with
+    ///   it instead (shown together), so no edit waits on a slow one for long.
     fn seal(&mut self, frame: FrameEdit, now: Instant) {
         // Loaded chunks, and chunks now in view that were not loaded (a tower rising into air).
         let viewers = self.viewers.clone().unwrap_or_default();
         let mut targets = Vec::new();
-        for key in frame.keys {
+        for &key in &frame.keys {
             if !self.chunks.contains_key(&key) {
                 if self.lod.settings.is_some() {
                     // Every chunk in view is loaded: this one is out of view.
@@ -526,18 +554,38 @@ impl World {
             }
             targets.push(key);
         }
-        let id = self.new_batch(BatchKind::Edit);
-        let mut edits = frame.times;
         let older: BTreeSet<u64> = targets
             .iter()
             .filter_map(|k| self.chunks[k].batch)
             .collect();
+        let waited = frame
+            .times
+            .iter()
+            .min()
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
+        let building_edit = older.iter().any(|id| {
+            let b = &self.batches[id];
+            b.kind == BatchKind::Edit && !b.waiting.is_empty()
+        });
+        if building_edit && waited <= self.settings.merge_window {
+            self.rec.edits_deferred += 1;
+            self.deferred = Some(frame);
+            return;
+        }
+        let id = self.new_batch(BatchKind::Edit);
+        let mut edits = frame.times;
         for old in older {
             let b = &self.batches[&old];
-            let window = self.settings.merge_window;
-            let young = b
-                .oldest()
-                .is_some_and(|t| now.saturating_duration_since(t) <= window);
+            if b.kind == BatchKind::Edit && b.waiting.is_empty() {
+                // Built: delivered as it is; its chunks are built again in the new batch.
+                for key in &targets {
+                    let c = self.chunks.get_mut(key).expect("loaded");
+                    if c.batch == Some(old) {
+                        c.batch = None;
+                    }
+                }
+                continue;
+            }
             // With level of detail a pending view change is merged too, whatever its age, so
             // its level change and transition faces show together with the edit (giving a
             // chunk up would show the view change with a hole or a crack where it was), unless
@@ -549,7 +597,7 @@ impl World {
                             let c = &self.chunks[k];
                             c.batch == Some(old) && c.shown
                         })));
-            if (b.kind == BatchKind::Edit && young) || view_change {
+            if b.kind == BatchKind::Edit || view_change {
                 self.merge(old, id, &mut edits);
             }
         }

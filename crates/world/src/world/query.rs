@@ -86,6 +86,7 @@ impl World {
             chunks_built: r.chunks_built,
             batches_delivered: r.batches_delivered,
             batches_released: r.batches_released,
+            edits_deferred: r.edits_deferred,
             edits: self.rec.edits,
             initial_load_s: r.initial_load_s,
             generator_cache_bricks: self.cache.len(),
