@@ -36,6 +36,10 @@ pub enum WorldFileError {
     /// The world could not be made from what the file holds.
     #[error(transparent)]
     World(#[from] WorldError),
+    /// The generator JSON names a DEM that cannot be read (for its BLAKE3, which the file
+    /// records so that `loam edit` can check it rebuilds the same terrain).
+    #[error("the world's DEM")]
+    Dem(#[from] loam_session::GeneratorSpecError),
     /// The file was made for another generator than the one given.
     #[error("the world file was made by another generator: it holds {held}, not {given}")]
     OtherGenerator {
@@ -143,15 +147,18 @@ impl WorldFile {
     /// `base`, its blocks restored, and the world made with `settings`.
     ///
     /// `generator_json` describes the generator for tools that rebuild it: the file keeps it
-    /// as given. `loam edit FILE` reads the JSON of a session's `generator`, e.g.
-    /// `{"kind": "noise"}` for `Generator::noise` with default terrain and cave settings. An
-    /// existing file must hold the same text and the same field settings as `base`.
+    /// as given. `loam edit FILE` reads the JSON of a session's `generator`
+    /// ([`loam_session::GeneratorSpec`]), e.g. `{"kind": "noise"}` for `Generator::noise`
+    /// with default terrain and cave settings; for a DEM the file also records the DEM's
+    /// BLAKE3, which `loam edit` checks. An existing file must hold the same text and the
+    /// same field settings as `base`.
     ///
     /// # Errors
     /// [`WorldFileError::Store`]: the file cannot be created, opened (another process, or
     /// another open `WorldFile` or `Store` of it in this process, holds it) or read; [`WorldFileError::OtherGenerator`] and
     /// [`WorldFileError::OtherFieldSettings`]: the file is another world's;
-    /// [`WorldFileError::World`]: `settings` are out of range.
+    /// [`WorldFileError::World`]: `settings` are out of range; [`WorldFileError::Dem`]: the
+    /// generator JSON names a DEM file that cannot be read.
     pub fn open_or_create(
         path: impl AsRef<Path>,
         base: Field,
@@ -161,7 +168,13 @@ impl WorldFile {
         let path = path.as_ref();
         let created = !path.exists();
         let mut store = if created {
-            Store::create(path, generator_json, base.settings(), None)?
+            // A generator in the session format that names a DEM: the file records the DEM's
+            // BLAKE3 beside it, as `loam world new` does.
+            let dem = match loam_session::GeneratorSpec::from_json(generator_json) {
+                Ok(spec) => spec.dem_blake3(Path::new(""))?,
+                Err(_) => None,
+            };
+            Store::create(path, generator_json, base.settings(), dem.as_deref())?
         } else {
             Store::open(path)?
         };

@@ -130,15 +130,25 @@
 //!   0 is the generator's own (grass, soil or rock by slope and depth), 1 stone, 2 sand,
 //!   3 clay, 4 snow, 5 moss, 6 slate, 7 ochre; higher ids repeat 1–7. `EditOp::Paint`
 //!   recolours without changing the shape.
-//! - **Real elevation data.** `Generator::heightmap(&map, &placement, &caves)` with `map`
-//!   from `Heightmap::from_png(&png_bytes, &HeightmapMeta::from_json(&sidecar_text)?)?`
-//!   ([`prelude::Heightmap`], [`prelude::HeightmapMeta`], [`prelude::HeightmapPlacement`])
-//!   puts a DEM (a 16-bit greyscale PNG and its JSON sidecar) under the world instead of
-//!   noise. The
-//!   `generator_json` of [`WorldFile::open_or_create`] is then what `loam edit` needs to
-//!   rebuild it: the session format's heightmap generator (docs/session-format.md in the
-//!   repository), with the DEM `embedded` so the file travels alone; a game that never
-//!   opens its files in `loam edit` may store any text that names its generator.
+//! - **Real elevation data.** A [`prelude::GeneratorSpec`] names the terrain as JSON, noise
+//!   or a DEM (a 16-bit greyscale PNG or raw `f32` with its JSON sidecar), and builds the
+//!   generator; its JSON is the `generator_json` that [`WorldFile::open_or_create`] keeps,
+//!   from which `loam edit FILE` rebuilds the same terrain:
+//!   ```no_run
+//!   # use loam_bevy::prelude::*;
+//!   # fn f() -> Result<(), Box<dyn std::error::Error>> {
+//!   let spec = GeneratorSpec::from_json(r#"{"kind": "heightmap",
+//!       "path": "data/heightmaps/jacksboro_3arcsec.png",
+//!       "placement": {"horizontal_scale": 0.1, "vertical_scale": 0.1}}"#)?
+//!       .embedded()?; // the DEM travels in the world file
+//!   let (generator, _dem_blake3) = spec.build(std::path::Path::new("."))?;
+//!   let field = Field::new(FieldSettings::default(), std::sync::Arc::new(generator))?;
+//!   let json = spec.to_json();
+//!   let opened = WorldFile::open_or_create("dem.loam", field, &json, WorldSettings::default())?;
+//!   # Ok(()) }
+//!   ```
+//!   (`Generator::heightmap` with a [`prelude::Heightmap`] you decoded yourself works too;
+//!   the file then keeps whatever text you give it, which `loam edit` cannot rebuild.)
 //! - **How far and how fine.** `WorldSettings` picks the mesher, the worker threads (0: the
 //!   cores minus one) and the view: `view_radius` chunks of 32 voxels at full detail, or with
 //!   `lod_levels > 0`, coarser levels out to `view_distance` metres. [`LoamSettings`]
@@ -227,5 +237,6 @@ pub mod prelude {
         HeightmapMeta, HeightmapPlacement, MaterialId, NoiseTerrainSettings, RayHit,
     };
     pub use loam_mesh::Mesher;
+    pub use loam_session::GeneratorSpec;
     pub use loam_world::{World, WorldSettings};
 }

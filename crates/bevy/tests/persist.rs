@@ -610,3 +610,72 @@ fn a_save_without_the_blocks_never_drops_them() {
         Err(WorldFileError::BlocksNotGiven { held: 1, .. })
     ));
 }
+
+/// A game's DEM world: the generator named by a `GeneratorSpec` with its DEM carried, kept
+/// by `WorldFile` with the DEM's BLAKE3 beside it (what `loam edit` checks before it
+/// rebuilds the terrain), and reopened with its edit.
+#[test]
+fn a_dem_world_file_records_the_dem_it_rebuilds_from() {
+    use loam_bevy::prelude::{GeneratorSpec, WorldFile};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dem = root.join("data/heightmaps/jacksboro_3arcsec.png");
+    let spec = GeneratorSpec::from_json(&format!(
+        r#"{{"kind": "heightmap", "path": {:?},
+            "placement": {{"horizontal_scale": 0.1, "vertical_scale": 0.1}}}}"#,
+        dem.to_str().unwrap()
+    ))
+    .unwrap()
+    .embedded()
+    .unwrap();
+    let (generator, built_hash) = spec.build(std::path::Path::new("")).unwrap();
+    let expected = blake3::hash(&std::fs::read(&dem).unwrap())
+        .to_hex()
+        .to_string();
+    assert_eq!(built_hash.as_deref(), Some(expected.as_str()));
+    assert_eq!(
+        spec.dem_blake3(std::path::Path::new("")).unwrap(),
+        built_hash
+    );
+    let generator = std::sync::Arc::new(generator);
+    let field = || Field::new(Default::default(), generator.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dem.loam");
+    let json = spec.to_json();
+    let mut opened = WorldFile::open_or_create(&path, field(), &json, settings()).unwrap();
+    assert!(opened.created);
+    let y = generator.surface_height(0.0, 0.0);
+    let op = EditOp::Sphere {
+        mode: CsgMode::Subtract,
+        center: [0.0, y, 0.0],
+        radius: 3.0,
+        material: 0,
+        blend: 0.0,
+    };
+    opened.world.apply(None, &op).unwrap();
+    opened.file.append(&opened.world.world, None).unwrap();
+    let dug = opened.world.world.field().hash();
+    drop(opened);
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.heightmap_blake3().unwrap(), built_hash);
+    assert_eq!(
+        GeneratorSpec::from_json(&store.generator_json().unwrap())
+            .unwrap()
+            .to_json(),
+        json
+    );
+    drop(store);
+    let reopened = WorldFile::open_or_create(&path, field(), &json, settings()).unwrap();
+    assert!(!reopened.created);
+    assert_eq!(reopened.world.world.field().hash(), dug);
+    // A DEM that cannot be read: a typed error, and no file.
+    let missing =
+        GeneratorSpec::from_json(r#"{"kind": "heightmap", "path": "/nonexistent/dem.png"}"#)
+            .unwrap()
+            .to_json();
+    let other = dir.path().join("missing.loam");
+    assert!(matches!(
+        WorldFile::open_or_create(&other, field(), &missing, settings()),
+        Err(loam_bevy::WorldFileError::Dem(_))
+    ));
+    assert!(!other.exists());
+}

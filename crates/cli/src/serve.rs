@@ -12,7 +12,7 @@ use loam_bench::{BenchConfig, bench_net};
 use loam_protocol::GeneratorFactory;
 use loam_server::{BackupPlan, ServerConfig, serve};
 
-use crate::session::{self, GeneratorSpec};
+use crate::session::GeneratorSpec;
 
 /// Arguments of `loam serve`.
 #[derive(Debug, clap::Args)]
@@ -191,7 +191,7 @@ pub struct BenchNetArgs {
 pub(crate) fn factory() -> GeneratorFactory {
     Arc::new(|json: &str| {
         let spec: GeneratorSpec = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        session::build_generator(&spec, Path::new("."))
+        spec.build(Path::new("."))
             .map(|(g, _)| g)
             // With its causes (a missing heightmap file says why).
             .map_err(|e| format!("{:#}", anyhow::Error::from(e)))

@@ -5,11 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use loam_field::{
-    CaveSettings, FieldSettings, Generator, Heightmap, HeightmapMeta, HeightmapPlacement,
-    NoiseTerrainSettings,
-};
+use loam_field::{FieldSettings, Generator};
+pub use loam_session::generator::{GeneratorSpec, GeneratorSpecError};
 use serde::{Deserialize, Serialize};
 
 use crate::session_blocks::BlocksSpec;
@@ -61,50 +58,9 @@ pub enum SessionError {
         /// The newest version this build reads.
         max: u32,
     },
-    /// The heightmap or its sidecar could not be loaded.
-    #[error("heightmap {path:?}")]
-    Heightmap {
-        /// The heightmap file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: HeightmapSourceError,
-    },
-    /// The DEM a world (or an exported session) carries could not be decoded.
-    #[error("the DEM embedded in the generator (made from {from:?})")]
-    EmbeddedHeightmap {
-        /// The file it was read from when the world was made (not read now).
-        from: PathBuf,
-        /// Why.
-        #[source]
-        source: HeightmapSourceError,
-    },
-    /// The generator settings were rejected.
+    /// The generator could not be built (a bad heightmap, bad settings).
     #[error(transparent)]
-    Generator(#[from] loam_field::GeneratorError),
-}
-
-/// Why a heightmap could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum HeightmapSourceError {
-    /// File I/O failed (the image or its sidecar).
-    #[error("cannot read {path:?}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Decoding failed.
-    #[error(transparent)]
-    Decode(#[from] loam_field::HeightmapError),
-    /// The extension is neither `.png` nor `.f32`.
-    #[error("unknown heightmap extension (expected .png or .f32)")]
-    Extension,
-    /// The DEM carried in a world's generator is not valid base64.
-    #[error("the embedded DEM is not valid base64: {0}")]
-    Embedded(String),
+    Generator(#[from] GeneratorSpecError),
 }
 
 /// A session (versions 1 and 2).
@@ -150,77 +106,6 @@ pub struct CameraSpec {
     pub look_at: [f64; 3],
 }
 
-/// The base terrain of a session.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum GeneratorSpec {
-    /// Fractal-noise terrain with caves.
-    Noise {
-        /// Ground settings; every one has a default.
-        #[serde(default)]
-        terrain: NoiseTerrainSettings,
-        /// Caves; every setting has a default.
-        #[serde(default)]
-        caves: CaveSettings,
-    },
-    /// A real DEM with caves.
-    Heightmap {
-        /// The `.png` (16-bit grey) or `.f32` (little-endian) file, relative to the session
-        /// file. Its sidecar is the same path with the extension `.json`.
-        path: PathBuf,
-        /// How the DEM is laid into the world.
-        #[serde(default)]
-        placement: HeightmapPlacement,
-        /// Caves; every setting has a default.
-        #[serde(default)]
-        caves: CaveSettings,
-        /// The DEM file and its sidecar themselves, when the spec carries them (world files
-        /// do, so that a world can be moved or served to another machine); `path` is then
-        /// only where they came from and is not read.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        embedded: Option<EmbeddedDem>,
-    },
-}
-
-/// A DEM carried inside a generator spec: the file's bytes as they were on disk, so its
-/// BLAKE3 is the file's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmbeddedDem {
-    /// The file's extension, `png` or `f32` (how `data` is decoded).
-    pub extension: String,
-    /// The file's bytes, standard base64 with padding (RFC 4648 §4).
-    pub data: String,
-    /// The sidecar's JSON text.
-    pub sidecar: String,
-}
-
-impl EmbeddedDem {
-    /// Reads DEM `file` and its sidecar (same path, extension `.json`).
-    ///
-    /// # Errors
-    /// Unreadable files, an extension other than `.png` or `.f32`.
-    pub fn read(file: &Path) -> Result<Self, HeightmapSourceError> {
-        let (extension, bytes, sidecar) = read_dem(file)?;
-        Ok(Self {
-            extension: extension.into(),
-            data: base64::engine::general_purpose::STANDARD.encode(bytes),
-            sidecar,
-        })
-    }
-
-    /// Decodes the DEM; returns it and the BLAKE3 of its file bytes.
-    ///
-    /// # Errors
-    /// Bad base64, an unknown extension, a DEM or sidecar that does not decode.
-    pub fn decode(&self) -> Result<(Heightmap, String), HeightmapSourceError> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.data)
-            .map_err(|e| HeightmapSourceError::Embedded(e.to_string()))?;
-        decode_heightmap(&bytes, &self.extension, &self.sidecar)
-    }
-}
-
 /// A loaded session: the parsed file and the generator it names.
 pub struct Loaded {
     /// The parsed session.
@@ -243,124 +128,13 @@ pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     })?;
     let mut session = parse(&text, path)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let (generator, heightmap_blake3) = build_generator(&session.generator, base)?;
+    let (generator, heightmap_blake3) = session.generator.build(base)?;
     session.generator = session.generator.with_base(base);
     Ok(Loaded {
         session,
         generator,
         heightmap_blake3,
     })
-}
-
-/// Builds the generator of `spec`, a heightmap path taken relative to `base`; returns it and
-/// the heightmap file's BLAKE3.
-///
-/// # Errors
-/// [`SessionError::Heightmap`] for a missing or bad heightmap, [`SessionError::Generator`]
-/// for bad settings.
-pub fn build_generator(
-    spec: &GeneratorSpec,
-    base: &Path,
-) -> Result<(Generator, Option<String>), SessionError> {
-    Ok(match spec {
-        GeneratorSpec::Noise { terrain, caves } => (Generator::noise(terrain, caves)?, None),
-        GeneratorSpec::Heightmap {
-            path: rel,
-            placement,
-            caves,
-            embedded,
-        } => {
-            let file = base.join(rel);
-            let (map, hash) = match embedded {
-                Some(e) => e
-                    .decode()
-                    .map_err(|source| SessionError::EmbeddedHeightmap {
-                        from: file.clone(),
-                        source,
-                    })?,
-                None => read_heightmap(&file).map_err(|source| SessionError::Heightmap {
-                    path: file.clone(),
-                    source,
-                })?,
-            };
-            (Generator::heightmap(&map, placement, caves)?, Some(hash))
-        }
-    })
-}
-
-impl GeneratorSpec {
-    /// The same spec with the heightmap path replaced by `path` (noise: unchanged).
-    pub fn with_path(self, path: PathBuf) -> Self {
-        match self {
-            GeneratorSpec::Heightmap {
-                placement,
-                caves,
-                embedded,
-                ..
-            } => GeneratorSpec::Heightmap {
-                path,
-                placement,
-                caves,
-                embedded,
-            },
-            other => other,
-        }
-    }
-
-    /// The same spec carrying its DEM ([`EmbeddedDem`], read from the path when it does not
-    /// carry it yet; noise: unchanged).
-    ///
-    /// # Errors
-    /// [`SessionError::Heightmap`] for a missing or unreadable DEM.
-    pub fn embedded(&self) -> Result<Self, SessionError> {
-        Ok(match self {
-            GeneratorSpec::Heightmap {
-                path,
-                placement,
-                caves,
-                embedded: None,
-            } => GeneratorSpec::Heightmap {
-                path: path.clone(),
-                placement: placement.clone(),
-                caves: caves.clone(),
-                embedded: Some(EmbeddedDem::read(path).map_err(|source| {
-                    SessionError::Heightmap {
-                        path: path.clone(),
-                        source,
-                    }
-                })?),
-            },
-            other => other.clone(),
-        })
-    }
-
-    /// The spec's JSON with an embedded DEM's data replaced by its size, for people to read.
-    pub fn summary_json(&self) -> String {
-        let mut v = serde_json::to_value(self).unwrap_or_default();
-        if let Some(serde_json::Value::String(data)) = v.pointer_mut("/embedded/data") {
-            *data = format!("<{} base64 characters>", data.len());
-        }
-        v.to_string()
-    }
-
-    /// The same spec with a heightmap path joined to `base` (so it no longer depends on where
-    /// the session file was).
-    pub fn with_base(&self, base: &Path) -> Self {
-        match self {
-            GeneratorSpec::Heightmap {
-                path,
-                placement,
-                caves,
-                embedded,
-            } => GeneratorSpec::Heightmap {
-                path: base.join(path),
-                placement: placement.clone(),
-                caves: caves.clone(),
-                embedded: embedded.clone(),
-            },
-            other => other.clone(),
-        }
-    }
 }
 
 /// Parses a session's text; `path` is only used in errors.
@@ -465,48 +239,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
     Ok(session)
 }
 
-/// DEM `file`'s extension (`png` or `f32`), bytes and sidecar text (same path, `.json`).
-fn read_dem(file: &Path) -> Result<(&'static str, Vec<u8>, String), HeightmapSourceError> {
-    let extension = match file.extension().and_then(|e| e.to_str()) {
-        Some("png") => "png",
-        Some("f32") => "f32",
-        _ => return Err(HeightmapSourceError::Extension),
-    };
-    let read = |p: &Path| {
-        std::fs::read(p).map_err(|source| HeightmapSourceError::Io {
-            path: p.into(),
-            source,
-        })
-    };
-    let bytes = read(file)?;
-    let sidecar = String::from_utf8_lossy(&read(&file.with_extension("json"))?).into_owned();
-    Ok((extension, bytes, sidecar))
-}
-
-fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
-    let (extension, bytes, sidecar) = read_dem(file)?;
-    decode_heightmap(&bytes, extension, &sidecar)
-}
-
-/// Decodes DEM file bytes of `extension` (`png` or `f32`) with their sidecar's JSON; returns
-/// the DEM and the BLAKE3 of `bytes`.
-fn decode_heightmap(
-    bytes: &[u8],
-    extension: &str,
-    sidecar: &str,
-) -> Result<(Heightmap, String), HeightmapSourceError> {
-    let meta = HeightmapMeta::from_json(sidecar)?;
-    let map = match extension {
-        "png" => Heightmap::from_png(bytes, &meta)?,
-        "f32" => Heightmap::from_f32_le(bytes, &meta)?,
-        _ => return Err(HeightmapSourceError::Extension),
-    };
-    Ok((map, blake3::hash(bytes).to_hex().to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use loam_field::{CaveSettings, NoiseTerrainSettings};
 
     fn p(text: &str) -> Result<Session, SessionError> {
         parse(text, Path::new("t.json"))

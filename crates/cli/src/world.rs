@@ -70,7 +70,7 @@ enum WorldCommand {
 /// # Errors
 /// A file already there, an unusable heightmap path, SQLite failures.
 ///
-/// [`EmbeddedDem`]: crate::session::EmbeddedDem
+/// [`EmbeddedDem`]: loam_session::generator::EmbeddedDem
 pub fn create(
     path: &Path,
     session: &Session,
@@ -124,7 +124,7 @@ pub(crate) fn load_with_blocks(
 fn base_field(store: &Store, path: &Path) -> anyhow::Result<Field> {
     let spec: GeneratorSpec =
         serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
-    let (generator, hash) = session::build_generator(&spec, Path::new(""))?;
+    let (generator, hash) = spec.build(Path::new(""))?;
     if hash != store.heightmap_blake3()? {
         bail!(
             "the heightmap of {path:?} changed since the world was made (BLAKE3 {} expected)",

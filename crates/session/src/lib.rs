@@ -16,6 +16,8 @@
 //!   [`loam_blocks::field_collider`]) here or on another thread, used by the server, by
 //!   replays and by the editor's blocks.
 //!
+//! - [`GeneratorSpec`]: the generator of a world as JSON (noise, or a DEM read from a file
+//!   or carried in the spec), what world files record and every program rebuilds.
 //! - [`EditBudgets`]: each client's terrain ops charged by the samples they cover, where
 //!   ops are ordered (a server, a node owning cells).
 //! - [`UndoJournal`]: **the one undo order** over a player's terrain strokes and block
@@ -30,6 +32,7 @@
 
 mod budget;
 mod colliders;
+pub mod generator;
 mod load;
 mod persist;
 mod simulation;
@@ -37,6 +40,7 @@ mod undo;
 
 pub use budget::{Bucket, EditBudgetError, EditBudgets};
 pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
+pub use generator::{GeneratorSpec, GeneratorSpecError};
 pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
 pub use persist::{Bake, bake, flush};
 pub use simulation::{pieces_awake, step_replay, terrain_changed};
