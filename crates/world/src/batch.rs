@@ -120,6 +120,9 @@ pub(crate) struct Batch {
     pub complete: Option<Instant>,
     /// When it first completed (its ops' latency is measured to there).
     pub completed_once: Option<Instant>,
+    /// A built edit batch handed over as it is, its chunks already released to a newer
+    /// edit (`World::seal`): no chunk refers to it, and pulling it changes no chunk.
+    pub frozen: bool,
 }
 
 impl Batch {
@@ -132,6 +135,7 @@ impl Batch {
             edits: Vec::new(),
             complete: None,
             completed_once: None,
+            frozen: false,
         }
     }
 }

@@ -81,10 +81,11 @@ pub fn settle(world: &mut World, viewers: &[Viewer], shown: &mut Shown) -> Vec<U
     updates
 }
 
-/// Every mesh handed over is of its loaded chunk's current version, or of an older one only
-/// in an edit batch that was built before a newer edit touched the chunk (shown as it is:
-/// a stroke shows its progress; the newer version follows in a later group). What was shown
-/// never goes back to an older version: `Shown::apply` refuses that.
+/// Every mesh handed over is of its loaded chunk's current version, except in an edit
+/// group that was built before a newer edit touched its chunks: it is handed over as it is
+/// (a stroke shows its progress), and the newer version follows in a later group (or the
+/// chunk left the view since, and its removal follows). What was shown never goes back to
+/// an older version: `Shown::apply` refuses that.
 pub fn check_current(world: &World, updates: &[Update]) {
     for u in updates {
         if let Update::Group(g) = u {
@@ -92,7 +93,7 @@ pub fn check_current(world: &World, updates: &[Update]) {
                 let current = world.version_lod(m.lod_key());
                 assert!(
                     current == Some(m.version)
-                        || (g.kind == BatchKind::Edit && current.is_some_and(|v| v > m.version)),
+                        || (g.kind == BatchKind::Edit && current.is_none_or(|v| v > m.version)),
                     "stale mesh of {:?}: version {} in a {:?} group, current {current:?}",
                     m.key,
                     m.version,

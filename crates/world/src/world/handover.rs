@@ -159,13 +159,11 @@ impl World {
             self.outbox.pop_front();
             let batch = self.batches.remove(&id).expect("present");
             meshes += batch.ready.len();
-            for key in batch.ready.keys() {
+            // A frozen batch's chunks were released when it froze (`World::freeze`); they
+            // may have moved on or left the view since.
+            for key in batch.ready.keys().filter(|_| !batch.frozen) {
                 let c = self.chunks.get_mut(key).expect("a ready chunk is loaded");
-                // A built edit batch keeps its meshes when a newer edit rebuilds its chunks
-                // (`World::seal`): the chunk is then the newer batch's.
-                if c.batch == Some(id) {
-                    c.batch = None;
-                }
+                c.batch = None;
                 c.shown = true;
             }
             if batch.kind == BatchKind::Edit {

@@ -521,14 +521,16 @@ impl World {
 
     /// Turns the ops of one frame into one batch of every loaded chunk they changed.
     ///
-    /// Where an older edit's batch holds some of those chunks:
-    /// - built (every mesh ready, not yet pulled): it keeps its meshes and is delivered as it
-    ///   is; the new batch builds the chunks again. A stroke shows each step it finished.
+    /// Where an older edit's batch not yet pulled holds some of those chunks:
+    /// - built: it is frozen ([`Batch::frozen`]) and handed over as it is, before the new
+    ///   batch, which builds the chunks again. A stroke shows each step it finished.
     /// - still building: the ops wait (kept for the next update, or [`World::wait_idle`])
-    ///   until it is built, so a newer op never takes over its chunks and a stroke made of
-    ///   one op per frame is not shown only at its end; after waiting
+    ///   until it is built, so a newer op never takes over its chunks and a stroke of one op
+    ///   per frame is not shown only at its end; after waiting
     ///   [`WorldSettings::merge_window`](crate::WorldSettings::merge_window) they merge with
     ///   it instead (shown together), so no edit waits on a slow one for long.
+    ///
+    /// Either way no edit batch gives a chunk up to a newer edit: no crack between them.
     fn seal(&mut self, frame: FrameEdit, now: Instant) {
         // Loaded chunks, and chunks now in view that were not loaded (a tower rising into air).
         let viewers = self.viewers.clone().unwrap_or_default();
@@ -577,13 +579,7 @@ impl World {
         for old in older {
             let b = &self.batches[&old];
             if b.kind == BatchKind::Edit && b.waiting.is_empty() {
-                // Built: delivered as it is; its chunks are built again in the new batch.
-                for key in &targets {
-                    let c = self.chunks.get_mut(key).expect("loaded");
-                    if c.batch == Some(old) {
-                        c.batch = None;
-                    }
-                }
+                self.freeze(old);
                 continue;
             }
             // With level of detail a pending view change is merged too, whatever its age, so
@@ -614,6 +610,19 @@ impl World {
         if self.batches[&id].waiting.is_empty() && self.batches[&id].ready.is_empty() {
             // Every chunk it changed is out of view: nothing to show.
             self.batches.remove(&id);
+        }
+    }
+
+    /// Hands built edit batch `id` over as it is: its chunks count as shown (it is pulled
+    /// before anything that follows it) and belong to no batch, free for a newer edit.
+    fn freeze(&mut self, id: u64) {
+        let batch = self.batches.get_mut(&id).expect("batch");
+        debug_assert!(batch.waiting.is_empty() && batch.complete.is_some());
+        batch.frozen = true;
+        for key in batch.ready.keys() {
+            let c = self.chunks.get_mut(key).expect("a ready chunk is loaded");
+            c.batch = None;
+            c.shown = true;
         }
     }
 
