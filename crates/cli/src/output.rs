@@ -19,12 +19,7 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// `path` is a world file, or its folder cannot be written.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     check_folder(path)?;
-    if let Ok(mut f) = std::fs::File::open(path) {
-        let mut head = [0u8; 16];
-        if std::io::Read::read_exact(&mut f, &mut head).is_ok() && &head == SQLITE_MAGIC {
-            bail!("{path:?} is a world file (SQLite); not overwriting it with this output");
-        }
-    }
+    refuse_world_file(path)?;
     let dir = folder_of(path);
     let write = || -> std::io::Result<()> {
         let mut builder = tempfile::Builder::new();
@@ -43,6 +38,22 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Ok(())
     };
     write().with_context(|| format!("writing {path:?}"))
+}
+
+/// Refuses output `path` when it is an SQLite database (a world file given as an output by
+/// mistake); for outputs written by others (the headless renderer's picture and sound),
+/// checked before the work starts.
+///
+/// # Errors
+/// `path` is a world file.
+pub fn refuse_world_file(path: &Path) -> anyhow::Result<()> {
+    if let Ok(mut f) = std::fs::File::open(path) {
+        let mut head = [0u8; 16];
+        if std::io::Read::read_exact(&mut f, &mut head).is_ok() && &head == SQLITE_MAGIC {
+            bail!("{path:?} is a world file (SQLite); not overwriting it with this output");
+        }
+    }
+    Ok(())
 }
 
 /// The folder an output path is written in (`.` for a bare name).

@@ -99,8 +99,10 @@ fn mesher_and_picture(name: &str, out: &Path) -> anyhow::Result<Mesher> {
     Ok(mesher)
 }
 
-/// Makes the folder that will hold `file`, if it names one.
+/// Makes the folder that will hold output `file`, if it names one, after checking that
+/// `file` is not a world file (the renderer would replace it).
 fn create_folder_of(file: &Path) -> anyhow::Result<()> {
+    crate::output::refuse_world_file(file)?;
     match file.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(parent) => {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {parent:?}"))
@@ -246,6 +248,12 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         _ => None,
     };
     if let Some(audio) = &args.audio {
+        let wav = audio
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
+        if !wav {
+            bail!("the sound {audio:?} must name a .wav file");
+        }
         create_folder_of(audio)?;
     }
     let report = loam_bevy::render(RenderJob {

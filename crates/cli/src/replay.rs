@@ -133,7 +133,8 @@ pub struct EditSummary {
 /// The chunk pipeline and the view it showed ([`Summary::view`]).
 #[derive(Debug, Serialize)]
 pub struct ViewSummary {
-    /// The pipeline's mesher.
+    /// The mesher asked for (`--mesher`, default mc); what drew the view is
+    /// [`ViewSummary::shown_meshers`].
     pub mesher: &'static str,
     /// Worker threads.
     pub threads: usize,
@@ -255,10 +256,24 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         .filter_map(|k| run.shown.get(*k))
         .map(|m| (m.key, m.origin, &*m.mesh))
         .collect();
+    // What built the edited chunks' meshes: with levels of detail Marching Cubes, whatever
+    // was asked (the statistics say so rather than carry the asked mesher's name).
+    let built_by = match run.shown.meshers().into_iter().collect::<Vec<_>>()[..] {
+        [only] => only,
+        _ => mesher,
+    };
+    if built_by != mesher {
+        eprintln!(
+            "note: --mesher {} has no level seams yet: with levels of detail every level is \
+             drawn by Marching Cubes (Transvoxel); --view-distance 0 shows {}",
+            mesher.name(),
+            mesher.name()
+        );
+    }
     let meshes = args
         .mesher
         .as_ref()
-        .map(|_| chunk_meshes::stats(&edited, run.edited.len(), mesher, vs));
+        .map(|_| chunk_meshes::stats(&edited, run.edited.len(), built_by, vs));
     let summary = Summary {
         source: SourceSummary {
             session: args.session.clone(),

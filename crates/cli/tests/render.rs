@@ -222,6 +222,41 @@ fn bad_render_arguments_are_refused_before_anything_starts() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains(".png"));
+    // A world file given as the picture or the sound is refused and left as it was (the
+    // renderer replaced it with a PNG or a WAV); a sound that is not a .wav is refused.
+    let world = d.join("world-as-output.png");
+    let wav_world = d.join("world-as-output.wav");
+    for w in [&world, &wav_world] {
+        let _ = std::fs::remove_file(w);
+        drop(
+            loam_store::Store::create(w, r#"{"kind": "noise"}"#, &Default::default(), None)
+                .unwrap(),
+        );
+    }
+    let before = std::fs::read(&world).unwrap();
+    for (out, audio, expect) in [
+        (world.clone(), None, "is a world file"),
+        (d.join("ok.png"), Some(wav_world.clone()), "is a world file"),
+        (d.join("ok.png"), Some(d.join("sound.mp3")), ".wav"),
+    ] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_loam"));
+        c.current_dir(root())
+            .args(["render", "examples/render.json", "--out"])
+            .arg(&out);
+        if let Some(a) = &audio {
+            c.arg("--audio").arg(a);
+        }
+        let o = c.output().unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(expect), "{out:?} {audio:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&world).unwrap(), before);
+    assert!(
+        std::fs::read(&wav_world)
+            .unwrap()
+            .starts_with(b"SQLite format 3")
+    );
 }
 
 /// Without a display, `edit --connect` says it needs a window (rather than rendering the

@@ -287,6 +287,22 @@ fn replay_with_mesher_writes_chunk_meshes() {
             assert_eq!(m["welded_nonmanifold_edges"], 0, "{m}");
         }
     }
+    // With levels of detail every level is Marching Cubes today: the statistics and the
+    // shown meshers say so, and a note says why, instead of carrying the asked name.
+    let dir = tempfile::tempdir().unwrap();
+    let o = replay_args(
+        &["--mesher", "sn", "--fast", "--view-distance", "1024"],
+        &root().join("examples/collapse.json"),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no level seams yet"));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["mesher"], "sn", "what was asked");
+    assert_eq!(s["meshes"]["mesher"], "mc", "what built them");
+    assert_eq!(s["shown_meshers"], serde_json::json!(["mc"]));
     let dir = tempfile::tempdir().unwrap();
     let o = replay_args(
         &["--mesher", "xx"],
