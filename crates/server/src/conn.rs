@@ -424,7 +424,7 @@ async fn read_loop(
     mut kill: watch::Receiver<Option<String>>,
 ) {
     let limits = &shared.limits;
-    let mut bucket = Bucket::full(limits.ops_per_second, limits.op_burst, Instant::now());
+    let mut bucket = KeptBucket::take(shared, client);
 
     loop {
         let msg = tokio::select! {
@@ -439,7 +439,7 @@ async fn read_loop(
         // Every message counts, pings and pongs too: each costs the server a read, and a
         // ping a pong.
         let now = Instant::now();
-        if !bucket.take(now) {
+        if !bucket.take_one(now) {
             return link.kill(format!(
                 "rate limit: more than {} messages/s (burst {})",
                 limits.ops_per_second, limits.op_burst
@@ -498,6 +498,48 @@ async fn read_loop(
         };
         if shared.commands.send(cmd).await.is_err() {
             return link.kill("the server is stopping");
+        }
+    }
+}
+
+/// A client's message bucket for one connection: the one its last connection left (a
+/// resumed client), else full; put back when the connection ends, whichever way.
+struct KeptBucket<'a> {
+    shared: &'a Shared,
+    client: u64,
+    bucket: Bucket,
+}
+
+impl<'a> KeptBucket<'a> {
+    fn take(shared: &'a Shared, client: u64) -> Self {
+        let kept = shared
+            .message_buckets
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&client));
+        let limits = &shared.limits;
+        let bucket = kept.unwrap_or_else(|| {
+            Bucket::full(limits.ops_per_second, limits.op_burst, Instant::now())
+        });
+        Self {
+            shared,
+            client,
+            bucket,
+        }
+    }
+
+    fn take_one(&mut self, now: Instant) -> bool {
+        self.bucket.take(now)
+    }
+}
+
+impl Drop for KeptBucket<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.shared.message_buckets.lock() {
+            while m.len() >= crate::KEPT_BUCKETS {
+                m.pop_first();
+            }
+            m.insert(self.client, self.bucket.clone());
         }
     }
 }

@@ -354,7 +354,15 @@ pub(crate) struct Shared {
     /// so that many clients moving at once queue their encodings instead of taking every
     /// core from the ordering thread ([`frames::CatchUpJob::encode`]).
     pub encodes: Arc<tokio::sync::Semaphore>,
+    /// Each client's message bucket as its last connection left it, by client id, so that a
+    /// resumed connection goes on with it: reconnecting must not refill it (a client that
+    /// reconnected after each rate-limit drop sent about 3× the limit). The most recent
+    /// [`KEPT_BUCKETS`] clients are kept.
+    pub message_buckets: std::sync::Mutex<std::collections::BTreeMap<u64, loam_session::Bucket>>,
 }
+
+/// Most clients whose message buckets are kept after they disconnect (oldest ids go first).
+pub(crate) const KEPT_BUCKETS: usize = 4096;
 
 /// A running server. Dropping it leaves the server running until the runtime ends; call
 /// [`ServerHandle::shutdown`] for a clean stop (clients told, world baked, file closed).
@@ -406,6 +414,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
         active: AtomicUsize::new(0),
         next_conn: AtomicU64::new(1),
         resume_secret,
+        message_buckets: Default::default(),
         encodes: Arc::new(tokio::sync::Semaphore::new(
             std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
         )),

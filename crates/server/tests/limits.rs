@@ -690,3 +690,86 @@ async fn edits_at_the_ends_of_the_sample_range_leave_the_server_serving() {
     }
     still_serves(&server.url()).await;
 }
+
+/// A client dropped for its message rate that resumes at once goes on with the bucket its
+/// last connection left: reconnecting does not refill it (a client that reconnected after
+/// each drop sent about 3× the limit). A fresh client still starts with a full bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_client_keeps_its_spent_message_rate() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&new_world(dir.path()), |c| {
+        c.limits.ops_per_second = 2.0;
+        c.limits.op_burst = 6.0;
+    })
+    .await;
+    let url = server.url();
+    // A few pings within the burst pass, then a reply to the last shows it was read.
+    let pings_pass = |mut ws: crate::util::Raw| async move {
+        for _ in 0..3 {
+            ws.send(Message::Ping(vec![1].into())).await.unwrap();
+        }
+        let r = tokio::time::timeout(Duration::from_secs(3), disconnect_reason(&mut ws)).await;
+        (ws, r.is_err())
+    };
+    // Join, then flood until dropped.
+    let mut ws = raw(&url).await;
+    send_raw(&mut ws, hello(None)).await;
+    let welcome = recv_until(&mut ws, |m| match m {
+        ServerMessage::Welcome(w) => Some(w),
+        _ => None,
+    })
+    .await;
+    recv_until(&mut ws, |m| match m {
+        ServerMessage::CatchUp(c) if c.done => Some(()),
+        _ => None,
+    })
+    .await;
+    for _ in 0..40 {
+        if ws.send(Message::Ping(vec![7].into())).await.is_err() {
+            break;
+        }
+    }
+    assert!(disconnect_reason(&mut ws).await.contains("rate limit"));
+    // Closed on both sides (the server's reader has ended and kept the bucket).
+    let _ = ws.close(None).await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while futures_util::StreamExt::next(&mut ws).await.is_some() {}
+    })
+    .await;
+    drop(ws);
+    // Resume at once: three pings are more than the spent bucket holds.
+    let mut ws = raw(&url).await;
+    let mut h = hello(None);
+    if let Ok(ClientMessage::Hello(mut x)) = ClientMessage::decode(&h, 1 << 20) {
+        x.resume = Some(loam_protocol::Resume {
+            client_id: welcome.client_id,
+            key: welcome.resume_key,
+            last_seq: welcome.seq,
+            region: loam_protocol::BrickBox {
+                min: [0, 0, 0],
+                max: [0, 0, 0],
+            },
+        });
+        h = ClientMessage::Hello(x).encode();
+    }
+    send_raw(&mut ws, h).await;
+    let resumed = recv_until(&mut ws, |m| match m {
+        ServerMessage::Welcome(w) => Some(w),
+        _ => None,
+    })
+    .await;
+    assert!(resumed.resumed && resumed.client_id == welcome.client_id);
+    for _ in 0..3 {
+        let _ = ws.send(Message::Ping(vec![1].into())).await;
+    }
+    let reason = tokio::time::timeout(Duration::from_secs(10), disconnect_reason(&mut ws))
+        .await
+        .expect("the resumed client is dropped at once, not given a fresh burst");
+    assert!(reason.contains("rate limit"), "{reason:?}");
+    // A new client has its own full bucket.
+    let (_ws, kept) = pings_pass(joined(&url, None).await).await;
+    assert!(kept, "a fresh client's pings within the burst pass");
+    server.shutdown().await.unwrap();
+}
