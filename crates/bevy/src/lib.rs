@@ -121,8 +121,8 @@
 //!   pressing undo again goes further back), and `EditOp::Redo { stroke }` with
 //!   `history().redo_target()` redoes; undo and redo are not strokes themselves. They are
 //!   ops, so they reach the file, and the history survives a reopen: a stroke made in an
-//!   earlier run can be undone in this one. An undo restores only the samples no later
-//!   stroke changed.
+//!   earlier run can be undone in this one. An undo restores only the samples no newer
+//!   stroke still done changed (another player's later dig stays).
 //! - **Reading the terrain.** `world.world.field().value_at(p)` is the field at world point
 //!   `p`: metres to the surface, negative in solid ([`loam_field::Field::value_at`]);
 //!   `field().hash()` ([`prelude::FieldHash`]) names the whole field's samples, for checks.

@@ -139,7 +139,16 @@ pub(crate) fn keys(
         let i = all.iter().position(|m| *m == current).unwrap_or(0);
         let next = all[(i + 1) % all.len()];
         settings.mesher = Some(next);
-        status.message = format!("mesher: {}", next.name());
+        // With levels of detail every level is still Marching Cubes (only it has level
+        // seams, Transvoxel's): say so rather than switch nothing silently.
+        status.message = if sink.world.world.settings().lod_levels > 0 {
+            format!(
+                "mesher: {} (levels of detail still draw Marching Cubes; it applies with levels off)",
+                next.name()
+            )
+        } else {
+            format!("mesher: {}", next.name())
+        };
     }
     if keys.just_pressed(KeyCode::KeyF) && !ctrl {
         rig.mode = match rig.mode {
