@@ -65,7 +65,17 @@ pub fn column_layers(field: &Field, cx: i32, cz: i32) -> ColumnLayers {
 /// The lowest layer loaded in a column for a viewer in layer `vy`: below the viewer, or below
 /// the ground when the viewer flies above it.
 fn load_bottom(vy: i32, col: ColumnLayers, settings: &WorldSettings) -> i32 {
-    vy.min(col.top) - settings.view_depth as i32
+    vy.min(col.top).saturating_sub(settings.view_depth as i32)
+}
+
+/// The highest layer loaded in a column for a viewer in layer `vy`: the column's top (its
+/// highest surface), but no more than `4 · view_radius + view_depth` layers above the viewer.
+/// A viewer far below the ground (a session may put one a thousand kilometres down) would
+/// otherwise load every layer between it and the surface: millions of chunks, memory without
+/// end. The cap is far above anything the view reaches sideways.
+fn load_top(vy: i32, col: ColumnLayers, settings: &WorldSettings) -> i32 {
+    let cap = 4 * settings.view_radius as i32 + settings.view_depth as i32;
+    col.top.min(vy.saturating_add(cap))
 }
 
 /// The chunks of column `(cx, cz)` that `viewers` need loaded, ascending.
@@ -84,7 +94,7 @@ pub fn wanted_in_column(
     for &[vx, vy, vz] in viewers {
         let (dx, dz) = (i64::from(cx - vx), i64::from(cz - vz));
         if dx * dx + dz * dz <= r * r {
-            for cy in load_bottom(vy, col, settings)..=col.top {
+            for cy in load_bottom(vy, col, settings)..=load_top(vy, col, settings) {
                 out.insert(ChunkKey::new(cx, cy, cz));
             }
         }
@@ -126,11 +136,13 @@ pub fn wanted(
                     .entry((cx, cz))
                     .or_insert_with(|| column_layers(field, cx, cz));
                 let load_bottom = load_bottom(vy, col, settings);
-                let keep_bottom = load_bottom - settings.unload_margin as i32;
-                for cy in keep_bottom..=col.top {
+                let keep_bottom = load_bottom.saturating_sub(settings.unload_margin as i32);
+                let load_top = load_top(vy, col, settings);
+                let keep_top = load_top.saturating_add(settings.unload_margin as i32);
+                for cy in keep_bottom..=keep_top.min(col.top) {
                     let key = ChunkKey::new(cx, cy, cz);
                     out.keep.insert(key);
-                    if d2 <= r * r && cy >= load_bottom {
+                    if d2 <= r * r && (load_bottom..=load_top).contains(&cy) {
                         out.load.insert(key);
                     }
                 }
@@ -144,6 +156,54 @@ pub fn wanted(
 mod tests {
     use super::*;
     use loam_field::coords::{world_to_chunk, world_to_level_chunk};
+
+    /// A viewer a thousand kilometres below the ground needs a bounded number of chunks (it
+    /// loaded every layer up to the surface: millions, memory without end); one at the
+    /// ground needs the same as before the cap.
+    #[test]
+    fn a_viewer_far_below_the_ground_needs_few_chunks() {
+        let g = loam_field::Generator::noise(&Default::default(), &Default::default()).unwrap();
+        let field = Field::new(Default::default(), std::sync::Arc::new(g)).unwrap();
+        let settings = WorldSettings::default();
+        let mut columns = BTreeMap::new();
+        let deep = wanted(&field, &settings, &[[0, -31_250, 0]], &mut columns);
+        let r = settings.view_radius as usize;
+        let per_column =
+            4 * r + 2 * settings.view_depth as usize + 2 * settings.unload_margin as usize + 1;
+        let columns_near = (2 * (r + settings.unload_margin as usize) + 1).pow(2);
+        assert!(!deep.load.is_empty());
+        assert!(
+            deep.keep.len() <= per_column * columns_near,
+            "{}",
+            deep.keep.len()
+        );
+        assert!(deep.load.is_subset(&deep.keep));
+        // At the ground the cap is far above every column top: nothing changes there.
+        let top = (0..=0)
+            .map(|_| column_layers(&field, 0, 0).top)
+            .next()
+            .unwrap();
+        let at_ground = wanted(&field, &settings, &[[0, top, 0]], &mut columns);
+        for k in &at_ground.load {
+            let col = columns[&(k.x, k.z)];
+            assert!(k.y <= col.top);
+        }
+        let tops_loaded = at_ground
+            .load
+            .iter()
+            .filter(|k| k.y == columns[&(k.x, k.z)].top)
+            .count();
+        let near = at_ground
+            .load
+            .iter()
+            .map(|k| (k.x, k.z))
+            .collect::<BTreeSet<_>>()
+            .len();
+        assert_eq!(
+            tops_loaded, near,
+            "every column near the viewer loads up to its top"
+        );
+    }
 
     /// C13: the viewer's chunk at the positions that once floored wrongly, and agreement with
     /// the one conversion on a million random positions within ±10⁶ m.
