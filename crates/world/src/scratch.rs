@@ -17,7 +17,7 @@ pub struct ChunkBuilder {
 }
 
 impl ChunkBuilder {
-    /// The mesh of chunk `key` built from `field` with `mesher` (its 35³ grid filled, then
+    /// The mesh of chunk `key` built from `field` with `mesher` (its 37³ grid filled, then
     /// meshed), valid until the next call.
     pub fn build(&mut self, field: &Field, key: ChunkKey, mesher: Mesher) -> &MeshBuffer {
         let n = (CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize).pow(3);
