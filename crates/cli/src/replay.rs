@@ -2,7 +2,7 @@
 //! write a summary and the metrics, and print the field hash.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,7 +52,8 @@ pub struct ReplayArgs {
     pub world: Option<PathBuf>,
     /// Replay with levels of detail out to this many metres, as the editor draws them (level
     /// 0 within 128 m at 1 m voxels); `open_edges` then counts cracks across levels. 0 (the
-    /// default) keeps the session's level-0 view.
+    /// default) keeps the session's level-0 view, and so does a distance within it (a note
+    /// on stderr says so).
     #[arg(long, default_value_t = 0.0, value_parser = crate::edit::parse_view_distance)]
     pub view_distance: f64,
 }
@@ -173,6 +174,15 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             .with_context(|| format!("unknown mesher {name:?} (mc, mc33, sn, dc)"))?,
         None => Mesher::MarchingCubes,
     };
+    if let Some(file) = &args.metrics_json {
+        // Not one of the run's own outputs: it would replace it after it was written.
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        for own in ["summary.json", "chunks.glb"] {
+            if abs(file) == abs(&args.out.join(own)) {
+                bail!("--metrics-json {file:?} is the run's own {own}; name another file");
+            }
+        }
+    }
     let loaded = session::load(&args.session)?;
     if let Some(parent) = args.metrics_json.as_ref().and_then(|f| f.parent())
         && !parent.as_os_str().is_empty()
@@ -247,6 +257,13 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     }
     let vs = field.settings().voxel_size;
     let edges = run.shown.open_edges(&run.world.view(), vs);
+    if args.view_distance > 0.0 && run.world.settings().lod_levels == 0 {
+        eprintln!(
+            "note: --view-distance {} m lies within the level-0 view: no level of detail is \
+             needed, so the run has none (a larger distance adds levels)",
+            args.view_distance
+        );
+    }
     let mut shown_meshers: Vec<&'static str> =
         run.shown.meshers().into_iter().map(|m| m.name()).collect();
     shown_meshers.sort_unstable();

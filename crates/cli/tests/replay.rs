@@ -303,6 +303,34 @@ fn replay_with_mesher_writes_chunk_meshes() {
     assert_eq!(s["mesher"], "sn", "what was asked");
     assert_eq!(s["meshes"]["mesher"], "mc", "what built them");
     assert_eq!(s["shown_meshers"], serde_json::json!(["mc"]));
+    // A view distance inside the level-0 view adds no level: a note says so.
+    let dir = tempfile::tempdir().unwrap();
+    let o = replay_args(
+        &["--fast", "--view-distance", "16"],
+        &root().join("examples/collapse.json"),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no level of detail"));
+    // --metrics-json naming the run's own summary or meshes is refused before anything runs.
+    for own in ["summary.json", "chunks.glb"] {
+        let dir = tempfile::tempdir().unwrap();
+        let clash = dir.path().join(own);
+        let o = replay_args(
+            &[
+                "--fast",
+                "--mesher",
+                "sn",
+                "--metrics-json",
+                clash.to_str().unwrap(),
+            ],
+            &root().join("examples/collapse.json"),
+            dir.path(),
+        );
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("own"), "{own}");
+        assert!(!clash.exists());
+    }
     let dir = tempfile::tempdir().unwrap();
     let o = replay_args(
         &["--mesher", "xx"],
