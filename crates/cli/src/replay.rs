@@ -264,8 +264,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             args.view_distance
         );
     }
-    let mut shown_meshers: Vec<&'static str> =
-        run.shown.meshers().into_iter().map(|m| m.name()).collect();
+    let meshers: Vec<Mesher> = run.shown.meshers().into_iter().collect();
+    let mut shown_meshers: Vec<&'static str> = meshers.iter().map(|m| m.name()).collect();
     shown_meshers.sort_unstable();
     let edited: Vec<_> = run
         .edited
@@ -275,7 +275,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         .collect();
     // What built the edited chunks' meshes: with levels of detail Marching Cubes, whatever
     // was asked (the statistics say so rather than carry the asked mesher's name).
-    let built_by = match run.shown.meshers().into_iter().collect::<Vec<_>>()[..] {
+    let built_by = match meshers[..] {
         [only] => only,
         _ => mesher,
     };

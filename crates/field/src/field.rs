@@ -163,26 +163,29 @@ impl Field {
         &self.generator
     }
 
-    /// The field's value at world point `p` (metres; negative in solid, positive in air,
-    /// within `±band`), trilinearly interpolated between the 8 samples around it (the
+    /// The field's value at world point `p` (metres; negative in solid, zero or positive in
+    /// air, within `±band`), trilinearly interpolated between the 8 samples around it (the
     /// samples at or below `p` by [`crate::coords::world_to_sample`], and the next ones). A
-    /// game asking "is this point solid?" compares it with 0 (the surface, the iso level).
+    /// game asking "is this point solid?" asks `value_at(p)? < 0.0`, the one inside
+    /// predicate (a value of exactly 0 is air, on the surface).
     ///
     /// # Errors
     /// [`CoordError`] for a non-finite point or one beyond the sample grid (`i32` indices).
     pub fn value_at(&self, p: [f64; 3]) -> Result<f32, CoordError> {
         let vs = self.settings.voxel_size;
-        let lo = crate::coords::world_to_sample(p, vs)?;
-        let hi = crate::coords::world_to_sample(p.map(|v| v + vs), vs)?;
-        let lo_a = lo.to_array();
-        let t = [0, 1, 2].map(|a| (p[a] / vs - f64::from(lo_a[a])).clamp(0.0, 1.0));
+        let lo = crate::coords::world_to_sample(p, vs)?.to_array();
+        // The samples one step up on each axis; past `i32::MAX` the point is out of range.
+        let mut hi = [0; 3];
+        for a in 0..3 {
+            hi[a] = lo[a].checked_add(1).ok_or(CoordError::OutOfRange {
+                value: p[a],
+                voxel_size: vs,
+            })?;
+        }
+        let t = [0, 1, 2].map(|a| (p[a] / vs - f64::from(lo[a])).clamp(0.0, 1.0));
         let corner = |x: bool, y: bool, z: bool| {
-            let s = SamplePos::new(
-                if x { hi.x } else { lo.x },
-                if y { hi.y } else { lo.y },
-                if z { hi.z } else { lo.z },
-            );
-            f64::from(self.sample(s))
+            let pick = |a: usize, up: bool| if up { hi[a] } else { lo[a] };
+            f64::from(self.sample(SamplePos::new(pick(0, x), pick(1, y), pick(2, z))))
         };
         let lerp = |a: f64, b: f64, t: f64| a + (b - a) * t;
         let along_x = |y: bool, z: bool| lerp(corner(false, y, z), corner(true, y, z), t[0]);

@@ -700,7 +700,9 @@ async fn a_resumed_client_keeps_its_spent_message_rate() {
     use tokio_tungstenite::tungstenite::Message;
     let dir = tempfile::tempdir().unwrap();
     let server = start(&new_world(dir.path()), |c| {
-        c.limits.ops_per_second = 2.0;
+        // One message back every 10 s: however slowly the machine reconnects, a spent
+        // bucket has not refilled three messages' worth.
+        c.limits.ops_per_second = 0.1;
         c.limits.op_burst = 6.0;
     })
     .await;

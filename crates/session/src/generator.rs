@@ -72,14 +72,6 @@ impl EmbeddedDem {
         })
     }
 
-    /// Decodes the DEM; returns it and the BLAKE3 of its file bytes.
-    ///
-    /// # Errors
-    /// Bad base64, an unknown extension, a DEM or sidecar that does not decode.
-    pub fn decode(&self) -> Result<(Heightmap, String), HeightmapSourceError> {
-        decode_heightmap(&self.bytes()?, &self.extension, &self.sidecar)
-    }
-
     /// The DEM file's bytes.
     ///
     /// # Errors
@@ -103,27 +95,14 @@ impl GeneratorSpec {
         Ok(match self {
             GeneratorSpec::Noise { terrain, caves } => (Generator::noise(terrain, caves)?, None),
             GeneratorSpec::Heightmap {
-                path: rel,
+                path,
                 placement,
                 caves,
                 embedded,
             } => {
-                let file = base.join(rel);
-                let (map, hash) = match embedded {
-                    Some(e) => {
-                        e.decode()
-                            .map_err(|source| GeneratorSpecError::EmbeddedHeightmap {
-                                from: file.clone(),
-                                source,
-                            })?
-                    }
-                    None => {
-                        read_heightmap(&file).map_err(|source| GeneratorSpecError::Heightmap {
-                            path: file.clone(),
-                            source,
-                        })?
-                    }
-                };
+                let dem = DemFile::of(&base.join(path), embedded.as_ref())?;
+                let map = dem.decode()?;
+                let hash = blake3::hash(&dem.bytes).to_hex().to_string();
                 (Generator::heightmap(&map, placement, caves)?, Some(hash))
             }
         })
@@ -148,24 +127,8 @@ impl GeneratorSpec {
         let GeneratorSpec::Heightmap { path, embedded, .. } = self else {
             return Ok(None);
         };
-        let file = base.join(path);
-        let bytes = match embedded {
-            Some(e) => e
-                .bytes()
-                .map_err(|source| GeneratorSpecError::EmbeddedHeightmap {
-                    from: file.clone(),
-                    source,
-                })?,
-            None => {
-                read_dem(&file)
-                    .map_err(|source| GeneratorSpecError::Heightmap {
-                        path: file.clone(),
-                        source,
-                    })?
-                    .1
-            }
-        };
-        Ok(Some(blake3::hash(&bytes).to_hex().to_string()))
+        let dem = DemFile::of(&base.join(path), embedded.as_ref())?;
+        Ok(Some(blake3::hash(&dem.bytes).to_hex().to_string()))
     }
 
     /// The spec as JSON, as a world file keeps it ([`GeneratorSpec::from_json`] reads it
@@ -316,23 +279,74 @@ fn read_dem(file: &Path) -> Result<(&'static str, Vec<u8>, String), HeightmapSou
     Ok((extension, bytes, sidecar))
 }
 
-fn read_heightmap(file: &Path) -> Result<(Heightmap, String), HeightmapSourceError> {
-    let (extension, bytes, sidecar) = read_dem(file)?;
-    decode_heightmap(&bytes, extension, &sidecar)
+/// A DEM file's bytes as they were on disk, with how to decode them and where they came
+/// from (for errors).
+struct DemFile {
+    /// `png` or `f32`.
+    extension: String,
+    bytes: Vec<u8>,
+    /// The sidecar's JSON text.
+    sidecar: String,
+    /// The file (for a carried DEM: the one it was read from when the world was made).
+    from: PathBuf,
+    /// Whether the spec carried it.
+    embedded: bool,
 }
 
-/// Decodes DEM file bytes of `extension` (`png` or `f32`) with their sidecar's JSON; returns
-/// the DEM and the BLAKE3 of `bytes`.
-fn decode_heightmap(
-    bytes: &[u8],
-    extension: &str,
-    sidecar: &str,
-) -> Result<(Heightmap, String), HeightmapSourceError> {
-    let meta = HeightmapMeta::from_json(sidecar)?;
-    let map = match extension {
-        "png" => Heightmap::from_png(bytes, &meta)?,
-        "f32" => Heightmap::from_f32_le(bytes, &meta)?,
-        _ => return Err(HeightmapSourceError::Extension),
-    };
-    Ok((map, blake3::hash(bytes).to_hex().to_string()))
+impl DemFile {
+    /// The DEM file at `file` as it was on disk: the one carried in the spec (`file` is then
+    /// only where it came from), else read from `file`.
+    fn of(file: &Path, embedded: Option<&EmbeddedDem>) -> Result<Self, GeneratorSpecError> {
+        let file = file.to_path_buf();
+        Ok(match embedded {
+            Some(e) => e
+                .bytes()
+                .map(|bytes| DemFile {
+                    extension: e.extension.clone(),
+                    bytes,
+                    sidecar: e.sidecar.clone(),
+                    from: file.clone(),
+                    embedded: true,
+                })
+                .map_err(|source| GeneratorSpecError::EmbeddedHeightmap {
+                    from: file.clone(),
+                    source,
+                })?,
+            None => {
+                let (extension, bytes, sidecar) =
+                    read_dem(&file).map_err(|source| GeneratorSpecError::Heightmap {
+                        path: file.clone(),
+                        source,
+                    })?;
+                DemFile {
+                    extension: extension.into(),
+                    bytes,
+                    sidecar,
+                    from: file,
+                    embedded: false,
+                }
+            }
+        })
+    }
+
+    /// The DEM, decoded with its sidecar.
+    fn decode(&self) -> Result<Heightmap, GeneratorSpecError> {
+        let decoded = HeightmapMeta::from_json(&self.sidecar)
+            .map_err(HeightmapSourceError::from)
+            .and_then(|meta| match self.extension.as_str() {
+                "png" => Ok(Heightmap::from_png(&self.bytes, &meta)?),
+                "f32" => Ok(Heightmap::from_f32_le(&self.bytes, &meta)?),
+                _ => Err(HeightmapSourceError::Extension),
+            });
+        decoded.map_err(|source| match self.embedded {
+            true => GeneratorSpecError::EmbeddedHeightmap {
+                from: self.from.clone(),
+                source,
+            },
+            false => GeneratorSpecError::Heightmap {
+                path: self.from.clone(),
+                source,
+            },
+        })
+    }
 }

@@ -179,10 +179,7 @@ mod tests {
         );
         assert!(deep.load.is_subset(&deep.keep));
         // At the ground the cap is far above every column top: nothing changes there.
-        let top = (0..=0)
-            .map(|_| column_layers(&field, 0, 0).top)
-            .next()
-            .unwrap();
+        let top = column_layers(&field, 0, 0).top;
         let at_ground = wanted(&field, &settings, &[[0, top, 0]], &mut columns);
         for k in &at_ground.load {
             let col = columns[&(k.x, k.z)];
