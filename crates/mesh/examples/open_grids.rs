@@ -4,6 +4,12 @@
 //!
 //! `cargo run --release -p loam-mesh --example open_grids [GRIDS] [SEED] [N] [K]`: `GRIDS`
 //! random `N`³ grids of the integers −K..=K.
+//!
+//! With `WELD=1` the mesh is first welded by exact position, as the crack metric of a world
+//! welds its chunks (`loam replay --metrics-json`'s `nonmanifold_edges`): a split pinch, whose
+//! copies keep their original's position, then counts as non-manifold, and vertices that
+//! share a position are printed. Measured on 20 000 grids of 6³ in −2..=2: MC 19 701,
+//! MC33 14 520, SN 4 945, DC 4 983 fail so (none without the weld).
 
 use loam_mesh::{
     Grid, MeshBuffer, MeshStats, Mesher, boundary_edges, mesh_stats, nonmanifold_edges,
@@ -18,7 +24,12 @@ fn bad(s: &MeshStats) -> bool {
 /// them).
 fn check(m: Mesher, v: &[f32], n: u32, out: &mut MeshBuffer) -> MeshStats {
     m.mesh(&Grid::volume(v, [n; 3], 1.0), out);
-    let mut s = mesh_stats(&out.positions, &out.indices);
+    let mut s = if std::env::var_os("WELD").is_some() {
+        let (wp, wi) = loam_mesh::weld(&[([0.0; 3], &out.positions[..], &out.indices[..])], 0.0);
+        mesh_stats(&wp, &wi)
+    } else {
+        mesh_stats(&out.positions, &out.indices)
+    };
     let hi = (n - 1) as f32;
     let near = |p: [f32; 3]| p.iter().any(|&c| c <= 1.0 || c >= hi - 1.0);
     for (a, b) in boundary_edges(&out.indices) {
@@ -89,6 +100,14 @@ fn main() {
                     let c = minimise(m, v.clone(), n, &mut out);
                     let s2 = check(m, &c, n, &mut out);
                     println!("grid {g} {m:?}: {s:?}\n  minimised: {s2:?}\n  {c:?}");
+                    let mut seen: std::collections::BTreeMap<[u32; 3], Vec<usize>> =
+                        Default::default();
+                    for (i, p) in out.positions.iter().enumerate() {
+                        seen.entry(p.map(f32::to_bits)).or_default().push(i);
+                    }
+                    for (_, v) in seen.iter().filter(|(_, v)| v.len() > 1) {
+                        println!("  same position: {:?} {:?}", v, out.positions[v[0]]);
+                    }
                     for (a, b) in nonmanifold_edges(&out.indices) {
                         let tris: Vec<_> = out
                             .indices

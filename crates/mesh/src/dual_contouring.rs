@@ -30,7 +30,7 @@ pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
     dual_mesh(grid, out, qef_vertex);
 }
 
-fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
+pub(crate) fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
     let c = &Crossings::new(corners, edges);
     let mass = mean_point(c).map(f64::from);
     let mut ata = [[0.0f64; 3]; 3];

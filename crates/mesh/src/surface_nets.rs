@@ -27,7 +27,7 @@ pub fn surface_nets(grid: &Grid, out: &mut MeshBuffer) {
 ///
 /// The normal is the interpolant's gradient at the mean, which the step follows.
 #[inline(always)]
-fn projected_mean(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
+pub(crate) fn projected_mean(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
     let m = patch_mean(corners, edges);
     let (f, g) = trilinear_lanes(corners, m);
     let [g0, g1, g2, _] = g.to_array();
