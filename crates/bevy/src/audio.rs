@@ -7,7 +7,8 @@
 //! line. Headless renders record instead ([`SoundRecording`]) and write a WAV.
 
 use bevy::prelude::*;
-use loam_sound::{Mixer, RateLimiter, SoundKind, Spatial, synthesize, to_stereo};
+use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
+use loam_sound::{Mixer, RateLimiter, SoundError, SoundKind, Spatial, synthesize, to_stereo};
 
 use crate::effects::{Effect, dig_strength, land_strength};
 
@@ -173,20 +174,53 @@ impl Plugin for SoundPlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<Effect>()
             .init_resource::<Sounds>()
+            .init_resource::<Synthesizing>()
             .insert_non_send(AudioOut::default())
             .add_systems(PostUpdate, play);
     }
 }
 
-/// Starts the sounds of this frame's effects.
+/// Live sounds being synthesized on the async compute pool (a dig's sound took a few
+/// milliseconds of the main thread in the frame after the dig); each is played by [`play`] in
+/// the first frame after it is ready.
+#[derive(Resource, Default)]
+pub struct Synthesizing(Vec<Task<Result<Vec<[f32; 2]>, SoundError>>>);
+
+impl Synthesizing {
+    /// Sounds still being synthesized.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Starts the sounds of this frame's effects (synthesized off the main thread, or recorded
+/// on the [`SoundRecording`]'s timeline), and plays those whose synthesis has finished.
+#[allow(clippy::too_many_arguments)]
 pub fn play(
     time: Res<Time>,
     mut effects: MessageReader<Effect>,
     mut sounds: ResMut<Sounds>,
     recording: Option<ResMut<SoundRecording>>,
     mut out: NonSendMut<AudioOut>,
+    mut synthesizing: ResMut<Synthesizing>,
     camera: Query<&GlobalTransform, With<Camera3d>>,
 ) {
+    synthesizing.0.retain_mut(|task| {
+        if !task.is_finished() {
+            return true;
+        }
+        match block_on(poll_once(task)) {
+            Some(Ok(frames)) => out.play(&frames),
+            Some(Err(e)) => warn!("sound not synthesized: {e}"),
+            None => return true,
+        }
+        false
+    });
     let now = time.elapsed_secs_f64();
     let (ear, right) = camera.iter().next().map_or((Vec3::ZERO, Vec3::X), |t| {
         (t.translation(), Vec3::from(t.right()))
@@ -214,10 +248,11 @@ pub fn play(
             }
             continue;
         }
-        match synthesize(kind, seed, SAMPLE_RATE_HZ) {
-            Ok(mono) => out.play(&to_stereo(&mono, spatial)),
-            Err(e) => warn!("sound not synthesized: {e}"),
-        }
+        synthesizing
+            .0
+            .push(AsyncComputeTaskPool::get().spawn(async move {
+                synthesize(kind, seed, SAMPLE_RATE_HZ).map(|mono| to_stereo(&mono, spatial))
+            }));
     }
 }
 

@@ -167,11 +167,16 @@ fn despawn_chunk(
 }
 
 /// Converts a chunk mesh to a Bevy mesh: positions, normals, vertex colours from
-/// [`crate::look`], u32 indices.
+/// [`crate::look`] (the ones the worker made, [`ChunkMesh::colors`], where it did; else made
+/// here), u32 indices.
 pub fn to_bevy_mesh(chunk: &ChunkMesh, generator: &loam_field::Generator, voxel_size: f64) -> Mesh {
     let m = &chunk.mesh;
-    let size = f64::from(CHUNK_CELLS) * voxel_size * f64::from(1u32 << chunk.level.min(31));
-    let colors = vertex_colors(m, generator, chunk.origin, size);
+    let colors = if chunk.colors.len() == m.positions.len() {
+        chunk.colors.to_vec()
+    } else {
+        let size = f64::from(CHUNK_CELLS) * voxel_size * f64::from(1u32 << chunk.level.min(31));
+        vertex_colors(m, generator, chunk.origin, size)
+    };
     Mesh::new(
         PrimitiveTopology::TriangleList,
         RenderAssetUsages::RENDER_WORLD,

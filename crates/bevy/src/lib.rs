@@ -192,6 +192,7 @@ pub mod editor;
 mod effects;
 mod fade;
 mod file;
+mod frame_cost;
 mod look;
 mod material;
 mod plugin;
@@ -202,7 +203,7 @@ mod tool;
 mod walk;
 mod world;
 
-pub use audio::{SoundPlugin, SoundRecording, Sounds};
+pub use audio::{SoundPlugin, SoundRecording, Sounds, Synthesizing};
 pub use blocks::draw::{BlockDrawing, HeldBlockEntity, PieceEntity};
 pub use blocks::{BlocksPlugin, LoamBlocks, persist};
 pub use chunks::{
@@ -213,6 +214,7 @@ pub use dust::{DustPlugin, DustStats, Particle, Puff};
 pub use effects::Effect;
 pub use fade::{Fades, Fading};
 pub use file::{OpenedWorld, Saved, WorldFile, WorldFileError};
+pub use frame_cost::{FRAMES_KEPT, FrameCost, FrameCostSummary};
 pub use material::TerrainMaterialAsset;
 pub use plugin::{LoamPlugin, LoamPlugins, LoamSet};
 pub use render::{BlockScene, CameraPose, RenderError, RenderJob, RenderReport, is_png, render};

@@ -54,6 +54,7 @@ impl Plugin for LoamPlugin {
         } else {
             app.init_asset::<material::TerrainMaterialAsset>();
         }
+        crate::frame_cost::add_to(app);
         app.init_resource::<LoamSettings>()
             .init_resource::<ChunkEntities>()
             .init_resource::<ChunkStats>()

@@ -104,6 +104,9 @@ pub struct RenderReport {
     pub puffs: u64,
     /// Sounds started (recorded into the WAV when one was asked for).
     pub sounds: u64,
+    /// The main thread's time per frame ([`crate::FrameCost`]) from the frame the view had
+    /// loaded (the ops are applied in it) to the picture.
+    pub main_thread: crate::FrameCostSummary,
 }
 
 /// Why a render failed.
@@ -297,8 +300,9 @@ fn drive(
     focus: Res<BlockFocus>,
     time: Res<Time>,
     mut recording: Option<ResMut<SoundRecording>>,
-    fx: (Res<DustStats>, Res<Sounds>),
+    fx: (Res<DustStats>, Res<Sounds>, ResMut<crate::FrameCost>),
 ) {
+    let (dust, sounds, mut cost) = fx;
     script.frames += 1;
     if std::time::Instant::now() > script.deadline && script.phase != Phase::Done {
         let timeout = script.timeout;
@@ -310,6 +314,8 @@ fn drive(
         // The first update has not run yet on frame 1; wait for the view to load.
         Phase::Loading if script.frames > 2 && settled(&world.world) => {
             script.applied_at = time.elapsed_secs_f64();
+            // The figures are of the frames from here on, not of the initial load.
+            cost.clear();
             let ops = std::mem::take(&mut script.ops);
             let scene = script.blocks.take();
             let split = scene.as_ref().map_or(0, |s| s.after_ops.min(ops.len()));
@@ -370,8 +376,9 @@ fn drive(
                 field_hash: world.world.field().hash().to_string(),
                 blocks_held: blocks.world.store().len(),
                 pieces: blocks.world.pieces().count(),
-                puffs: fx.0.puffs,
-                sounds: fx.1.started,
+                puffs: dust.puffs,
+                sounds: sounds.started,
+                main_thread: cost.summary(),
             };
             if let (Some(path), Some(rec)) = (script.audio.clone(), recording.as_ref()) {
                 let heard = time.elapsed_secs_f64() - rec.skipped_s;

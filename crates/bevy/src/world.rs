@@ -37,8 +37,10 @@ pub struct Applied {
 }
 
 impl LoamWorld {
-    /// Wraps `world`.
-    pub fn new(world: World) -> Self {
+    /// Wraps `world`, whose workers then colour the chunk meshes they build with the
+    /// terrain's look ([`crate::look`]: slope, depth, material), off the frame.
+    pub fn new(mut world: World) -> Self {
+        world.set_vertex_colors(Some(std::sync::Arc::new(crate::look::vertex_colors)));
         Self {
             world,
             edit_marked: None,

@@ -554,3 +554,50 @@ fn settings_inserted_first_win_and_reach_the_world() {
     app.update();
     assert_eq!(settings(&app), (Mesher::DualContouring, 300.0));
 }
+
+/// The main thread's time per frame: every frame after a clear is counted once, the frame
+/// that swaps in an edit's group apart from the others, and each is a real duration.
+#[test]
+fn frame_cost_counts_every_frame_and_the_edit_frames_apart() {
+    let (mut app, h) = app(1);
+    settle(&mut app);
+    app.world_mut()
+        .resource_mut::<loam_bevy::FrameCost>()
+        .clear();
+    for _ in 0..5 {
+        app.update();
+    }
+    let s = app.world().resource::<loam_bevy::FrameCost>().summary();
+    assert_eq!((s.steady_frames, s.edit_frames), (5, 0), "{s:?}");
+    assert!(
+        s.steady_p50_ms > 0.0 && s.steady_p99_ms >= s.steady_p50_ms,
+        "{s:?}"
+    );
+    app.world_mut()
+        .resource_mut::<LoamWorld>()
+        .apply(
+            None,
+            &EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [0.0, h, 0.0],
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            },
+        )
+        .unwrap();
+    let mut updates = 5;
+    let t = Instant::now();
+    while app.world().resource::<ChunkStats>().edit_groups == 0 {
+        app.update();
+        updates += 1;
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the edit never showed"
+        );
+    }
+    let s = app.world().resource::<loam_bevy::FrameCost>().summary();
+    assert_eq!(s.steady_frames + s.edit_frames, updates, "{s:?}");
+    assert_eq!(s.edit_frames, 1, "{s:?}");
+    assert!(s.edit_max_ms > 0.0, "{s:?}");
+}

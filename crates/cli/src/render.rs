@@ -211,6 +211,7 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
         "blocks: {} held, {} pieces",
         report.blocks_held, report.pieces
     );
+    print_main_thread(&report.main_thread);
     println!("field-hash: {}", report.field_hash);
     Ok(())
 }
@@ -281,11 +282,20 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
         "blocks: {} held, {} pieces; {} dust puffs, {} sounds",
         report.blocks_held, report.pieces, report.puffs, report.sounds
     );
+    print_main_thread(&report.main_thread);
     if let Some(a) = &args.audio {
         println!("audio: {}", a.display());
     }
     println!("field-hash: {}", report.field_hash);
     Ok(())
+}
+
+/// The main thread's time per frame after the view loaded (`loam_bevy::FrameCost`).
+fn print_main_thread(c: &loam_bevy::FrameCostSummary) {
+    println!(
+        "main thread per frame: p50 {:.2} ms, p99 {:.2} ms over {} frames; {} frames showing an edit, longest {:.2} ms",
+        c.steady_p50_ms, c.steady_p99_ms, c.steady_frames, c.edit_frames, c.edit_max_ms
+    );
 }
 
 #[cfg(test)]

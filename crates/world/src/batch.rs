@@ -28,6 +28,9 @@ pub struct ChunkMesh {
     pub mesher: loam_mesh::Mesher,
     /// The mesh (empty: the chunk has no surface, drop what was shown).
     pub mesh: Arc<MeshBuffer>,
+    /// One RGBA colour per vertex of `mesh`, made on the worker that built it by the
+    /// world's [`crate::World::set_vertex_colors`]; empty where the world has none.
+    pub colors: Arc<[[f32; 4]]>,
 }
 
 impl ChunkMesh {

@@ -63,6 +63,7 @@ mod world;
 pub use batch::{BatchKind, ChunkMesh, Group, PullBudget, Update};
 pub use dirty::{chunk_grid_box, chunks_reading};
 pub use metrics::{Metrics, Percentiles};
+pub use pool::VertexColors;
 pub use scratch::{ChunkBuilder, same_mesh, verify_shown, verify_shown_lod};
 pub use settings::{LOD0_RADIUS_CHUNKS, WorldError, WorldSettings};
 pub use shown::{Shown, StaleMesh};

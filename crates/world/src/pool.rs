@@ -25,7 +25,17 @@ pub(crate) struct Job {
     /// With level of detail: the chunk's transition faces (meshed with Transvoxel by
     /// [`LodBuilder`]); `None`: a level-0 chunk meshed with `mesher`.
     pub lod: Option<u8>,
+    /// Per-vertex colours made on the worker ([`crate::World::set_vertex_colors`]).
+    pub colors: Option<VertexColors>,
 }
+
+/// Per-vertex colours for a chunk's mesh, made on the worker that built it
+/// ([`crate::World::set_vertex_colors`]): `(mesh, generator, origin, size)` → one RGBA colour
+/// per vertex, with `origin` the chunk's lowest corner and `size` its edge, metres (the
+/// mesh's positions are relative to `origin`).
+pub type VertexColors = std::sync::Arc<
+    dyn Fn(&MeshBuffer, &loam_field::Generator, [f64; 3], f64) -> Vec<[f32; 4]> + Send + Sync,
+>;
 
 /// A built chunk.
 pub(crate) struct JobResult {
@@ -34,6 +44,8 @@ pub(crate) struct JobResult {
     /// The mesher that built `mesh`.
     pub mesher: Mesher,
     pub mesh: MeshBuffer,
+    /// The job's [`VertexColors`] of `mesh` (empty without).
+    pub colors: Vec<[f32; 4]>,
     pub mesh_s: f64,
     pub finished: Instant,
 }
@@ -183,8 +195,16 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             }
         };
         let start = Instant::now();
+        let colors = |mesh: &MeshBuffer| {
+            job.colors.as_ref().map_or_else(Vec::new, |f| {
+                let vs = job.field.settings().voxel_size;
+                let size = f64::from(CHUNK_CELLS) * vs * f64::from(key.stride());
+                f(mesh, job.field.generator(), key.origin(vs), size)
+            })
+        };
         if let Some(mask) = job.lod {
             let mesh = lod.build(&job.field, key, mask).detach();
+            let colors = colors(&mesh);
             let finished = Instant::now();
             let result = JobResult {
                 key,
@@ -193,6 +213,7 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
                 // the job's mesher.
                 mesher: Mesher::MarchingCubes,
                 mesh,
+                colors,
                 mesh_s: (finished - start).as_secs_f64(),
                 finished,
             };
@@ -217,12 +238,15 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             &Grid::chunk(&values, &materials, CHUNK_HALO, voxel_size),
             &mut buffer,
         );
+        let mesh = buffer.detach();
+        let colors = colors(&mesh);
         let finished = Instant::now();
         let result = JobResult {
             key: lod_key,
             version: job.version,
             mesher: job.mesher,
-            mesh: buffer.detach(),
+            mesh,
+            colors,
             mesh_s: (finished - start).as_secs_f64(),
             finished,
         };

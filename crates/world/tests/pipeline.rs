@@ -587,3 +587,53 @@ fn a_stroke_is_shown_op_by_op_not_at_its_end() {
         assert_matches_scratch(&world, &shown, &base, &stroke);
     }
 }
+
+/// Vertex colours made on the workers: every mesh built after they are set carries one
+/// colour per vertex, the one the function gives for that mesh, its origin and its size; an
+/// edit's meshes too; none before they are set.
+#[test]
+fn workers_colour_the_meshes_they_build() {
+    let base = flat_field(31.5, 1.0);
+    let mut world = World::new(base, small(2)).unwrap();
+    // Red from the height of the vertex in the world, green from the chunk's size.
+    let colour = |m: &loam_mesh::MeshBuffer, _: &loam_field::Generator, o: [f64; 3], s: f64| {
+        m.positions
+            .iter()
+            .map(|p| [(o[1] + f64::from(p[1])) as f32, s as f32, 0.0, 1.0])
+            .collect::<Vec<_>>()
+    };
+    world.set_vertex_colors(Some(std::sync::Arc::new(colour)));
+    let mut shown = Shown::default();
+    let v = [Viewer::at([40.0, 40.0, 40.0])];
+    let mut updates = settle(&mut world, &v, &mut shown);
+    world
+        .apply(&sphere(CsgMode::Subtract, [32.0, 31.5, 32.0], 4.0))
+        .unwrap();
+    let edit = settle(&mut world, &v, &mut shown);
+    assert_eq!(groups(&edit, BatchKind::Edit).len(), 1);
+    updates.extend(edit);
+    let mut coloured = 0;
+    for u in &updates {
+        if let Update::Group(g) = u {
+            for m in &g.meshes {
+                assert_eq!(m.colors.len(), m.mesh.positions.len(), "{:?}", m.key);
+                let want = colour(&m.mesh, world.field().generator(), m.origin, 32.0);
+                assert_eq!(&*m.colors, &want[..]);
+                coloured += usize::from(!m.colors.is_empty());
+            }
+        }
+    }
+    assert!(coloured >= 13, "{coloured}");
+    // Unset: the next edit's meshes carry none.
+    world.set_vertex_colors(None);
+    world
+        .apply(&sphere(CsgMode::Union, [32.0, 34.0, 32.0], 2.0))
+        .unwrap();
+    let edit = settle(&mut world, &v, &mut shown);
+    let meshes: Vec<_> = groups(&edit, BatchKind::Edit)
+        .into_iter()
+        .flat_map(|g| &g.meshes)
+        .collect();
+    assert!(!meshes.is_empty());
+    assert!(meshes.iter().all(|m| m.colors.is_empty()));
+}

@@ -17,10 +17,13 @@
 mod block_tool;
 mod input;
 mod players;
+mod quality;
 mod remote;
 mod sink;
 mod ui;
 mod undo;
+
+pub use quality::{RenderQuality, SOFTWARE_VIEW_M};
 
 pub use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS, RADIUS_STEP, ToolSettings};
 pub use block_tool::{BlockAim, BlockTool, ToolKind};
@@ -170,6 +173,7 @@ impl Plugin for EditorPlugin {
         app.init_resource::<EditorTool>()
             .init_resource::<EditorStatus>()
             .init_resource::<Journal>()
+            .init_resource::<RenderQuality>()
             .insert_resource(CameraRig::at(&self.camera))
             .init_resource::<Physics>()
             .add_systems(
@@ -231,6 +235,12 @@ impl Plugin for EditorPlugin {
             // ([`LoamSet::Save`]); closing the editor saves.
             .add_systems(Last, (show_file_error, unsent_on_exit).after(LoamSet::Save))
             .add_systems(PostUpdate, scene::follow_sky)
+            .add_systems(
+                Update,
+                (quality::adapt_to_adapter, quality::apply_shadows)
+                    .chain()
+                    .before(LoamSet::Follow),
+            )
             .add_systems(EguiPrimaryContextPass, ui::panels);
     }
 }

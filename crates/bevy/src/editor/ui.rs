@@ -9,11 +9,11 @@ use loam_field::Falloff;
 use super::block_tool::ToolKind;
 use super::players::player_lines;
 use super::remote::Remote;
-use super::{CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode};
+use super::{CameraRig, EditorCamera, EditorStatus, EditorTool, Journal, MoveMode, RenderQuality};
 use crate::blocks::LoamBlocks;
 use crate::look::PALETTE;
 use crate::tool::{Brush, MAX_RADIUS, MIN_RADIUS};
-use crate::{ChunkStats, LoamSettings, LoamWorld};
+use crate::{ChunkStats, FrameCost, LoamSettings, LoamWorld};
 use loam_blocks::BlockSize;
 
 /// Narrowest window, logical pixels, whose palettes start open: a palette (about 340 px from
@@ -41,6 +41,7 @@ pub(crate) fn panels(
     camera: Query<&GlobalTransform, With<EditorCamera>>,
     blocks: Res<LoamBlocks>,
     remote: Option<Res<Remote>>,
+    (cost, mut quality): (Res<FrameCost>, ResMut<RenderQuality>),
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let fps = diagnostics
@@ -87,6 +88,20 @@ pub(crate) fn panels(
                     return;
                 }
                 ui.label(format!("mesher {}", world.world.settings().mesher.name()));
+                let c = cost.summary();
+                ui.label(format!(
+                    "main thread {:.1} ms/frame (p99 {:.1}), edit frames up to {:.1} ms",
+                    c.steady_p50_ms, c.steady_p99_ms, c.edit_max_ms
+                ));
+                ui.horizontal(|ui| {
+                    let mut shadows = quality.shadows;
+                    if ui.checkbox(&mut shadows, "shadows").changed() {
+                        quality.shadows = shadows;
+                    }
+                    if let Some(name) = &quality.software {
+                        ui.label(format!("software renderer: {name}"));
+                    }
+                });
                 ui.label(format!(
                     "chunks loaded {}   waiting {}   shown {}",
                     m.chunks_loaded, m.chunks_waiting, stats.shown

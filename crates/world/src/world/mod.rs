@@ -94,6 +94,8 @@ pub struct World {
     journal: Journal,
     /// The ops applied since this world was made or resumed, as the journal numbered them.
     log: Vec<LogEntry>,
+    /// Per-vertex colours made on the workers ([`World::set_vertex_colors`]).
+    vertex_colors: Option<crate::pool::VertexColors>,
 }
 
 impl World {
@@ -133,6 +135,7 @@ impl World {
             deferred: None,
             journal: Journal::new(History::new(settings.history_budget), 0),
             log: Vec::new(),
+            vertex_colors: None,
             next_version: 1,
             next_batch: 1,
             rec: Recorder::default(),
@@ -210,6 +213,14 @@ impl World {
     /// The settings.
     pub fn settings(&self) -> &WorldSettings {
         &self.settings
+    }
+
+    /// Has every chunk mesh built from now on carry per-vertex colours made by `colors` on
+    /// the worker thread that built it ([`ChunkMesh::colors`]), so that a renderer does not
+    /// spend its frame on them (a game's look: slope, depth, material, noise). `None` stops
+    /// it. Meshes already built keep what they have.
+    pub fn set_vertex_colors(&mut self, colors: Option<crate::VertexColors>) {
+        self.vertex_colors = colors;
     }
 
     /// Applies `op` as a stroke of its own (see [`World::apply_in_stroke`]).
@@ -426,6 +437,7 @@ impl World {
                 origin,
                 mesher: r.mesher,
                 mesh: Arc::new(r.mesh),
+                colors: r.colors.into(),
             },
         );
         self.rec.last_built = Some(
@@ -482,6 +494,7 @@ impl World {
             field: self.field.clone(),
             mesher: self.settings.mesher,
             lod,
+            colors: self.vertex_colors.clone(),
         };
         if self.pool.push(key, job) {
             self.rec.jobs_superseded += 1;
