@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 start_xvfb
 trap 'kill $xvfb 2>/dev/null || true' EXIT
 
-"$loam" edit "$out/w.loam" --session examples/horizon.json --size 960x540 \
+"$loam" edit "$out/w.loam" --session examples/horizon.json --size 960x540 --view-distance 2048 \
   --lod-fade 20 >"$out/edit.log" 2>&1 &
 pid=$!
 wid=$(editor_window $pid "$out/edit.log")

@@ -248,11 +248,15 @@ pub fn play(
             }
             continue;
         }
-        synthesizing
-            .0
-            .push(AsyncComputeTaskPool::get().spawn(async move {
-                synthesize(kind, seed, SAMPLE_RATE_HZ).map(|mono| to_stereo(&mono, spatial))
-            }));
+        let make = move || synthesize(kind, seed, SAMPLE_RATE_HZ).map(|m| to_stereo(&m, spatial));
+        match AsyncComputeTaskPool::try_get() {
+            Some(pool) => synthesizing.0.push(pool.spawn(async move { make() })),
+            // An app without Bevy's task pools: synthesized here.
+            None => match make() {
+                Ok(frames) => out.play(&frames),
+                Err(e) => warn!("sound not synthesized: {e}"),
+            },
+        }
     }
 }
 

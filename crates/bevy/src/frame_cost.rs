@@ -7,7 +7,8 @@
 //! the blocks' physics — runs in those schedules, so the wall time from the start of `First`
 //! to the end of `Last` is what a game's frame loses to it and to everything else in the
 //! app's schedules (measured from a schedule run just before `First` to one just after
-//! `Last`). It needs no GPU: a headless render under a software adapter measures the
+//! `Last`). Not counted: the render world's extraction, and the render schedule itself
+//! where rendering is not pipelined, which run on the main thread after `Last`. It needs no GPU: a headless render under a software adapter measures the
 //! same schedules ([`crate::RenderReport::main_thread`]).
 //!
 //! Frames that swap in a group of meshes holding an edit are counted apart, since those are

@@ -59,17 +59,21 @@ pub struct EditArgs {
     /// distance (level 0 within 128 m, each level twice as far as the one before, Transvoxel
     /// seams between them). 0 draws level-0 chunks only, out to the session's view radius.
     /// (Without a display the picture shows the session's view radius, as `loam render`.)
-    #[arg(
-        long,
-        default_value_t = DEFAULT_VIEW_DISTANCE_M,
-        value_parser = parse_view_distance,
-        allow_negative_numbers = true
-    )]
-    pub view_distance: f64,
+    /// Default 2048; on a software renderer (no GPU) the editor starts with 384 unless this
+    /// is given.
+    #[arg(long, value_parser = parse_view_distance, allow_negative_numbers = true)]
+    pub view_distance: Option<f64>,
     /// Seconds a change of level of detail cross-fades (old and new chunks dithered into each
     /// other, so a level change does not pop); 0 swaps levels in one frame. At most 60.
     #[arg(long, default_value_t = 0.4, value_parser = parse_lod_fade, value_name = "SECONDS")]
     pub lod_fade: f32,
+}
+
+impl EditArgs {
+    /// The view distance asked for, or the default (2 048 m).
+    pub fn view_distance(&self) -> f64 {
+        self.view_distance.unwrap_or(DEFAULT_VIEW_DISTANCE_M)
+    }
 }
 
 /// Parses a fade duration in seconds, `[0, 60]`.
@@ -106,7 +110,7 @@ impl Default for EditArgs {
             connect: None,
             name: "loam".into(),
             token: None,
-            view_distance: DEFAULT_VIEW_DISTANCE_M,
+            view_distance: None,
             lod_fade: 0.4,
         }
     }
@@ -144,20 +148,20 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     let session_path = resolve_example(&args.session);
     let loaded = session::load(&session_path)?;
     let world_path = args.world.clone().unwrap_or_else(|| DEFAULT_WORLD.into());
+    let view_distance = args.view_distance();
     let settings = loaded
         .session
         .world
         .settings(args.threads, mesher)
-        .with_view_distance(args.view_distance, loaded.session.field.voxel_size);
-    if settings.lod_levels == 0 && args.view_distance > 0.0 {
+        .with_view_distance(view_distance, loaded.session.field.voxel_size);
+    if settings.lod_levels == 0 && view_distance > 0.0 {
         println!(
-            "loam: a view distance of {} m is within level 0's reach: levels of detail are off",
-            args.view_distance
+            "loam: a view distance of {view_distance} m is within level 0's reach: levels of detail are off"
         );
-    } else if settings.lod_levels > 0 && settings.view_distance < args.view_distance {
+    } else if settings.lod_levels > 0 && settings.view_distance < view_distance {
         println!(
-            "loam: {} levels of detail reach {:.0} m, not {} m: the view ends there",
-            settings.lod_levels, settings.view_distance, args.view_distance
+            "loam: {} levels of detail reach {:.0} m, not {view_distance} m: the view ends there",
+            settings.lod_levels, settings.view_distance
         );
     }
     // Checked before the world file is opened: opening it writable writes to it (its lock,
@@ -187,6 +191,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         title: format!("Loam — {}", world_path.display()),
         size,
         lod_fade_s: args.lod_fade,
+        keep_view: args.view_distance.is_some(),
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");
@@ -279,18 +284,20 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
     };
     // The server is asked for level 0's chunks and one more, at the world's voxel size.
     let radius_for = |vs: f64| {
-        let lod0 = base.with_view_distance(args.view_distance, vs);
+        let lod0 = base.with_view_distance(args.view_distance(), vs);
         f64::from(lod0.view_radius + 1) * f64::from(loam_field::CHUNK_CELLS) * vs
     };
     let position = [0.0, 0.0, 0.0];
     let connected =
         crate::connect::connect(url, &args.name, args.token.clone(), position, radius_for)?;
     let vs = connected.field.settings().voxel_size;
-    let settings = base.with_view_distance(args.view_distance, vs);
-    if settings.lod_levels > 0 && settings.view_distance < args.view_distance {
+    let settings = base.with_view_distance(args.view_distance(), vs);
+    if settings.lod_levels > 0 && settings.view_distance < args.view_distance() {
         println!(
             "loam: {} levels of detail reach {:.0} m, not {} m: the view ends there",
-            settings.lod_levels, settings.view_distance, args.view_distance
+            settings.lod_levels,
+            settings.view_distance,
+            args.view_distance()
         );
     }
     let g = connected.field.generator();
@@ -310,6 +317,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         title: format!("Loam — {} @ {url}", args.name),
         size: args.size,
         lod_fade_s: args.lod_fade,
+        keep_view: args.view_distance.is_some(),
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");

@@ -185,6 +185,39 @@ fn settle(
         .collect()
 }
 
+/// Vertex colours made on the workers at every level: each mesh's colours are the function's
+/// for that mesh, its level's origin and its edge (32 · 2^level m at 1 m voxels).
+#[test]
+fn workers_colour_every_level() {
+    let mut world = lod_world(noise_field(3), 2);
+    let colour = |m: &MeshBuffer, _: &loam_field::Generator, o: [f64; 3], s: f64| {
+        m.positions
+            .iter()
+            .map(|p| {
+                [
+                    (o[0] + f64::from(p[0])) as f32,
+                    (o[2] + f64::from(p[2])) as f32,
+                    s as f32,
+                    1.0,
+                ]
+            })
+            .collect::<Vec<_>>()
+    };
+    world.set_vertex_colors(Some(std::sync::Arc::new(colour)));
+    let mut shown = loam_world::Shown::default();
+    let groups = settle(&mut world, &mut shown, [0.0, 20.0, 0.0]);
+    let mut levels = BTreeSet::new();
+    for m in groups.iter().flat_map(|g| &g.meshes) {
+        let size = 32.0 * f64::from(1u32 << m.level);
+        let want = colour(&m.mesh, world.field().generator(), m.origin, size);
+        assert_eq!(&*m.colors, &want[..], "{:?} level {}", m.key, m.level);
+        if !m.colors.is_empty() {
+            levels.insert(m.level);
+        }
+    }
+    assert!(levels.len() >= 3, "coloured levels {levels:?}");
+}
+
 /// Scripted edits and viewer moves: after each frame every chunk of every level shows its
 /// from-scratch mesh (with the transition faces of the current view), the welded view has no
 /// open edge inside it, an edit is one group across levels, and a level change is one group

@@ -618,6 +618,7 @@ fn workers_colour_the_meshes_they_build() {
             for m in &g.meshes {
                 assert_eq!(m.colors.len(), m.mesh.positions.len(), "{:?}", m.key);
                 let want = colour(&m.mesh, world.field().generator(), m.origin, 32.0);
+                assert_eq!(m.level, 0);
                 assert_eq!(&*m.colors, &want[..]);
                 coloured += usize::from(!m.colors.is_empty());
             }

@@ -73,6 +73,9 @@ pub struct EditorOptions {
     /// Seconds a level-of-detail change cross-fades ([`LoamSettings::lod_fade_s`]); 0 swaps
     /// at once.
     pub lod_fade_s: f32,
+    /// The world's view distance was chosen (`loam edit --view-distance`): a software
+    /// renderer keeps it ([`RenderQuality::keep_view`]).
+    pub keep_view: bool,
 }
 
 /// Fly or walk.
@@ -257,6 +260,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         title,
         size,
         lod_fade_s,
+        keep_view,
     } = options;
     let mut app = App::new();
     app.add_plugins(
@@ -273,6 +277,10 @@ pub fn run(options: EditorOptions) -> AppExit {
             .disable::<bevy::audio::AudioPlugin>(),
     )
     .add_plugins((LoamPlugins, EditorPlugin { camera }))
+    .insert_resource(RenderQuality {
+        keep_view,
+        ..Default::default()
+    })
     .insert_resource(LoamWorld::new(world))
     .insert_resource(LoamSettings {
         lod_fade_s,

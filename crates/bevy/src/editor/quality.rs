@@ -1,11 +1,13 @@
 //! What the editor draws on the adapter it got: on a software renderer (Mesa's lavapipe or
 //! llvmpipe, WARP: wgpu's `DeviceType::Cpu`) the default 2 km view with cascaded shadows ran
 //! at 0–1 frames per second and input lagged by tens of seconds, so the editor starts there
-//! with a view it can hold and no shadows, says so in the HUD, and lets the user raise both
-//! (the view slider and the shadows box in the HUD's details).
+//! with a view it can hold, no shadows and no multisampling, says so in the HUD, and lets the
+//! user raise the view and shadows (the view slider and the shadows box in the HUD's
+//! details).
 
 use bevy::prelude::*;
 use bevy::render::renderer::RenderAdapterInfo;
+use bevy::render::view::Msaa;
 
 use super::EditorStatus;
 use crate::{LoamSettings, LoamWorld};
@@ -23,8 +25,11 @@ pub struct RenderQuality {
     /// Whether the sun casts shadows (off on a software renderer, the box in the HUD turns
     /// them on).
     pub shadows: bool,
+    /// Keep the world's view distance on a software renderer (it was chosen, e.g. with
+    /// `loam edit --view-distance`); shadows still start off.
+    pub keep_view: bool,
     /// Whether the adapter has been looked at.
-    checked: bool,
+    pub(super) checked: bool,
 }
 
 impl Default for RenderQuality {
@@ -32,19 +37,22 @@ impl Default for RenderQuality {
         Self {
             software: None,
             shadows: true,
+            keep_view: false,
             checked: false,
         }
     }
 }
 
 /// Once the renderer has its adapter: on a software one, a shorter view (where the world has
-/// levels of detail and a longer one) and no shadows, with a message.
+/// levels of detail and a longer one, unless [`RenderQuality::keep_view`]) and no shadows,
+/// with a message.
 pub(crate) fn adapt_to_adapter(
     info: Option<Res<RenderAdapterInfo>>,
     mut quality: ResMut<RenderQuality>,
     mut settings: ResMut<LoamSettings>,
     world: Res<LoamWorld>,
     mut status: ResMut<EditorStatus>,
+    mut cameras: Query<&mut Msaa, With<Camera3d>>,
 ) {
     let Some(info) = info else {
         return;
@@ -58,8 +66,12 @@ pub(crate) fn adapt_to_adapter(
     }
     quality.software = Some(info.name.clone());
     quality.shadows = false;
+    // Four samples per pixel cost the software rasterizer about as much as four frames.
+    for mut msaa in &mut cameras {
+        *msaa = Msaa::Off;
+    }
     let s = world.world.settings();
-    let view = if s.lod_levels > 0 && s.view_distance > SOFTWARE_VIEW_M {
+    let view = if !quality.keep_view && s.lod_levels > 0 && s.view_distance > SOFTWARE_VIEW_M {
         settings.view_distance = Some(SOFTWARE_VIEW_M);
         format!("view {SOFTWARE_VIEW_M:.0} m (was {:.0} m)", s.view_distance)
     } else {
@@ -71,11 +83,18 @@ pub(crate) fn adapt_to_adapter(
     );
 }
 
-/// The sun's shadows follow [`RenderQuality::shadows`].
-pub(crate) fn apply_shadows(quality: Res<RenderQuality>, mut suns: Query<&mut DirectionalLight>) {
-    if !quality.is_changed() {
+/// The sun's shadows follow [`RenderQuality::shadows`] once it changes from what the lights
+/// were spawned with (on: a game's own lights are left alone until then).
+pub(crate) fn apply_shadows(
+    quality: Res<RenderQuality>,
+    mut last: Local<Option<bool>>,
+    mut suns: Query<&mut DirectionalLight>,
+) {
+    if *last == Some(quality.shadows) || (last.is_none() && quality.shadows) {
+        *last = Some(quality.shadows);
         return;
     }
+    *last = Some(quality.shadows);
     for mut sun in &mut suns {
         if sun.shadow_maps_enabled != quality.shadows {
             sun.shadow_maps_enabled = quality.shadows;
@@ -142,7 +161,13 @@ mod tests {
             shadow_maps_enabled: true,
             ..Default::default()
         });
+        app.world_mut().spawn((Camera3d::default(), Msaa::Sample4));
         app
+    }
+
+    fn msaa(app: &mut App) -> Msaa {
+        let mut q = app.world_mut().query::<&Msaa>();
+        *q.single(app.world()).unwrap()
     }
 
     fn sun_shadows(app: &mut App) -> bool {
@@ -161,6 +186,7 @@ mod tests {
         );
         assert!(!q.shadows);
         assert!(!sun_shadows(&mut app));
+        assert_eq!(msaa(&mut app), Msaa::Off);
         let s = app.world().resource::<LoamSettings>();
         assert_eq!(s.view_distance, Some(SOFTWARE_VIEW_M));
         let msg = &app.world().resource::<EditorStatus>().message;
@@ -180,6 +206,17 @@ mod tests {
     }
 
     #[test]
+    fn a_chosen_view_is_kept_on_a_software_renderer() {
+        let mut app = app(Some(adapter(DeviceType::Cpu)));
+        app.world_mut().resource_mut::<RenderQuality>().keep_view = true;
+        app.update();
+        assert_eq!(app.world().resource::<LoamSettings>().view_distance, None);
+        assert!(!app.world().resource::<RenderQuality>().shadows);
+        let msg = &app.world().resource::<EditorStatus>().message;
+        assert!(msg.contains("view 2048 m, no shadows"), "{msg}");
+    }
+
+    #[test]
     fn a_gpu_or_no_adapter_yet_keeps_the_view_and_shadows() {
         for adapter in [None, Some(adapter(DeviceType::DiscreteGpu))] {
             let mut app = app(adapter);
@@ -188,6 +225,7 @@ mod tests {
             let q = app.world().resource::<RenderQuality>();
             assert!(q.software.is_none() && q.shadows);
             assert!(sun_shadows(&mut app));
+            assert_eq!(msaa(&mut app), Msaa::Sample4);
             assert_eq!(app.world().resource::<LoamSettings>().view_distance, None);
             assert!(app.world().resource::<EditorStatus>().message.is_empty());
         }
