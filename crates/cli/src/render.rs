@@ -293,7 +293,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<()> {
 /// The main thread's time per frame after the view loaded (`loam_bevy::FrameCost`).
 fn print_main_thread(c: &loam_bevy::FrameCostSummary) {
     println!(
-        "main thread per frame: p50 {:.2} ms, p99 {:.2} ms over {} frames; {} frames showing an edit, longest {:.2} ms",
+        "main thread per frame: p50 {:.2} ms, p99 {:.2} ms over {} frame(s) without an edit; {} frame(s) showing an edit, longest {:.2} ms",
         c.steady_p50_ms, c.steady_p99_ms, c.steady_frames, c.edit_frames, c.edit_max_ms
     );
 }

@@ -89,9 +89,14 @@ pub(crate) fn panels(
                 }
                 ui.label(format!("mesher {}", world.world.settings().mesher.name()));
                 let c = cost.summary();
+                let edits = if c.edit_frames > 0 {
+                    format!("{:.1} ms", c.edit_max_ms)
+                } else {
+                    "-".into()
+                };
                 ui.label(format!(
-                    "main thread {:.1} ms/frame (p99 {:.1}), edit frames up to {:.1} ms",
-                    c.steady_p50_ms, c.steady_p99_ms, c.edit_max_ms
+                    "main thread {:.1} ms/frame (p99 {:.1}), edit frames up to {edits}",
+                    c.steady_p50_ms, c.steady_p99_ms
                 ));
                 ui.horizontal(|ui| {
                     let mut shadows = quality.shadows;
