@@ -184,19 +184,7 @@ impl Plugin for SoundPlugin {
 /// milliseconds of the main thread in the frame after the dig); each is played by [`play`] in
 /// the first frame after it is ready.
 #[derive(Resource, Default)]
-pub struct Synthesizing(Vec<Task<Result<Vec<[f32; 2]>, SoundError>>>);
-
-impl Synthesizing {
-    /// Sounds still being synthesized.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+pub(crate) struct Synthesizing(Vec<Task<Result<Vec<[f32; 2]>, SoundError>>>);
 
 /// Starts the sounds of this frame's effects (synthesized off the main thread, or recorded
 /// on the [`SoundRecording`]'s timeline), and plays those whose synthesis has finished.

@@ -203,7 +203,7 @@ mod tool;
 mod walk;
 mod world;
 
-pub use audio::{SoundPlugin, SoundRecording, Sounds, Synthesizing};
+pub use audio::{SoundPlugin, SoundRecording, Sounds};
 pub use blocks::draw::{BlockDrawing, HeldBlockEntity, PieceEntity};
 pub use blocks::{BlocksPlugin, LoamBlocks, persist};
 pub use chunks::{

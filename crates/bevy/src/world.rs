@@ -38,7 +38,8 @@ pub struct Applied {
 
 impl LoamWorld {
     /// Wraps `world`, whose workers then colour the chunk meshes they build with the
-    /// terrain's look ([`crate::look`]: slope, depth, material), off the frame.
+    /// terrain's look (slope, depth, material and noise, as `to_bevy_mesh` would), off the
+    /// frame.
     pub fn new(mut world: World) -> Self {
         world.set_vertex_colors(Some(std::sync::Arc::new(crate::look::vertex_colors)));
         Self {
