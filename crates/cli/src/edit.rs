@@ -56,8 +56,8 @@ pub struct EditArgs {
     #[arg(long, requires = "connect", value_parser = crate::serve::parse_nonempty)]
     pub token: Option<String>,
     /// How far the terrain is drawn, metres: chunks of coarser levels of detail out to this
-    /// distance (level 0 within 128 m, each level twice as far as the one before, Transvoxel
-    /// seams between them). 0 draws level-0 chunks only, out to the session's view radius.
+    /// distance (level 0 within 128 m, each level twice as far as the one before, crack-free
+    /// seams between them for every mesher). 0 draws level-0 chunks only, out to the session's view radius.
     /// (Without a display the picture shows the session's view radius, as `loam render`.)
     /// Default 2048; on a software renderer (no GPU) the editor starts with 384 unless this
     /// is given.

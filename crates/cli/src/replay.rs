@@ -273,16 +273,16 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         .filter_map(|k| run.shown.get(*k))
         .map(|m| (m.key, m.origin, &*m.mesh))
         .collect();
-    // What built the edited chunks' meshes: with levels of detail Marching Cubes, whatever
-    // was asked (the statistics say so rather than carry the asked mesher's name).
+    // What built the edited chunks' meshes: with levels of detail MC33 is drawn by Marching
+    // Cubes (the statistics say so rather than carry the asked mesher's name).
     let built_by = match meshers[..] {
         [only] => only,
         _ => mesher,
     };
     if built_by != mesher {
         eprintln!(
-            "note: --mesher {} has no level seams yet: with levels of detail every level is \
-             drawn by Marching Cubes (Transvoxel); --view-distance 0 shows {}",
+            "note: --mesher {} has no level seams of its own yet: with levels of detail every \
+             level is drawn by Marching Cubes (Transvoxel); --view-distance 0 shows {}",
             mesher.name(),
             mesher.name()
         );

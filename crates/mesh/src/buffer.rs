@@ -75,6 +75,10 @@ pub(crate) struct Scratch {
     /// merged at one position keep the least normal, so that a vertex on a chunk border gets
     /// the same normal in both chunks.
     pub(crate) exact_frame: bool,
+    /// Vertices beside a seam between levels of detail ([`crate::level_seams`]): a
+    /// zero-area triangle at one of them is kept, not split into its neighbours, because a
+    /// neighbour may be another chunk's triangle.
+    pub(crate) pinned: Vec<u32>,
 }
 
 /// What the pinch splitter ([`crate::pinch::split_pinches`]) keeps between calls: the
@@ -171,6 +175,7 @@ impl MeshBuffer {
         self.scratch.shell.dense = false;
         self.scratch.boundary.clear();
         self.scratch.boundary_out.clear();
+        self.scratch.pinned.clear();
         self.scratch.exact_frame = false;
         self.scratch.vanished = true;
         self.scratch.pinch.ring = false;

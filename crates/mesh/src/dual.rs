@@ -16,6 +16,7 @@ use crate::cells::{CASE_OF_PAIRS, for_each_shell_cell, for_each_surface_cell, sh
 use crate::crossings::ROW_OF_CORNER;
 use crate::grid::Grid;
 use crate::lanes::F32x4;
+use crate::level_seams::{Class, FineEdge, SeamVertices, Seams, cube_edge};
 use crate::normals::{finish, near_border, needs_shell};
 use crate::pinch::OpenBorder;
 use crate::tables::{CORNERS, EDGES, TRI_TABLE};
@@ -29,9 +30,25 @@ pub(crate) fn dual_mesh(
     out: &mut MeshBuffer,
     place: impl Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3]),
 ) {
+    dual_mesh_with(grid, out, place, None, |_, _| unreachable!("no seams"));
+}
+
+/// [`dual_mesh`] for a grid whose neighbours may be of other levels (`seams`, see
+/// [`crate::level_seams`]): the edges around its special cells are left to the seam pass,
+/// which places a polyhedral cell's patch with `place_cell(corners, crossings)` (cell-local
+/// crossings of the patch, corners in row order).
+pub(crate) fn dual_mesh_with(
+    grid: &Grid,
+    out: &mut MeshBuffer,
+    place: impl Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3]),
+    seams: Option<&Seams>,
+    place_cell: impl Fn(&[f32; 8], &[[f32; 3]]) -> ([f32; 3], [f32; 3]),
+) {
     grid.check();
     out.clear();
-    if grid.is_uniform() {
+    // A grid of one sign can still meet a finer neighbour's surface on its border.
+    let finer = seams.is_some_and(|s| s.has_finer());
+    if grid.is_uniform() && !finer {
         return;
     }
     out.scratch.exact_frame = true;
@@ -47,12 +64,19 @@ pub(crate) fn dual_mesh(
         grid.dims[0] as usize * grid.dims[1] as usize,
     );
     let corner_offset = grid.corner_offsets();
+    // The cells (by sample index) whose edges the seam pass meshes, and those whose vertices
+    // may lie on a seam between levels (their slivers stay).
+    let (special, pin) = match seams {
+        Some(s) => s.special_and_pinned(grid),
+        None => (Vec::new(), Vec::new()),
+    };
     let ctx = Ctx {
         grid,
         corner_offset,
         strides: [sy, sz],
         voxel_size: F32x4::splat(grid.voxel_size),
         place: &place,
+        pin: &pin,
     };
     // One quad per owned crossed edge. An owned edge starts at a sample p of the cell range,
     // so it is an edge of cell p at its corner 0: only surface cells need looking at.
@@ -61,6 +85,7 @@ pub(crate) fn dual_mesh(
     // cell 0 on an axis, a cell there has no quads along the other two.
     let low_border = grid.cells_min.contains(&0);
     let mut masks = std::mem::take(&mut out.scratch.masks);
+
     // One body for the range's cells and the shell's, written out at both calls (a closure
     // called from two places is not inlined into the per-cell loop).
     macro_rules! visit {
@@ -89,6 +114,9 @@ pub(crate) fn dual_mesh(
                 // The four cells' entries, read at once: making one cell's vertex writes only
                 // that cell's entry.
                 let cells = [base - sb - sc, base - sc, base, base - sb];
+                if !special.is_empty() && cells.iter().any(|&i| special[i]) {
+                    continue;
+                }
                 let entries = cells.map(|i| out.scratch.ids[i]);
                 let ids = [
                     ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
@@ -107,6 +135,9 @@ pub(crate) fn dual_mesh(
         }};
     }
     for_each_surface_cell(grid, &mut masks, |p, base, case| visit!(out, p, base, case));
+    if let Some(s) = seams {
+        ctx.seam_polygons(out, s, &place_cell);
+    }
     // Where the range's own mesh holds something for the clean-up near its border, the quads
     // of the grid edges one layer beyond the range (from the samples of its shell of cells)
     // are added as ghosts, where the grid holds them: `finish` decides what lies on the
@@ -234,6 +265,9 @@ struct Ctx<'g, 'a, F> {
     /// The voxel size in every lane.
     voxel_size: F32x4,
     place: &'g F,
+    /// Per cell (sample index), whether its vertices are pinned (`scratch.pinned`); empty
+    /// without levels of detail.
+    pin: &'g [bool],
 }
 
 impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
@@ -359,7 +393,13 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             out.materials
                 .push(grid.material(base + corner_offset[deepest.1]));
         }
-        let pinch = PINCH_PATCHES[inside] >> component & 1 != 0;
+        // A vertex beside a seam between levels is pinned: its slivers stay and it is no
+        // pinch candidate (its triangles may be partly another chunk's, which neither sees).
+        let pinned = !self.pin.is_empty() && self.pin[base];
+        if pinned {
+            out.scratch.pinned.push(id);
+        }
+        let pinch = PINCH_PATCHES[inside] >> component & 1 != 0 && !pinned;
         if pinch {
             out.scratch.pinch.candidates.push(id);
             out.scratch.pinch.cells.push((id, cell, component));
@@ -406,8 +446,20 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// of its own patch's edges, so that a weld by position keeps the patches apart. Decided
     /// from the cell's samples alone: the same in every grid that holds the cell.
     fn place_patch(&self, corners: &[f32; 8], case: usize, patch: u8) -> ([f32; 3], [f32; 3]) {
+        place_patch_with(self.place, corners, case, patch)
+    }
+}
+
+/// [`Ctx::place_patch`] with the mesher's `place`.
+fn place_patch_with(
+    place: &impl Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3]),
+    corners: &[f32; 8],
+    case: usize,
+    patch: u8,
+) -> ([f32; 3], [f32; 3]) {
+    {
         let edges = &PATCH_EDGES[case];
-        let (local, normal) = (self.place)(corners, edges[patch as usize]);
+        let (local, normal) = (place)(corners, edges[patch as usize]);
         if edges[1] == 0 {
             return (local, normal);
         }
@@ -416,7 +468,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         let n = edges.iter().take_while(|&&e| e != 0).count();
         let clash = (0..n)
             .filter(|&j| j != patch as usize)
-            .any(|j| snap((self.place)(corners, edges[j]).0) == at);
+            .any(|j| snap((place)(corners, edges[j]).0) == at);
         if !clash {
             return (local, normal);
         }
@@ -453,7 +505,9 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
             .map(|a| (at[a] + (d[a] / big * step).round() * QUANTUM as f32).clamp(0.0, 1.0));
         (moved, normal)
     }
+}
 
+impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// The vertex at cell-local `local` in `cell`: the local coordinate rounded as the mesh
     /// keeps it, and the position (see `make_vertex`).
     #[inline(always)]
@@ -900,6 +954,203 @@ fn quad_split(p: [F32x4; 4]) -> (bool, bool) {
     (first, flagged)
 }
 
+impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
+    /// The seam pass ([`crate::level_seams`]): the polygons of the seam edges this grid
+    /// meshes, each found from the first polyhedral cell around it.
+    fn seam_polygons(
+        &self,
+        out: &mut MeshBuffer,
+        seams: &Seams,
+        place_cell: &impl Fn(&[f32; 8], &[[f32; 3]]) -> ([f32; 3], [f32; 3]),
+    ) {
+        let g = self.grid;
+        let coarse = |p: [i64; 3]| g.values[g.index(p[0] as u32, p[1] as u32, p[2] as u32)];
+        let value = |p: [i64; 3]| seams.sample(p, &coarse);
+        let mut made = SeamVertices::default();
+        let (lo, hi) = (g.cells_min.map(i64::from), g.cells_max.map(i64::from));
+        for z in lo[2] - 1..=hi[2] {
+            for y in lo[1] - 1..=hi[1] {
+                for x in lo[0] - 1..=hi[0] {
+                    let c = [x, y, z];
+                    // Only cells beside the range's border can be polyhedral.
+                    if (0..3).all(|a| c[a] > lo[a] && c[a] < hi[a] - 1) {
+                        continue;
+                    }
+                    if seams.class(c) != Class::Polyhedral {
+                        continue;
+                    }
+                    let poly = seams.polyhedron(c, &value);
+                    let edges: Vec<FineEdge> = poly.edges.iter().map(|e| e.0).collect();
+                    let n = poly.patches.len();
+                    made.polyhedral.insert(c, (poly, vec![u32::MAX; n]));
+                    for e in edges {
+                        let cells = seams.around(e);
+                        let first = [2, 3, 1, 0]
+                            .map(|k| cells[k])
+                            .into_iter()
+                            .find(|x| x.0 == Class::Polyhedral);
+                        if first.map(|x| x.1) != Some(c) || !seams.owns(&cells) {
+                            continue;
+                        }
+                        self.seam_polygon(out, seams, &value, place_cell, &mut made, e, cells);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The polygon of seam edge `e` around `cells` ([`Seams::around`]).
+    #[allow(clippy::too_many_arguments)]
+    fn seam_polygon(
+        &self,
+        out: &mut MeshBuffer,
+        seams: &Seams,
+        value: &impl Fn([i64; 3]) -> f32,
+        place_cell: &impl Fn(&[f32; 8], &[[f32; 3]]) -> ([f32; 3], [f32; 3]),
+        made: &mut SeamVertices,
+        e: FineEdge,
+        cells: [(Class, [i64; 3]); 4],
+    ) {
+        let mut hi = e.lo;
+        hi[e.axis] += e.len;
+        let mut ids = [0u32; 4];
+        for (k, &(class, c)) in cells.iter().enumerate() {
+            ids[k] = match class {
+                Class::Fine => self.fine_vertex(out, seams, value, made, c, e, hi),
+                Class::Polyhedral => {
+                    self.polyhedral_vertex(out, seams, value, place_cell, made, c, e)
+                }
+                Class::Plain => {
+                    let rel = |p: [i64; 3]| [0, 1, 2].map(|a| p[a] / 2 - c[a]);
+                    let edge = cube_edge(rel(e.lo), rel(hi));
+                    let cu = c.map(|v| v as u32);
+                    let base = self.grid.index(cu[0], cu[1], cu[2]);
+                    let entry = out.scratch.ids[base];
+                    self.vertex(out, entry, base, edge, || cu)
+                }
+                Class::Coarser => unreachable!("a coarser chunk's edge"),
+            };
+        }
+        if value(e.lo) >= 0.0 {
+            ids.reverse();
+        }
+        // A polyhedral cell holding two quarters of the edge appears twice in a row.
+        let mut poly: Vec<u32> = Vec::with_capacity(4);
+        for k in 0..4 {
+            if ids[k] != ids[(k + 3) % 4] {
+                poly.push(ids[k]);
+            }
+        }
+        match poly.len() {
+            4 => push_quad(out, [poly[0], poly[1], poly[2], poly[3]]),
+            3 => crate::normals::push_triangle(out, poly[0], poly[1], poly[2]),
+            _ => {}
+        }
+    }
+
+    /// The vertex of fine cell `f` (fine units) through edge `e` (ending at `hi`), placed as
+    /// the fine chunk places it, in this grid's frame.
+    #[allow(clippy::too_many_arguments)]
+    fn fine_vertex(
+        &self,
+        out: &mut MeshBuffer,
+        seams: &Seams,
+        value: &impl Fn([i64; 3]) -> f32,
+        made: &mut SeamVertices,
+        f: [i64; 3],
+        e: FineEdge,
+        hi: [i64; 3],
+    ) -> u32 {
+        let corner = |k: usize| [0, 1, 2].map(|a| f[a] + i64::from(CORNERS[k][a]));
+        // Row order: corner x + 2y + 4z.
+        let mut corners = [0.0f32; 8];
+        for (k, c) in corners.iter_mut().enumerate() {
+            *c = value([
+                f[0] + (k & 1) as i64,
+                f[1] + (k >> 1 & 1) as i64,
+                f[2] + (k >> 2) as i64,
+            ]);
+        }
+        let case = case_of(&corners);
+        let rel = |p: [i64; 3]| [0, 1, 2].map(|a| p[a] - f[a]);
+        let patch = PATCH_OF_EDGE[case][cube_edge(rel(e.lo), rel(hi)) as usize];
+        debug_assert!(patch != NO_PATCH, "a crossed edge");
+        if let Some(&id) = made.fine.get(&(f, patch)) {
+            return id;
+        }
+        let (local, normal) = place_patch_with(self.place, &corners, case, patch);
+        let q = local.map(|v| (v + QUANTUM_MAGIC) - QUANTUM_MAGIC);
+        let o = self.grid.origin.map(i64::from);
+        let h = self.grid.voxel_size * 0.5;
+        let pos = [0, 1, 2].map(|a| ((f[a] - 2 * o[a]) as f32 + q[a]) * h);
+        let id = out.positions.len() as u32;
+        out.positions.push(pos);
+        out.normals.push(normal);
+        if !self.grid.materials.is_empty() {
+            let mut deepest = (f32::INFINITY, 0);
+            for (m, &r) in ROW_OF_CORNER.iter().enumerate() {
+                if corners[r as usize] < deepest.0 {
+                    deepest = (corners[r as usize], m);
+                }
+            }
+            out.materials.push(seams.material(corner(deepest.1)));
+        }
+        made.fine.insert((f, patch), id);
+        out.scratch.pinned.push(id);
+        id
+    }
+
+    /// The vertex of polyhedral cell `c` through edge `e`.
+    #[allow(clippy::too_many_arguments)]
+    fn polyhedral_vertex(
+        &self,
+        out: &mut MeshBuffer,
+        seams: &Seams,
+        value: &impl Fn([i64; 3]) -> f32,
+        place_cell: &impl Fn(&[f32; 8], &[[f32; 3]]) -> ([f32; 3], [f32; 3]),
+        made: &mut SeamVertices,
+        c: [i64; 3],
+        e: FineEdge,
+    ) -> u32 {
+        let entry = made.polyhedral.entry(c).or_insert_with(|| {
+            let p = seams.polyhedron(c, value);
+            let n = p.patches.len();
+            (p, vec![u32::MAX; n])
+        });
+        let patch = entry
+            .0
+            .edges
+            .iter()
+            .find(|x| x.0 == e)
+            .expect("an edge of the polyhedral cell")
+            .1 as usize;
+        if entry.1[patch] != u32::MAX {
+            return entry.1[patch];
+        }
+        let cu = c.map(|v| v as u32);
+        let base = self.grid.index(cu[0], cu[1], cu[2]);
+        let corners = self.corners(base);
+        let (local, normal) = place_cell(&corners, &entry.0.patches[patch]);
+        let (_, pos) = self.position(cu, local);
+        let id = out.positions.len() as u32;
+        out.positions.push(pos);
+        out.normals.push(normal);
+        if !self.grid.materials.is_empty() {
+            let mut deepest = (f32::INFINITY, 0);
+            for (m, &r) in ROW_OF_CORNER.iter().enumerate() {
+                if corners[r as usize] < deepest.0 {
+                    deepest = (corners[r as usize], m);
+                }
+            }
+            out.materials
+                .push(self.grid.material(base + self.corner_offset[deepest.1]));
+        }
+        entry.1[patch] = id;
+        out.scratch.pinned.push(id);
+        id
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -926,6 +1177,7 @@ mod tests {
                 strides: [2, 4],
                 voxel_size: F32x4::splat(1.0),
                 place: &place,
+                pin: &[],
             };
             let snap = |l: [f32; 3]| l.map(|c| ((c + QUANTUM_MAGIC) - QUANTUM_MAGIC).to_bits());
             let (mut clashed, mut cells) = (0, 0);

@@ -3,9 +3,9 @@
 
 use crate::buffer::MeshBuffer;
 use crate::crossings::{Crossings, trilinear};
-use crate::dual::dual_mesh;
+use crate::dual::{dual_mesh, dual_mesh_with};
 use crate::grid::Grid;
-use crate::surface_nets::mean_point;
+use crate::level_seams::{FineSampler, LevelNeighbours, Seams};
 
 /// Eigenvalues below this fraction of the largest are treated as zero in the QEF solve
 /// (the truncated pseudo-inverse of Lindstrom 2000), so flat and edge cells keep their
@@ -30,19 +30,51 @@ pub fn dual_contouring(grid: &Grid, out: &mut MeshBuffer) {
     dual_mesh(grid, out, qef_vertex);
 }
 
+/// [`dual_contouring`] for a chunk of a level-of-detail tiling, as
+/// [`crate::surface_nets_lod`] is for Surface Nets.
+///
+/// # Panics
+/// As [`crate::surface_nets_lod`].
+pub fn dual_contouring_lod(
+    grid: &Grid,
+    levels: LevelNeighbours,
+    fine: FineSampler,
+    out: &mut MeshBuffer,
+) {
+    if levels.is_plain() {
+        return dual_contouring(grid, out);
+    }
+    let seams = Seams::new(levels, fine, grid);
+    dual_mesh_with(grid, out, qef_vertex, Some(&seams), qef_points);
+}
+
 pub(crate) fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3]) {
     let c = &Crossings::new(corners, edges);
-    let mass = mean_point(c).map(f64::from);
+    qef_points(&c.corners, &c.points[..c.len])
+}
+
+/// The QEF vertex of the crossings `points` (cell-local) of a cell with `corners` (row order)
+/// and the normal there: [`dual_contouring`]'s vertex, also for a polyhedral cell's patch.
+pub(crate) fn qef_points(corners: &[f32; 8], points: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+    let mass = {
+        let mut s = [0.0f32; 3];
+        for p in points {
+            s = [s[0] + p[0], s[1] + p[1], s[2] + p[2]];
+        }
+        let inv = 1.0 / points.len() as f32;
+        [s[0] * inv, s[1] * inv, s[2] * inv]
+    }
+    .map(f64::from);
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [0.0f64; 3];
-    for k in 0..c.len {
-        let g = trilinear(&c.corners, c.points[k]).1.map(f64::from);
+    for &point in points {
+        let g = trilinear(corners, point).1.map(f64::from);
         let l = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
         if !(l > 0.0 && l.is_finite()) {
             continue;
         }
         let n = g.map(|v| v / l);
-        let p = c.points[k].map(f64::from);
+        let p = point.map(f64::from);
         // Plane through p relative to the mass point: n · y = n · (p − mass).
         let d = n[0] * (p[0] - mass[0]) + n[1] * (p[1] - mass[1]) + n[2] * (p[2] - mass[2]);
         for i in 0..3 {
@@ -75,7 +107,7 @@ pub(crate) fn qef_vertex(corners: &[f32; 8], edges: u16) -> ([f32; 3], [f32; 3])
         let v = (mass[i] + y[i]).clamp(0.0, 1.0);
         (if v < SNAP { 0.0 } else { v }) as f32
     });
-    (p, trilinear(&c.corners, p).1)
+    (p, trilinear(corners, p).1)
 }
 
 /// Eigenvalues and eigenvectors (columns) of a symmetric 3×3 matrix by cyclic Jacobi

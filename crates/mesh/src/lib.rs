@@ -51,6 +51,7 @@ mod dual;
 mod dual_contouring;
 mod grid;
 mod lanes;
+pub mod level_seams;
 mod marching_cubes;
 mod mc33;
 mod mc33_tables;
@@ -64,12 +65,13 @@ pub mod tables;
 pub mod transvoxel;
 
 pub use buffer::MeshBuffer;
-pub use dual_contouring::dual_contouring;
+pub use dual_contouring::{dual_contouring, dual_contouring_lod};
 pub use grid::{CHUNK_CELLS, CHUNK_HALO, Grid};
+pub use level_seams::{FineSampler, LevelNeighbours};
 pub use marching_cubes::marching_cubes;
 pub use mc33::mc33;
 pub use stats::{MeshStats, Point, WeldPart, boundary_edges, mesh_stats, nonmanifold_edges, weld};
-pub use surface_nets::surface_nets;
+pub use surface_nets::{surface_nets, surface_nets_lod};
 
 /// The meshers, for callers that choose one at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

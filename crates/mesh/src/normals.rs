@@ -144,9 +144,17 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
     for p in pinch.iter_mut() {
         *p = remap[*p as usize];
     }
+    // Vertices (after merging) beside a seam between levels: their zero-area triangles stay
+    // and they are no pinch candidates.
+    let mut pinned = vec![false; if out.scratch.pinned.is_empty() { 0 } else { n }];
+    for &v in &out.scratch.pinned {
+        pinned[remap[v as usize] as usize] = true;
+    }
+    out.scratch.pinned.clear();
+    let free = |v: u32| pinned.is_empty() || !pinned[v as usize];
     pinch.extend(
         (0..n as u32)
-            .filter(|&i| remap[i as usize] != i)
+            .filter(|&i| remap[i as usize] != i && free(remap[i as usize]))
             .map(|i| remap[i as usize]),
     );
     let mut slivers = std::mem::take(&mut out.scratch.sliver_work);
@@ -156,7 +164,11 @@ pub(crate) fn remove_degenerate(out: &mut MeshBuffer) {
         &mut ghost,
         &mut pinch,
         &mut slivers,
+        &pinned,
     );
+    if !pinned.is_empty() {
+        pinch.retain(|&v| !pinned[v as usize]);
+    }
     out.scratch.shell.ghost = ghost;
     out.scratch.sliver_work = slivers;
     out.indices.clear();

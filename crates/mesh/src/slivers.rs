@@ -177,15 +177,19 @@ impl SliverWork {
 ///
 /// The vertices of every sliver looked at go to `touched` (pinch candidates). `work` holds
 /// the buffers (edge table, queues); it is only scratch. `tags` (empty, or one per triangle)
-/// follows the triangles: the halves of a split triangle keep its tag.
+/// follows the triangles: the halves of a split triangle keep its tag. A zero-area triangle
+/// at a `pinned` vertex (empty, or one flag per vertex) is no sliver here: it stays.
 pub(crate) fn split_slivers(
     p: &[[f32; 3]],
     tris: &mut Vec<[u32; 3]>,
     tags: &mut Vec<bool>,
     touched: &mut Vec<u32>,
     work: &mut SliverWork,
+    pinned: &[bool],
 ) {
-    let is_sliver = |t: [u32; 3]| area2(p, t) == 0.0;
+    let is_sliver = |t: [u32; 3]| {
+        area2(p, t) == 0.0 && (pinned.is_empty() || !t.iter().any(|&v| pinned[v as usize]))
+    };
     let mut pending = std::mem::take(&mut work.pending);
     pending.clear();
     pending.extend((0..tris.len()).filter(|&i| is_sliver(tris[i])));
@@ -413,11 +417,11 @@ mod tests {
                 .collect();
             let mut work = SliverWork::default();
             let (mut tris, mut touched) = (input.clone(), Vec::new());
-            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work);
+            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work, &[]);
             split += usize::from(tris.len() != input.len());
             let (first, caps) = (tris.clone(), work.capacities());
             let (mut tris, mut touched) = (input, Vec::new());
-            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work);
+            split_slivers(&p, &mut tris, &mut Vec::new(), &mut touched, &mut work, &[]);
             assert_eq!(work.capacities(), caps, "case {case}");
             assert_eq!(tris, first, "case {case}");
         }

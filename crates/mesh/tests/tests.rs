@@ -4,6 +4,7 @@ mod util;
 
 mod cases;
 mod chunked;
+mod level_seams;
 mod lod;
 mod mc33;
 mod random;

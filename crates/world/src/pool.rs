@@ -22,9 +22,9 @@ pub(crate) struct Job {
     pub rank: Option<u64>,
     pub field: Field,
     pub mesher: Mesher,
-    /// With level of detail: the chunk's transition faces (meshed with Transvoxel by
-    /// [`LodBuilder`]); `None`: a level-0 chunk meshed with `mesher`.
-    pub lod: Option<u8>,
+    /// With level of detail: the levels of the chunk's neighbours its seams depend on
+    /// (meshed by [`LodBuilder::build_with`]); `None`: a level-0 chunk meshed with `mesher`.
+    pub lod: Option<loam_mesh::LevelNeighbours>,
     /// Per-vertex colours made on the worker ([`crate::World::set_vertex_colors`]).
     pub colors: Option<VertexColors>,
 }
@@ -202,16 +202,16 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
                 f(mesh, job.field.generator(), key.origin(vs), size)
             })
         };
-        if let Some(mask) = job.lod {
-            let mesh = lod.build(&job.field, key, mask).detach();
+        if let Some(levels) = job.lod {
+            let (mesh, mesher) = lod.build_with(&job.field, key, job.mesher, levels);
+            let mesh = mesh.detach();
             let colors = colors(&mesh);
             let finished = Instant::now();
             let result = JobResult {
                 key,
                 version: job.version,
-                // Level seams are Transvoxel's: Marching Cubes at every level, whatever
-                // the job's mesher.
-                mesher: Mesher::MarchingCubes,
+                // MC33 is drawn by Marching Cubes across levels (Transvoxel's seams).
+                mesher,
                 mesh,
                 colors,
                 mesh_s: (finished - start).as_secs_f64(),

@@ -4,7 +4,7 @@
 use loam_field::{CHUNK_CELLS, ChunkKey, Field};
 use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer, Mesher};
 
-use crate::lod::{LodBuilder, LodKey, proven_uniform, transition_mask};
+use crate::lod::{LodBuilder, LodKey, level_neighbours, proven_uniform, seams_of};
 use crate::shown::Shown;
 use crate::world::World;
 
@@ -70,9 +70,10 @@ pub fn verify_shown(world: &World, shown: &Shown, fresh: &Field) -> Result<usize
 }
 
 /// [`verify_shown`] with level of detail: every chunk `world` has in view, of every level,
-/// shows exactly the mesh [`LodBuilder`] builds from `fresh` with the transition faces the
-/// current view gives it (so no stale transition survives a level change), and nothing is
-/// shown outside the view. Returns the number of chunks with a mesh.
+/// shows exactly the mesh [`LodBuilder::build_with`] builds from `fresh` with the world's
+/// mesher and the neighbour levels the current view gives it (so no stale seam survives a
+/// level change), and nothing is shown outside the view. Returns the number of chunks with a
+/// mesh.
 ///
 /// # Errors
 /// The key of the first chunk whose shown mesh is not the from-scratch one.
@@ -81,15 +82,16 @@ pub fn verify_shown_lod(world: &World, shown: &Shown, fresh: &Field) -> Result<u
     let mut builder = LodBuilder::default();
     let mut meshed = 0;
     for &key in &view {
-        let mask = transition_mask(&view, key);
-        if world.transition_mask(key) != Some(mask) {
+        let mesher = world.settings().mesher;
+        let levels = seams_of(mesher, level_neighbours(&view, key));
+        if world.level_neighbours(key) != Some(levels) {
             return Err(key);
         }
         let empty = MeshBuffer::default();
         let want = if proven_uniform(fresh, key) {
             &empty
         } else {
-            builder.build(fresh, key, mask)
+            builder.build_with(fresh, key, mesher, levels).0
         };
         match shown.get_lod(key) {
             Some(m) if same_mesh(&m.mesh, want) => meshed += 1,

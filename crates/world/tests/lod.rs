@@ -4,32 +4,37 @@
 use std::collections::BTreeSet;
 
 use loam_field::{CsgMode, EditOp, Field};
-use loam_mesh::MeshBuffer;
+use loam_mesh::{MeshBuffer, Mesher};
 use loam_world::lod::{
-    LodBuilder, LodKey, LodSettings, OpenEdges, open_edges, proven_uniform, select, transition_mask,
+    LodBuilder, LodKey, LodSettings, OpenEdges, level_neighbours, lod_mesher, open_edges,
+    proven_uniform, seams_of, select, transition_mask,
 };
 
 use crate::util::noise_field;
 
-/// Every chunk of `view` with a surface, meshed from scratch: (key, origin, mesh).
-pub fn scene(field: &Field, view: &BTreeSet<LodKey>) -> Vec<(LodKey, [f64; 3], MeshBuffer)> {
+/// Every chunk of `view` with a surface, meshed from scratch with `mesher` and the seams to
+/// its neighbours' levels: (key, origin, mesh).
+pub fn scene(
+    field: &Field,
+    view: &BTreeSet<LodKey>,
+    mesher: Mesher,
+) -> Vec<(LodKey, [f64; 3], MeshBuffer)> {
     let vs = field.settings().voxel_size;
     let mut b = LodBuilder::default();
     view.iter()
         .filter(|&&k| !proven_uniform(field, k))
         .map(|&k| {
-            (
-                k,
-                k.origin(vs),
-                b.build(field, k, transition_mask(view, k)).clone(),
-            )
+            let levels = seams_of(mesher, level_neighbours(view, k));
+            let (mesh, drawn) = b.build_with(field, k, mesher, levels);
+            assert_eq!(drawn, lod_mesher(mesher));
+            (k, k.origin(vs), mesh.clone())
         })
         .filter(|(_, _, m)| !m.is_empty())
         .collect()
 }
 
-pub fn cracks(field: &Field, view: &BTreeSet<LodKey>) -> OpenEdges {
-    let s = scene(field, view);
+pub fn cracks(field: &Field, view: &BTreeSet<LodKey>, mesher: Mesher) -> OpenEdges {
+    let s = scene(field, view, mesher);
     open_edges(
         s.iter().map(|(_, o, m)| (*o, m)),
         view,
@@ -46,8 +51,18 @@ fn lod() -> LodSettings {
     }
 }
 
+/// Every mesher: the chunks of three levels around a viewer weld with no open edge inside
+/// the view (Transvoxel for Marching Cubes and MC33, the polyhedral seams of
+/// `loam_mesh::level_seams` for Surface Nets and Dual Contouring), and without their seams they
+/// would crack.
 #[test]
 fn all_levels_weld_without_open_edges_inside_the_view() {
+    for mesher in Mesher::ALL {
+        all_levels_weld(mesher);
+    }
+}
+
+fn all_levels_weld(mesher: Mesher) {
     let field = noise_field(7);
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
@@ -60,25 +75,35 @@ fn all_levels_weld_without_open_edges_inside_the_view() {
         let (x, z) = (next() * 400.0 - 200.0, next() * 400.0 - 200.0);
         let y = field.generator().surface_height(x, z) + 2.0 + next() * 30.0;
         let view = select(&[[x, y, z]], 1.0, &lod(), &BTreeSet::new());
-        let c = cracks(&field, &view);
-        eprintln!("viewer {x:.1} {y:.1} {z:.1}: {} chunks, {c:?}", view.len());
+        let c = cracks(&field, &view, mesher);
+        eprintln!(
+            "{mesher:?}, viewer {x:.1} {y:.1} {z:.1}: {} chunks, {c:?}",
+            view.len()
+        );
         assert!(c.triangles > 10_000, "{c:?}");
         assert!(c.outer > 0, "the view's outer edge is open: {c:?}");
         assert_eq!(c.inside, 0, "{c:?}");
         // The scene has surface at every level and transition faces.
-        let sc = scene(&field, &view);
+        let sc = scene(&field, &view, mesher);
         let levels: BTreeSet<u8> = sc.iter().map(|(k, _, _)| k.level).collect();
         assert_eq!(levels, BTreeSet::from([0, 1, 2]));
         let with_transitions = sc
             .iter()
-            .filter(|(k, _, _)| transition_mask(&view, *k) != 0)
+            .filter(|(k, _, _)| level_neighbours(&view, *k).finer != 0)
             .count();
         assert!(with_transitions > 5, "{with_transitions}");
-        // Control: without transition cells the same chunks crack where levels meet.
+        // Control: without seams the same chunks crack where levels meet.
         let mut b = LodBuilder::default();
         let plain: Vec<([f64; 3], MeshBuffer)> = sc
             .iter()
-            .map(|(k, o, _)| (*o, b.build(&field, *k, 0).clone()))
+            .map(|(k, o, _)| {
+                (
+                    *o,
+                    b.build_with(&field, *k, mesher, Default::default())
+                        .0
+                        .clone(),
+                )
+            })
             .collect();
         let c0 = open_edges(plain.iter().map(|(o, m)| (*o, m)), &view, 1.0);
         assert!(c0.inside > 100, "no transitions: {c0:?}");
@@ -136,12 +161,14 @@ fn surface_point(
     transition: bool,
 ) -> [f64; 3] {
     for m in shown.meshes().filter(|m| m.level == level) {
-        let mask = world.transition_mask(m.lod_key()).expect("in view");
+        let mask = world.level_neighbours(m.lod_key()).expect("in view");
         let size = m.lod_key().size() as f32;
         for p in &m.mesh.positions {
             let on_face = (0..6).any(|f| {
                 let a = f / 2;
-                mask & (1 << f) != 0
+                let mut d = [0; 3];
+                d[a] = if f % 2 == 0 { -1 } else { 1 };
+                mask.finer & loam_mesh::LevelNeighbours::bit(d) != 0
                     && if f % 2 == 0 {
                         p[a] < 1.0
                     } else {

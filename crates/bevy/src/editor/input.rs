@@ -139,11 +139,12 @@ pub(crate) fn keys(
         let i = all.iter().position(|m| *m == current).unwrap_or(0);
         let next = all[(i + 1) % all.len()];
         settings.mesher = Some(next);
-        // With levels of detail every level is still Marching Cubes (only it has level
-        // seams, Transvoxel's): say so rather than switch nothing silently.
-        status.message = if sink.world.world.settings().lod_levels > 0 {
+        // With levels of detail MC33 is drawn by Marching Cubes (it has no level seams of
+        // its own; Transvoxel's are Marching Cubes'): say so rather than switch silently.
+        let lod = sink.world.world.settings().lod_levels > 0;
+        status.message = if lod && loam_world::lod::lod_mesher(next) != next {
             format!(
-                "mesher: {} (levels of detail still draw Marching Cubes; it applies with levels off)",
+                "mesher: {} (levels of detail draw it as Marching Cubes; it applies with levels off)",
                 next.name()
             )
         } else {

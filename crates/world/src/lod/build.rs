@@ -1,6 +1,9 @@
 //! Meshing a chunk of any level: its grid read from the field at the level's spacing, and
-//! Transvoxel transition cells on each face whose neighbour is one level finer (Lengyel 2010,
-//! §4.3), reading the field at the fine spacing there.
+//! the seams to its neighbours of other levels. Marching Cubes (and MC33, which has no level
+//! seams of its own) gets Transvoxel transition cells on each face whose neighbour is one level
+//! finer (Lengyel 2010, §4.3); Surface Nets and Dual Contouring get the polyhedral cells of
+//! `loam_mesh::level_seams` on every face, edge and corner toward a finer neighbour. Both
+//! read the field at the fine spacing there.
 
 use std::collections::BTreeSet;
 
@@ -8,7 +11,9 @@ use loam_field::{BRICK_SAMPLES, CHUNK_CELLS, ColumnBounds, Field, SamplePos};
 use loam_mesh::transvoxel::{
     Face, FineFace, Transitions, fine_face_dims, fine_face_sample, transvoxel,
 };
-use loam_mesh::{CHUNK_HALO, Grid, MeshBuffer};
+use loam_mesh::{
+    CHUNK_HALO, Grid, LevelNeighbours, MeshBuffer, Mesher, dual_contouring_lod, surface_nets_lod,
+};
 
 use super::key::LodKey;
 use super::select::covering;
@@ -30,6 +35,74 @@ pub fn transition_mask(shown: &BTreeSet<LodKey>, key: LodKey) -> u8 {
             && n.children()
                 .is_some_and(|ch| ch.iter().any(|c| shown.contains(c)));
         if finer {
+            mask |= face.bit();
+        }
+    }
+    mask
+}
+
+/// The levels of chunk `key`'s 26 neighbours in the tiling `shown` (ascending by key, as
+/// [`super::select`] makes it): [`LevelNeighbours::finer`] where the neighbour's place is split
+/// into chunks one level finer, [`LevelNeighbours::coarser`] where it lies in a coarser chunk.
+/// With the 2:1 rule (faces, edges and corners) no neighbour is further apart.
+pub fn level_neighbours(shown: &BTreeSet<LodKey>, key: LodKey) -> LevelNeighbours {
+    let top = shown.last().map_or(key.level, |k| k.level.max(key.level));
+    let mut out = LevelNeighbours::default();
+    for d in super::select::neighbour_offsets() {
+        let n = key.offset(d);
+        match covering(shown, n, top) {
+            Some(c) if c.level > key.level => out.coarser |= LevelNeighbours::bit(d),
+            Some(_) => {}
+            None => {
+                if key.level > 0
+                    && n.children()
+                        .is_some_and(|ch| ch.iter().any(|c| shown.contains(c)))
+                {
+                    out.finer |= LevelNeighbours::bit(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What of `levels` a chunk meshed with `mesher` depends on: Transvoxel (Marching Cubes, and
+/// MC33, drawn by it across levels) only the finer face neighbours; the dual meshers every
+/// neighbour of another level. A chunk is rebuilt when this changes.
+pub fn seams_of(mesher: Mesher, levels: LevelNeighbours) -> LevelNeighbours {
+    match mesher {
+        Mesher::SurfaceNets | Mesher::DualContouring => levels,
+        Mesher::MarchingCubes | Mesher::Mc33 => LevelNeighbours {
+            finer: Face::ALL
+                .into_iter()
+                .map(|f| {
+                    let mut d = [0; 3];
+                    d[f.axis()] = if f.is_high() { 1 } else { -1 };
+                    LevelNeighbours::bit(d)
+                })
+                .filter(|&b| levels.finer & b != 0)
+                .fold(0, |a, b| a | b),
+            coarser: 0,
+        },
+    }
+}
+
+/// The mesher that draws a chunk of a level-of-detail view when `mesher` is asked for:
+/// Marching Cubes for MC33 (Transvoxel's seams are Marching Cubes'), the others themselves.
+pub fn lod_mesher(mesher: Mesher) -> Mesher {
+    match mesher {
+        Mesher::Mc33 => Mesher::MarchingCubes,
+        m => m,
+    }
+}
+
+/// The Transvoxel mask (bit `Face as u8`) of the finer face neighbours in `levels`.
+fn face_mask(levels: LevelNeighbours) -> u8 {
+    let mut mask = 0;
+    for face in Face::ALL {
+        let mut d = [0; 3];
+        d[face.axis()] = if face.is_high() { 1 } else { -1 };
+        if levels.finer & LevelNeighbours::bit(d) != 0 {
             mask |= face.bit();
         }
     }
@@ -100,16 +173,112 @@ impl LodBuilder {
         transvoxel(&grid, &t, &mut self.mesh);
         &self.mesh
     }
+
+    /// The mesh of chunk `key` drawn with [`lod_mesher`]`(mesher)` beside neighbours of the
+    /// levels `levels` ([`level_neighbours`]), and that mesher; valid until the next call.
+    /// Marching Cubes: [`LodBuilder::build`] with the finer faces. Surface Nets and Dual
+    /// Contouring: their `_lod` meshers over the chunk's grid (as in [`LodBuilder::build`])
+    /// with the field at the fine spacing beside every finer neighbour, read as slabs of
+    /// samples along the faces toward them (each `7 × 73 × 73` half-spaced samples).
+    pub fn build_with(
+        &mut self,
+        field: &Field,
+        key: LodKey,
+        mesher: Mesher,
+        levels: LevelNeighbours,
+    ) -> (&MeshBuffer, Mesher) {
+        let mesher = lod_mesher(mesher);
+        if mesher == Mesher::MarchingCubes {
+            return (self.build(field, key, face_mask(levels)), mesher);
+        }
+        let stride = key.stride();
+        let h = CHUNK_HALO as i32;
+        let side = (CHUNK_CELLS + 1 + 2 * h) as usize;
+        self.values.resize(side.pow(3), 0.0);
+        self.materials.resize(side.pow(3), 0);
+        let m = key.min_sample();
+        let min = SamplePos::new(m.x - h * stride, m.y - h * stride, m.z - h * stride);
+        field.fill_strided(
+            min,
+            stride,
+            [side; 3],
+            &mut self.values,
+            &mut self.materials,
+        );
+        // Slabs of fine samples (half-spaced lattice from the grid's sample 0) along each face
+        // toward a finer neighbour (by face, edge or corner): the polyhedral cells and the fine
+        // cells beside them lie within two grid cells of the face.
+        let fine_side = 2 * (side - 1) + 1;
+        let mut boxes: Vec<([usize; 3], [usize; 3])> = Vec::new();
+        if levels.finer != 0 && stride > 1 {
+            for face in Face::ALL {
+                let a = face.axis();
+                let toward = (0..27).any(|i| {
+                    let d = [i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1];
+                    d[a] == if face.is_high() { 1 } else { -1 }
+                        && levels.finer & LevelNeighbours::bit(d) != 0
+                });
+                if !toward {
+                    continue;
+                }
+                let mut lo = [0usize; 3];
+                let mut dims = [fine_side; 3];
+                dims[a] = 2 * (h as usize + 1) + 1;
+                if face.is_high() {
+                    lo[a] = fine_side - dims[a];
+                }
+                boxes.push((lo, dims));
+            }
+        }
+        let half = stride / 2;
+        for (k, &(lo, dims)) in boxes.iter().enumerate() {
+            let (values, materials) = &mut self.slabs[k];
+            let n = dims.iter().product::<usize>();
+            values.resize(n, 0.0);
+            materials.resize(n, 0);
+            let at = SamplePos::new(
+                min.x + lo[0] as i32 * half,
+                min.y + lo[1] as i32 * half,
+                min.z + lo[2] as i32 * half,
+            );
+            field.fill_strided(at, half.max(1), dims, values, materials);
+        }
+        let slabs = &self.slabs;
+        let fine = |p: [i32; 3]| -> (f32, u8) {
+            for (k, &(lo, dims)) in boxes.iter().enumerate() {
+                let r = [0, 1, 2].map(|a| p[a] as i64 - lo[a] as i64);
+                if (0..3).all(|a| r[a] >= 0 && r[a] < dims[a] as i64) {
+                    let i = r[0] as usize + dims[0] * (r[1] as usize + dims[1] * r[2] as usize);
+                    return (slabs[k].0[i], slabs[k].1[i]);
+                }
+            }
+            // Outside the slabs (not asked for by the seams as built): the field itself.
+            let q = SamplePos::new(
+                min.x + p[0] * half,
+                min.y + p[1] * half,
+                min.z + p[2] * half,
+            );
+            (field.sample(q), field.material(q))
+        };
+        let cell = key.cell_size(field.settings().voxel_size) as f32;
+        let grid = Grid::chunk(&self.values, &self.materials, CHUNK_HALO, cell);
+        match mesher {
+            Mesher::SurfaceNets => surface_nets_lod(&grid, levels, &fine, &mut self.mesh),
+            _ => dual_contouring_lod(&grid, levels, &fine, &mut self.mesh),
+        }
+        (&self.mesh, mesher)
+    }
 }
 
 /// Where the column of level-`level` chunks `(x, z)` is certainly air or solid: the generator's
-/// bounds over every sample its chunks read (the footprint and one coarse sample around it),
+/// bounds over every sample its chunks read (the footprint and two coarse samples around it),
 /// widened by the edited bricks there. Cache it per column until an edit reaches the column.
 pub fn lod_column_bounds(field: &Field, level: u8, x: i32, z: i32) -> ColumnBounds {
     let vs = field.settings().voxel_size;
     let k = LodKey::new(level, [x, 0, z]);
     let (m, s, size) = (k.min_sample(), i64::from(k.stride()), k.size());
-    let range = |c: i32| [i64::from(c) - s, i64::from(c) + size + s];
+    // The grid's halo is two samples (the dual meshers' shell and seams read it).
+    let range = |c: i32| [i64::from(c) - 2 * s, i64::from(c) + size + 2 * s];
     let (xr, zr) = (range(m.x), range(m.z));
     let metres = |r: [i64; 2]| r.map(|v| v as f64 * vs);
     let mut b = field
@@ -134,8 +303,8 @@ pub fn lod_column_bounds(field: &Field, level: u8, x: i32, z: i32) -> ColumnBoun
 pub fn uniform_in(field: &Field, key: LodKey, bounds: &ColumnBounds) -> bool {
     let vs = field.settings().voxel_size;
     let (y, s) = (i64::from(key.min_sample().y), i64::from(key.stride()));
-    let lo = (y - s) as f64 * vs;
-    let hi = (y + key.size() + s) as f64 * vs;
+    let lo = (y - 2 * s) as f64 * vs;
+    let hi = (y + key.size() + 2 * s) as f64 * vs;
     lo > bounds.air_above || hi < bounds.solid_below
 }
 

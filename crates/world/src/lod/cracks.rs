@@ -27,10 +27,10 @@ pub struct OpenEdges {
 /// (`origin + position` in f64, bit for bit; seams are bit-exact by construction) and counts
 /// edges used by exactly one triangle. `view` is the set of chunks in view (all levels; level-0
 /// worlds pass [`LodKey::level0`] of their loaded chunks, with or without a mesh): an open edge
-/// whose two ends both lie within one level-0 cell of the boundary of their union is on the
-/// outer edge of the view and counted in [`OpenEdges::outer`], every other one in
-/// [`OpenEdges::inside`]. `voxel_size` is
-/// the level-0 voxel size in metres.
+/// whose two ends both lie outside their union or within two cells (of the level of the chunk
+/// holding the end) of its boundary is on the outer edge of the view and counted in
+/// [`OpenEdges::outer`], every other one in [`OpenEdges::inside`]. `voxel_size` is the level-0
+/// voxel size in metres.
 pub fn open_edges<'a>(
     meshes: impl IntoIterator<Item = ([f64; 3], &'a MeshBuffer)>,
     view: &BTreeSet<LodKey>,
@@ -66,16 +66,23 @@ pub fn open_edges<'a>(
         }
     }
     let top = view.iter().map(|k| k.level).max().unwrap_or(0);
-    let inside_view = |p: [f64; 3]| {
+    // The level of the chunk of the view holding `p`, if one does.
+    let level_at = |p: [f64; 3]| {
         super::select::level0_key(p, voxel_size)
-            .is_some_and(|k0| (0..=top).any(|l| view.contains(&k0.ancestor(l))))
+            .and_then(|k0| (0..=top).find(|&l| view.contains(&k0.ancestor(l))))
     };
-    // The dual meshers' open edges at the view's end lie in the last layer of cells (their
-    // vertices are inside cells), not on the boundary plane as Marching Cubes' do: a step of
-    // one level-0 cell (and a little) from an end must leave the view.
-    let eps = (1.0 + 1e-3) * voxel_size;
+    // The dual meshers' open edges at the view's end join vertices of the cells on both sides
+    // of it (their vertices are inside cells), not points on the boundary plane as Marching
+    // Cubes' do; where the view's boundary turns a corner, such an edge can end in the second
+    // layer of cells. So an end is on the outer edge when a step of two cells of the chunk
+    // holding it (and a little) leaves the view, or it lies outside the view.
     let on_outer = |p: [f64; 3]| {
-        neighbour_offsets().any(|d| !inside_view([0, 1, 2].map(|a| p[a] + eps * f64::from(d[a]))))
+        let Some(l) = level_at(p) else {
+            return true;
+        };
+        let eps = (2.0 + 1e-3) * voxel_size * f64::from(1u32 << l);
+        neighbour_offsets()
+            .any(|d| level_at([0, 1, 2].map(|a| p[a] + eps * f64::from(d[a]))).is_none())
     };
     let mut out = OpenEdges {
         triangles,

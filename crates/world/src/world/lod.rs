@@ -10,7 +10,7 @@ use loam_field::{BRICK_SAMPLES, ColumnBounds, SampleBox};
 
 use super::{Chunk, Out, World};
 use crate::batch::BatchKind;
-use crate::lod::{LodKey, lod_column_bounds, select, transition_mask, uniform_in};
+use crate::lod::{LodKey, level_neighbours, lod_column_bounds, seams_of, select, uniform_in};
 
 /// Level-of-detail column bounds, by (level, x, z) of the chunk column.
 pub(super) type LodColumns = BTreeMap<(u8, i32, i32), ColumnBounds>;
@@ -106,15 +106,9 @@ impl World {
         let mut remask = Vec::new();
         let mut near = BTreeSet::new();
         for k in gone.iter().chain(&added) {
-            for d in [
-                [1, 0, 0],
-                [-1, 0, 0],
-                [0, 1, 0],
-                [0, -1, 0],
-                [0, 0, 1],
-                [0, 0, -1],
-            ] {
-                // Face neighbours of the same, the next coarser and the next finer level.
+            for d in crate::lod::neighbour_offsets() {
+                // Neighbours (face, edge, corner) of the same, the next coarser and the next
+                // finer level.
                 let n = k.offset(d);
                 near.insert(n);
                 if let Some(p) = n.parent() {
@@ -127,9 +121,9 @@ impl World {
             if let Some(c) = self.chunks.get(&n)
                 && self.lod.view.contains(&n)
             {
-                let mask = transition_mask(&self.lod.view, n);
-                if mask != c.mask {
-                    remask.push((n, mask));
+                let levels = seams_of(self.settings.mesher, level_neighbours(&self.lod.view, n));
+                if levels != c.levels {
+                    remask.push((n, levels));
                 }
             }
         }
@@ -187,15 +181,15 @@ impl World {
                 batch.removed.insert(key);
             }
         }
-        for (key, mask) in remask {
-            self.chunks.get_mut(&key).expect("loaded").mask = mask;
+        for (key, levels) in remask {
+            self.chunks.get_mut(&key).expect("loaded").levels = levels;
             if !self.lod_uniform(key) {
                 self.bump(key, id);
             }
         }
         for key in added {
-            let mask = transition_mask(&self.lod.view, key);
-            self.chunks.insert(key, Chunk::new(mask));
+            let levels = seams_of(self.settings.mesher, level_neighbours(&self.lod.view, key));
+            self.chunks.insert(key, Chunk::new(levels));
             if !self.lod_uniform(key) {
                 let b = if first {
                     self.new_batch(BatchKind::Stream)

@@ -14,7 +14,7 @@ use loam_field::{
     BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
     Field, History, Journal, LogEntry, RayHit, RaycastError, SampleBox,
 };
-use loam_mesh::Mesher;
+use loam_mesh::{LevelNeighbours, Mesher};
 
 use crate::batch::{Batch, BatchKind, ChunkMesh};
 use crate::bricks::{HOT_BRICKS_BETWEEN_UPDATES, make_bricks, pack_bricks};
@@ -34,17 +34,18 @@ struct Chunk {
     batch: Option<u64>,
     /// Whether the front end was handed a mesh of it.
     shown: bool,
-    /// Its transition faces (level of detail; 0 otherwise).
-    mask: u8,
+    /// The levels of its neighbours that its mesh depends on (level of detail, see
+    /// [`crate::lod::seams_of`]; all plain otherwise).
+    levels: LevelNeighbours,
 }
 
 impl Chunk {
-    fn new(mask: u8) -> Self {
+    fn new(levels: LevelNeighbours) -> Self {
         Self {
             version: 0,
             batch: None,
             shown: false,
-            mask,
+            levels,
         }
     }
 }
@@ -347,10 +348,18 @@ impl World {
         if mesher == self.settings.mesher {
             return;
         }
+        let before = self.settings.mesher;
         self.settings.mesher = mesher;
         if self.lod.settings.is_some() {
-            // Every chunk is meshed with Transvoxel.
-            return;
+            if crate::lod::lod_mesher(before) == crate::lod::lod_mesher(mesher) {
+                // MC33 and Marching Cubes draw the same across levels (Transvoxel).
+                return;
+            }
+            // The seams each chunk depends on change with the mesher.
+            for (&key, c) in self.chunks.iter_mut() {
+                let all = crate::lod::level_neighbours(&self.lod.view, key);
+                c.levels = crate::lod::seams_of(mesher, all);
+            }
         }
         let keys: Vec<LodKey> = self.chunks.keys().copied().collect();
         for key in keys {
@@ -480,7 +489,7 @@ impl World {
         debug_assert!(c.batch.is_none() || c.batch == Some(target));
         c.version = version;
         c.batch = Some(target);
-        let lod = self.lod.settings.map(|_| c.mask);
+        let lod = self.lod.settings.map(|_| c.levels);
         let batch = self.batches.get_mut(&target).expect("batch");
         if batch.ready.remove(&key).is_some() {
             self.rec.stale_dropped += 1;
@@ -565,7 +574,8 @@ impl World {
                 if !want.contains(&key.chunk()) {
                     continue;
                 }
-                self.chunks.insert(key, Chunk::new(0));
+                self.chunks
+                    .insert(key, Chunk::new(LevelNeighbours::default()));
             }
             targets.push(key);
         }

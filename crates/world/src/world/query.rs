@@ -43,9 +43,10 @@ impl World {
         }
     }
 
-    /// The transition faces chunk `key` is meshed with (bit `Face as u8`), if loaded.
-    pub fn transition_mask(&self, key: LodKey) -> Option<u8> {
-        self.chunks.get(&key).map(|c| c.mask)
+    /// The levels of chunk `key`'s neighbours its mesh is built for (the part its mesher's
+    /// seams depend on, [`crate::lod::seams_of`]), if loaded.
+    pub fn level_neighbours(&self, key: LodKey) -> Option<loam_mesh::LevelNeighbours> {
+        self.chunks.get(&key).map(|c| c.levels)
     }
 
     /// Whether level-0 chunk `key` is loaded and the front end has its current state: its

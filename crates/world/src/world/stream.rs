@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use loam_field::ChunkKey;
+use loam_mesh::LevelNeighbours;
 
 use super::{Chunk, Out, World};
 use crate::batch::BatchKind;
@@ -41,7 +42,8 @@ impl World {
             return;
         }
         let col = self.columns[&(key.x, key.z)];
-        self.chunks.insert(lk, Chunk::new(0));
+        self.chunks
+            .insert(lk, Chunk::new(LevelNeighbours::default()));
         if key.y > col.solid_top && key.y <= col.top {
             let b = self.new_batch(BatchKind::Stream);
             self.bump(lk, b);
