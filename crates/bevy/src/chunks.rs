@@ -218,6 +218,7 @@ pub fn upload_meshes(
     debug: Option<Res<LodDebugView>>,
     settings: Option<Res<LoamSettings>>,
     mut fade: crate::fade::FadeStart,
+    mut check: Option<ResMut<SeamCheck>>,
 ) {
     let debug = debug.map(|d| d.clone()).unwrap_or_default();
     let lod = world.world.settings().lod_levels > 0;
@@ -232,6 +233,11 @@ pub fn upload_meshes(
             break;
         }
         for update in updates {
+            if let Some(c) = check.as_mut()
+                && c.shown.apply([update.clone()]).is_err()
+            {
+                warn!("seam check: a stale mesh was handed over");
+            }
             match update {
                 WorldUpdate::Removed(key) => {
                     let key = LodKey::level0(key);
@@ -349,4 +355,59 @@ pub fn upload_meshes(
     stats.shown = entities.0.len();
     stats.uploaded_last_frame = uploaded;
     stats.upload_time_last_frame = start.elapsed();
+}
+
+/// A copy of every shown mesh, kept while this resource exists (`loam edit --check-seams`),
+/// and the mesher whose complete view [`check_seams`] last reported.
+#[derive(Resource, Default)]
+pub struct SeamCheck {
+    /// The meshes shown, as the world handed them over.
+    pub shown: loam_world::Shown,
+    /// The mesher of the last report.
+    pub reported: Option<loam_mesh::Mesher>,
+}
+
+/// With a [`SeamCheck`]: when every chunk of the view is built and shown and the world's
+/// mesher is not the one last reported, prints a line with the open edges inside the view and
+/// the non-manifold edges of all shown meshes welded by position (as `loam replay`'s metrics),
+/// and the meshers that drew them: `seams: mesher sn, 671 chunks of levels 0..=3, drawn by
+/// [sn]: open edges inside the view 0, non-manifold 4230`.
+pub fn check_seams(world: Res<LoamWorld>, mut check: ResMut<SeamCheck>) {
+    let w = &world.world;
+    let mesher = w.settings().mesher;
+    if check.reported == Some(mesher) || w.waiting() > 0 || w.pending_batches() > 0 {
+        return;
+    }
+    // A switch shows once every chunk was rebuilt with the new mesher (MC33 draws as Marching
+    // Cubes across levels).
+    let drawn = check.shown.meshers();
+    let lod = w.settings().lod_levels > 0;
+    let want = if lod {
+        loam_world::lod::lod_mesher(mesher)
+    } else {
+        mesher
+    };
+    if drawn.iter().any(|&m| m != want) {
+        return;
+    }
+    let view = w.view();
+    let edges = check
+        .shown
+        .open_edges(&view, w.field().settings().voxel_size);
+    let levels: Vec<u8> = view.iter().map(|k| k.level).collect();
+    let (lo, hi) = (
+        levels.iter().min().copied().unwrap_or(0),
+        levels.iter().max().copied().unwrap_or(0),
+    );
+    let names: Vec<&str> = drawn.iter().map(|m| m.name()).collect();
+    println!(
+        "seams: mesher {}, {} chunks of levels {lo}..={hi}, drawn by [{}]: open edges inside \
+         the view {}, non-manifold {}",
+        mesher.name(),
+        check.shown.len(),
+        names.join(", "),
+        edges.inside,
+        edges.nonmanifold
+    );
+    check.reported = Some(mesher);
 }

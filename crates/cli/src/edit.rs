@@ -67,6 +67,12 @@ pub struct EditArgs {
     /// other, so a level change does not pop); 0 swaps levels in one frame. At most 60.
     #[arg(long, default_value_t = 0.4, value_parser = parse_lod_fade, value_name = "SECONDS")]
     pub lod_fade: f32,
+    /// Checks the seams of what is drawn: each time every chunk of the view is built and shown
+    /// with a new mesher (at the start, and after each M), prints the open edges (cracks)
+    /// inside the view and the meshers that drew it, as `loam replay`'s metrics count them.
+    /// Keeps a copy of every shown mesh, and welds them all at each check: for tests.
+    #[arg(long)]
+    pub check_seams: bool,
 }
 
 impl EditArgs {
@@ -112,6 +118,7 @@ impl Default for EditArgs {
             token: None,
             view_distance: None,
             lod_fade: 0.4,
+            check_seams: false,
         }
     }
 }
@@ -192,6 +199,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         size,
         lod_fade_s: args.lod_fade,
         keep_view: args.view_distance.is_some(),
+        check_seams: args.check_seams,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");
@@ -318,6 +326,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         size: args.size,
         lod_fade_s: args.lod_fade,
         keep_view: args.view_distance.is_some(),
+        check_seams: args.check_seams,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");

@@ -980,6 +980,9 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
                         continue;
                     }
                     let poly = seams.polyhedron(c, &value);
+                    if poly.edges.is_empty() {
+                        continue;
+                    }
                     let edges: Vec<FineEdge> = poly.edges.iter().map(|e| e.0).collect();
                     let n = poly.patches.len();
                     made.polyhedral.insert(c, (poly, vec![u32::MAX; n]));

@@ -33,6 +33,7 @@
 //! chunk makes them (the same function of the same eight samples, the same position lattice):
 //! the two chunks' meshes share those vertices bit for bit in world space.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use crate::tables::{CORNERS, EDGES};
@@ -87,7 +88,13 @@ pub(crate) struct Seams<'s> {
     fine: FineSampler<'s>,
     min: [i64; 3],
     max: [i64; 3],
+    /// [`Seams::class`] by the cell's neighbourhood code ([`Seams::code`]), filled on first
+    /// use (`u8::MAX`: not yet).
+    classes: Vec<Cell<u8>>,
 }
+
+/// The classes in the order of their memo codes.
+const CLASSES: [Class; 4] = [Class::Plain, Class::Polyhedral, Class::Fine, Class::Coarser];
 
 /// A crossed edge of the complex: its ends in fine units (`lo` below `hi` on `axis`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -122,7 +129,29 @@ impl<'s> Seams<'s> {
             fine,
             min: grid.cells_min.map(i64::from),
             max: grid.cells_max.map(i64::from),
+            classes: vec![Cell::new(u8::MAX); 27 * 27 * 27],
         }
+    }
+
+    /// What decides cell `c`'s class: per axis, the regions of the coordinates `c − 1`, `c`
+    /// and `c + 1` (a class depends on the regions of the cell and of its 26 neighbours
+    /// only), as one number below 27³.
+    fn code(&self, c: [i64; 3]) -> usize {
+        self.axis_code(0, c[0]) + 27 * (self.axis_code(1, c[1]) + 27 * self.axis_code(2, c[2]))
+    }
+
+    /// Axis `a`'s part of [`Seams::code`] for coordinate `v`.
+    fn axis_code(&self, a: usize, v: i64) -> usize {
+        let r = |v: i64| {
+            if v < self.min[a] {
+                0
+            } else if v >= self.max[a] {
+                2
+            } else {
+                1
+            }
+        };
+        r(v - 1) + 3 * r(v) + 9 * r(v + 1)
     }
 
     /// The neighbour region of cell `c`: per axis −1, 0 (the range) or 1.
@@ -156,6 +185,22 @@ impl<'s> Seams<'s> {
 
     /// The class of cell `c`.
     pub(crate) fn class(&self, c: [i64; 3]) -> Class {
+        self.class_by_code(c, self.code(c))
+    }
+
+    /// [`Seams::class`] of cell `c` whose [`Seams::code`] is `code`.
+    fn class_by_code(&self, c: [i64; 3], code: usize) -> Class {
+        let memo = &self.classes[code];
+        if let Some(&class) = CLASSES.get(usize::from(memo.get())) {
+            return class;
+        }
+        let class = self.class_of(c);
+        memo.set(CLASSES.iter().position(|&k| k == class).expect("a class") as u8);
+        class
+    }
+
+    /// [`Seams::class`], worked out from the levels around `c`.
+    fn class_of(&self, c: [i64; 3]) -> Class {
         let own = self.level_class(c);
         if own != Class::Plain || self.levels.finer == 0 {
             return own;
@@ -227,18 +272,27 @@ impl<'s> Seams<'s> {
             .is_some_and(|c| self.region(c.1) == [0; 3])
     }
 
-    /// The boundary of polyhedral cell `c` as the cycles of its faces, in fine units: each
-    /// face of the cube a cycle of its corners with the midpoints of its split edges, or, where
-    /// a fine cell lies across it, four fine squares.
-    fn faces(&self, c: [i64; 3]) -> Vec<Vec<[i64; 3]>> {
+    /// The boundary of polyhedral cell `c` as the cycles of its faces, in fine units, each
+    /// handed to `face`: each face of the cube a cycle of its corners with the midpoints of its
+    /// split edges, or, where a fine cell lies across it, four fine squares.
+    fn for_each_face(&self, c: [i64; 3], mut face: impl FnMut(&[[i64; 3]])) {
         let base = c.map(|v| 2 * v);
         let at = |k: usize| [0, 1, 2].map(|a| base[a] + 2 * i64::from(CORNERS[k][a]));
         // Split: an edge with a fine cell around it.
         let split = |p: [i64; 3], q: [i64; 3]| {
             let axis = (0..3).find(|&a| p[a] != q[a]).expect("an edge");
             let lo = if p[axis] < q[axis] { p } else { q };
-            let e = FineEdge { lo, axis, len: 2 };
-            self.around(e).iter().any(|x| x.0 == Class::Fine)
+            // The four cells around it, by their lowest corners (grid units).
+            let (b, c) = ((axis + 1) % 3, (axis + 2) % 3);
+            let at = lo.map(|v| v.div_euclid(2));
+            [(0, 0), (-1, 0), (0, -1), (-1, -1)]
+                .into_iter()
+                .any(|(db, dc)| {
+                    let mut cell = at;
+                    cell[b] += db;
+                    cell[c] += dc;
+                    self.level_class(cell) == Class::Fine
+                })
         };
         let mid = |p: [i64; 3], q: [i64; 3]| [0, 1, 2].map(|a| (p[a] + q[a]) / 2);
         // The cube's faces as corner cycles, and the neighbour across each.
@@ -250,7 +304,6 @@ impl<'s> Seams<'s> {
             ([0, 1, 2, 3], [0, 0, -1]),
             ([4, 5, 6, 7], [0, 0, 1]),
         ];
-        let mut out = Vec::new();
         for (ring, d) in FACES {
             let pts = ring.map(at);
             let across = [c[0] + d[0], c[1] + d[1], c[2] + d[2]];
@@ -258,27 +311,27 @@ impl<'s> Seams<'s> {
                 let centre = mid(pts[0], pts[2]);
                 for k in 0..4 {
                     let (p, next, prev) = (pts[k], pts[(k + 1) % 4], pts[(k + 3) % 4]);
-                    out.push(vec![p, mid(p, next), centre, mid(p, prev)]);
+                    face(&[p, mid(p, next), centre, mid(p, prev)]);
                 }
             } else {
-                let mut cycle = Vec::with_capacity(8);
+                let (mut cycle, mut n) = ([[0; 3]; 8], 0);
                 for k in 0..4 {
                     let (p, next) = (pts[k], pts[(k + 1) % 4]);
-                    cycle.push(p);
+                    cycle[n] = p;
+                    n += 1;
                     if split(p, next) {
-                        cycle.push(mid(p, next));
+                        cycle[n] = mid(p, next);
+                        n += 1;
                     }
                 }
-                out.push(cycle);
+                face(&cycle[..n]);
             }
         }
-        out
     }
 
     /// The crossed boundary edges of polyhedral cell `c` and its patches, from the values at
     /// fine points (`value`).
     pub(crate) fn polyhedron(&self, c: [i64; 3], value: &impl Fn([i64; 3]) -> f32) -> Polyhedron {
-        let faces = self.faces(c);
         let edge_of = |p: [i64; 3], q: [i64; 3]| {
             let axis = (0..3).find(|&a| p[a] != q[a]).expect("an edge");
             let lo = if p[axis] < q[axis] { p } else { q };
@@ -291,11 +344,14 @@ impl<'s> Seams<'s> {
         // Crossed edges (each lies on two faces), numbered in the order first met.
         let mut edges: Vec<FineEdge> = Vec::new();
         let mut segments: Vec<(usize, usize)> = Vec::new();
-        for cycle in &faces {
+        self.for_each_face(c, |cycle| {
             let n = cycle.len();
-            let inside: Vec<bool> = cycle.iter().map(|&p| value(p) < 0.0).collect();
+            let mut inside = [false; 8];
+            for (i, &p) in inside.iter_mut().zip(cycle) {
+                *i = value(p) < 0.0;
+            }
             // Crossings in cycle order, with whether the cycle enters the inside there.
-            let mut crossings = Vec::new();
+            let (mut crossings, mut m) = ([(0usize, false); 8], 0);
             for k in 0..n {
                 if inside[k] != inside[(k + 1) % n] {
                     let e = edge_of(cycle[k], cycle[(k + 1) % n]);
@@ -306,16 +362,19 @@ impl<'s> Seams<'s> {
                             edges.len() - 1
                         }
                     };
-                    crossings.push((id, inside[(k + 1) % n]));
+                    crossings[m] = (id, inside[(k + 1) % n]);
+                    m += 1;
                 }
             }
             // Each run of inside samples cut off by one segment: an entry with the next exit.
-            let m = crossings.len();
             for k in 0..m {
                 if crossings[k].1 {
                     segments.push((crossings[k].0, crossings[(k + 1) % m].0));
                 }
             }
+        });
+        if edges.is_empty() {
+            return Polyhedron::default();
         }
         // Patches: the cycles of segments (union-find, numbered by their first edge).
         let mut parent: Vec<usize> = (0..edges.len()).collect();
@@ -395,87 +454,57 @@ impl Seams<'_> {
     /// range's border can be either.
     pub(crate) fn special_and_pinned(&self, grid: &crate::grid::Grid) -> (Vec<bool>, Vec<bool>) {
         let d = grid.dims.map(i64::from);
-        // Per axis and coordinate, the region index (0, 1, 2 for −1, 0, 1).
-        let region: [Vec<usize>; 3] = [0, 1, 2].map(|a| {
-            (0..d[a])
-                .map(|v| {
-                    if v < self.min[a] {
-                        0
-                    } else if v >= self.max[a] {
-                        2
-                    } else {
-                        1
-                    }
-                })
-                .collect()
-        });
-        // The level class of each of the 27 regions.
-        let table: [Class; 27] = std::array::from_fn(|k| {
-            let r = [k as i32 % 3 - 1, k as i32 / 3 % 3 - 1, k as i32 / 9 - 1];
-            if r == [0; 3] {
-                return Class::Plain;
-            }
-            let bit = LevelNeighbours::bit(r);
-            if self.levels.finer & bit != 0 {
-                Class::Fine
-            } else if self.levels.coarser & bit != 0 {
-                Class::Coarser
-            } else {
-                Class::Plain
-            }
-        });
-        let at = |c: [i64; 3]| -> Class {
-            if (0..3).any(|a| c[a] < 0 || c[a] >= d[a]) {
-                return Class::Plain;
-            }
-            table[region[0][c[0] as usize]
-                + 3 * region[1][c[1] as usize]
-                + 9 * region[2][c[2] as usize]]
-        };
-        let near_border = |c: [i64; 3], m: i64| {
-            (0..3).any(|a| c[a] <= self.min[a] + m || c[a] >= self.max[a] - 1 - m)
-        };
+        let codes: [Vec<usize>; 3] =
+            [0, 1, 2].map(|a| (0..d[a]).map(|v| self.axis_code(a, v)).collect());
         let mut special = vec![false; grid.len()];
-        for z in 0..d[2] - 1 {
-            for y in 0..d[1] - 1 {
-                for x in 0..d[0] - 1 {
-                    let c = [x, y, z];
-                    if !near_border(c, 1) {
-                        continue;
-                    }
-                    let own = at(c);
-                    let is = own != Class::Plain
-                        || (self.levels.finer != 0
-                            && (0..27).any(|k| {
-                                let o = [k % 3 - 1, k / 3 % 3 - 1, k / 9 - 1];
-                                let n = o.iter().filter(|&&v| v != 0).count();
-                                (n == 1 || n == 2)
-                                    && at([x + o[0], y + o[1], z + o[2]]) == Class::Fine
-                            }));
-                    if is {
-                        special[grid.index(x as u32, y as u32, z as u32)] = true;
-                    }
-                }
-            }
-        }
-        let mut pinned = vec![false; grid.len()];
-        for z in 0..d[2] - 1 {
-            for y in 0..d[1] - 1 {
-                for x in 0..d[0] - 1 {
-                    if !near_border([x, y, z], 2) {
-                        continue;
-                    }
-                    let near = (0..27).any(|k| {
-                        let n = [x + k % 3 - 1, y + k / 3 % 3 - 1, z + k / 9 - 1];
-                        (0..3).all(|a| n[a] >= 0 && n[a] < d[a] - 1)
-                            && special[grid.index(n[0] as u32, n[1] as u32, n[2] as u32)]
-                    });
-                    if near {
-                        pinned[grid.index(x as u32, y as u32, z as u32)] = true;
-                    }
-                }
-            }
+        self.for_each_shell_cell(grid, 1, |c, i| {
+            let [x, y, z] = c.map(|v| v as usize);
+            let code = codes[0][x] + 27 * (codes[1][y] + 27 * codes[2][z]);
+            special[i] = self.class_by_code(c, code) != Class::Plain;
+        });
+        // Pinned: special cells dilated by one cell on each axis in turn (the 26 neighbours).
+        let stride = [
+            1,
+            grid.dims[0] as usize,
+            (grid.dims[0] * grid.dims[1]) as usize,
+        ];
+        let mut pinned = special.clone();
+        let mut from = Vec::new();
+        for (a, &s) in stride.iter().enumerate() {
+            from.clone_from(&pinned);
+            self.for_each_shell_cell(grid, 2, |c, i| {
+                pinned[i] |= (c[a] > 0 && from[i - s]) || (c[a] < d[a] - 2 && from[i + s]);
+            });
         }
         (special, pinned)
+    }
+
+    /// Calls `f(cell, sample index)` for each cell of the grid (lowest samples below the last
+    /// on every axis) within `m` cells of the range's border or outside the range: cells
+    /// `c` with `c ≤ min + m` or `c ≥ max − 1 − m` on some axis.
+    fn for_each_shell_cell(
+        &self,
+        grid: &crate::grid::Grid,
+        m: i64,
+        mut f: impl FnMut([i64; 3], usize),
+    ) {
+        let d = grid.dims.map(i64::from);
+        let near = |a: usize, v: i64| v <= self.min[a] + m || v >= self.max[a] - 1 - m;
+        for z in 0..d[2] - 1 {
+            for y in 0..d[1] - 1 {
+                let row = grid.index(0, y as u32, z as u32);
+                if near(1, y) || near(2, z) {
+                    for x in 0..d[0] - 1 {
+                        f([x, y, z], row + x as usize);
+                    }
+                } else {
+                    let low = (self.min[0] + m).min(d[0] - 2);
+                    let high = (self.max[0] - 1 - m).max(low + 1);
+                    for x in (0..=low).chain(high..d[0] - 1) {
+                        f([x, y, z], row + x as usize);
+                    }
+                }
+            }
+        }
     }
 }

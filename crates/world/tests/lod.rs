@@ -748,3 +748,48 @@ fn handed_over_bricks_rebuild_every_level_that_reads_them() {
         .unwrap_or_else(|k| panic!("{k:?} differs from scratch"));
     assert_eq!(shown.open_edges(&world.view(), 1.0).inside, 0);
 }
+
+/// Switching the mesher with levels of detail (as the editor's M does): every chunk is rebuilt
+/// in one batch, so the view is never drawn by two meshers at once (their meshes do not weld),
+/// and each mesher's complete view is crack-free and drawn by it at every level (MC33 by
+/// Marching Cubes, whose Transvoxel seams it uses). The same world after every switch equals
+/// the from-scratch meshes.
+#[test]
+fn switching_the_mesher_with_levels_never_mixes_meshers() {
+    let field = noise_field(5);
+    let start = [3.0, field.generator().surface_height(3.0, 3.0) + 3.0, 3.0];
+    let mut world = lod_world(field.clone(), 2);
+    let mut shown = loam_world::Shown::default();
+    settle(&mut world, &mut shown, start);
+    for mesher in [
+        Mesher::SurfaceNets,
+        Mesher::Mc33,
+        Mesher::DualContouring,
+        Mesher::MarchingCubes,
+    ] {
+        world.set_mesher(mesher);
+        let want = lod_mesher(mesher);
+        // Frames until idle, taking one chunk's worth at a time: whatever is shown is one
+        // mesher's.
+        let deadline = std::time::Instant::now() + loam_world::IDLE_TIMEOUT;
+        loop {
+            world.update(&[loam_world::Viewer::at(start)]);
+            let ups = world.pull(loam_world::PullBudget::chunks(1));
+            shown.apply(ups).expect("no stale mesh");
+            let drawn = shown.meshers();
+            assert_eq!(drawn.len(), 1, "{mesher:?}: two meshers at once: {drawn:?}");
+            if world.waiting() == 0 && world.pending_batches() == 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{mesher:?} never settled"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert_eq!(shown.meshers(), BTreeSet::from([want]), "{mesher:?}");
+        let c = shown.open_edges(&world.view(), 1.0);
+        assert_eq!(c.inside, 0, "{mesher:?}: {c:?}");
+        loam_world::verify_shown_lod(&world, &shown, &field).expect("from scratch");
+    }
+}

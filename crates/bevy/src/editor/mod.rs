@@ -76,6 +76,9 @@ pub struct EditorOptions {
     /// The world's view distance was chosen (`loam edit --view-distance`): a software
     /// renderer keeps it ([`RenderQuality::keep_view`]).
     pub keep_view: bool,
+    /// Print the seams' open edges whenever the view is complete with a new mesher
+    /// ([`crate::chunks::SeamCheck`]).
+    pub check_seams: bool,
 }
 
 /// Fly or walk.
@@ -261,6 +264,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         size,
         lod_fade_s,
         keep_view,
+        check_seams,
     } = options;
     let mut app = App::new();
     app.add_plugins(
@@ -305,6 +309,10 @@ pub fn run(options: EditorOptions) -> AppExit {
         }
     }
     app.world_mut().resource_mut::<LoamBlocks>().journaling = journaling;
+    if check_seams {
+        app.insert_resource(crate::chunks::SeamCheck::default())
+            .add_systems(Update, crate::chunks::check_seams.after(LoamSet::Upload));
+    }
     if let Some((link, url)) = remote {
         app.insert_resource(Remote::new(link, url));
         // The server's blocks come as deltas; nothing is decided here.

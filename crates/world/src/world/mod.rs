@@ -342,8 +342,10 @@ impl World {
         self.check_initial_load();
     }
 
-    /// Switches the mesher: every chunk with a surface is rebuilt and keeps its old mesh until
-    /// the new one is delivered.
+    /// Switches the mesher: every chunk with a surface is rebuilt, all in one batch (with the
+    /// batches still pending merged into it), so the view keeps its old meshes until every
+    /// new one is built and then shows them in one frame: meshes of two meshers never meet at
+    /// a seam (they do not weld).
     pub fn set_mesher(&mut self, mesher: Mesher) {
         if mesher == self.settings.mesher {
             return;
@@ -361,18 +363,28 @@ impl World {
                 c.levels = crate::lod::seams_of(mesher, all);
             }
         }
+        let id = self.new_batch(BatchKind::Rebuild);
+        let pending: BTreeSet<u64> = self.chunks.values().filter_map(|c| c.batch).collect();
+        let mut edits = Vec::new();
+        for b in pending {
+            if self.batches[&b].kind == BatchKind::Edit {
+                self.batches.get_mut(&id).expect("new").kind = BatchKind::Edit;
+            }
+            self.merge(b, id, &mut edits);
+        }
         let keys: Vec<LodKey> = self.chunks.keys().copied().collect();
         for key in keys {
             let c = &self.chunks[&key];
-            match c.batch {
-                Some(b) => self.bump(key, b),
-                // Never built: known all air or all solid, empty under every mesher.
-                None if !c.shown => {}
-                None => {
-                    let b = self.new_batch(BatchKind::Rebuild);
-                    self.bump(key, b);
-                }
+            // Never built: known all air or all solid, empty under every mesher.
+            if c.batch.is_some() || c.shown {
+                self.bump(key, id);
             }
+        }
+        edits.sort();
+        let batch = self.batches.get_mut(&id).expect("new");
+        batch.edits = edits;
+        if batch.waiting.is_empty() && batch.ready.is_empty() && batch.removed.is_empty() {
+            self.batches.remove(&id);
         }
     }
 
