@@ -27,6 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 LOAM_MESHERS = ["mc", "mc33", "sn", "dc"]
 DTYPES = {"uint8": "u1", "u8": "u1", "uint16le": "<u2", "uint16": "<u2", "u16le": "<u2",
+          "int16le": "<i2", "int16": "<i2", "i16le": "<i2",
           "float32le": "<f4", "float32": "<f4", "f32le": "<f4"}
 
 

@@ -11,6 +11,9 @@ the peers):
 
     cargo build --release -p loam-bench --example scan_times
     python tools/scan_times.py --bin $CARGO_TARGET_DIR/release/examples/scan_times
+
+`--volume SIDECAR` (repeatable) times those volumes instead, for example CT phantoms of any
+size and sample type from tools/ct_phantom.py.
 """
 
 import argparse
@@ -30,30 +33,42 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--meshers", default="mc", help="comma-separated Loam meshers")
+    ap.add_argument("--volume", type=Path, action="append", default=[],
+                    help="a volume's JSON sidecar to time instead of data/volumes' scans "
+                         "(repeatable; e.g. phantoms from tools/ct_phantom.py)")
+    ap.add_argument("--peers", default="skimage,pymcubes,vtk",
+                    help="comma-separated peers: skimage, pymcubes, vtk")
     args = ap.parse_args()
+    chosen = set(args.peers.split(","))
+    # Scan name → (sidecar, what the example is given to name it).
+    scans = ({v.stem: (v.resolve(), str(v.resolve())) for v in args.volume} if args.volume
+             else {name: (ROOT / "data/volumes" / sidecar, name)
+                   for name, sidecar in SCANS.items()})
     best = {}
     for _ in range(args.rounds):
-        for scan, sidecar in SCANS.items():
-            _, vol, spacing, iso = cv.load_volume(ROOT / "data/volumes" / sidecar)
-            peers = {
-                "skimage lewiner": cv.peer_skimage(vol, spacing, iso, "lewiner"),
-                "PyMCubes": cv.peer_pymcubes(vol, spacing, iso),
-                "vtk FlyingEdges3D": cv.peer_vtk(vol, spacing, iso, "vtkFlyingEdges3D"),
-            }
+        for scan, (sidecar, arg) in scans.items():
+            _, vol, spacing, iso = cv.load_volume(sidecar)
+            peers = {}
+            if "skimage" in chosen:
+                peers["skimage lewiner"] = cv.peer_skimage(vol, spacing, iso, "lewiner")
+            if "pymcubes" in chosen:
+                peers["PyMCubes"] = cv.peer_pymcubes(vol, spacing, iso)
+            if "vtk" in chosen:
+                peers["vtk FlyingEdges3D"] = cv.peer_vtk(vol, spacing, iso, "vtkFlyingEdges3D")
             for label, (run, _) in peers.items():
                 _, s = cv.best_of(run, args.runs)
                 key = (scan, label)
                 best[key] = min(best.get(key, float("inf")), s)
             for m in args.meshers.split(","):
                 for _ in range(args.runs):
-                    out = subprocess.run([str(args.bin), str(args.runs), m, scan], check=True,
+                    out = subprocess.run([str(args.bin), str(args.runs), m, arg], check=True,
                                          capture_output=True, text=True).stdout
                     r = json.loads(out)
                     for label, field in [("", "cold"), (" (warm)", "seconds"),
                                          (" (reused buffer)", "seconds_reused_buffer")]:
                         key = (scan, f"loam {m}{label}")
                         best[key] = min(best.get(key, float("inf")), r[field])
-    for scan in SCANS:
+    for scan in scans:
         print(f"{scan}:")
         for (s, label), secs in best.items():
             if s == scan:

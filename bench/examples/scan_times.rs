@@ -6,7 +6,8 @@
 //! runs it side by side with the Python peers (the `loam` binary itself links Bevy, which is
 //! slow to build), one process per scan and mesher.
 //!
-//! Run: `cargo run --release -p loam-bench --example scan_times [RUNS [MESHER [SCAN]]]`.
+//! Run: `cargo run --release -p loam-bench --example scan_times [RUNS [MESHER [SCAN]]]`, SCAN
+//! `head`, `hydrogen` or the path of a volume's JSON sidecar (`data/volumes`' format).
 
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use loam_bench::hashes::read_scan;
+use loam_bench::hashes::{read_scan, read_sidecar};
 use loam_mesh::{Grid, MeshBuffer, Mesher};
 
 /// `loam mesh-volume`'s `mesh_scaled` (crates/cli/src/mesh_volume.rs).
@@ -34,17 +35,31 @@ fn mesh_scaled(field: &[f32], dims: [u32; 3], spacing: [f64; 3], m: Mesher, out:
     }
 }
 
+/// A volume to time: its name, field (`iso − sample`), dims and spacing.
+type Volume = (String, Vec<f32>, [u32; 3], [f64; 3]);
+
 fn main() {
     let runs: usize = std::env::args()
         .nth(1)
         .map_or(5, |a| a.parse().expect("RUNS is a number"));
     let only: Option<String> = std::env::args().nth(2);
     let scan: Option<String> = std::env::args().nth(3);
-    for (name, spacing) in [("head", [4.0; 3]), ("hydrogen", [1.0; 3])] {
-        if scan.as_deref().is_some_and(|s| s != name) {
-            continue;
+    // A sidecar's path: that volume alone.
+    let volumes: Vec<Volume> = match scan.as_deref() {
+        Some(s) if s.ends_with(".json") => {
+            let (field, dims, spacing) = read_sidecar(std::path::Path::new(s));
+            vec![(s.to_string(), field, dims, spacing)]
         }
-        let (field, dims) = read_scan(name);
+        _ => [("head", [4.0; 3]), ("hydrogen", [1.0; 3])]
+            .into_iter()
+            .filter(|(name, _)| scan.as_deref().is_none_or(|s| s == *name))
+            .map(|(name, spacing)| {
+                let (field, dims) = read_scan(name);
+                (name.to_string(), field, dims, spacing)
+            })
+            .collect(),
+    };
+    for (name, field, dims, spacing) in volumes {
         for m in Mesher::ALL {
             if only.as_deref().is_some_and(|o| o != m.name()) {
                 continue;

@@ -12,6 +12,12 @@
 //! are rounded to 2⁻¹⁷ of a cell so that chunks sharing them agree bit for bit in world space,
 //! and vertices on a cell's boundary are merged by position (a few triangles fewer on the
 //! random grids, where such vertices coincide). Marching Cubes' and MC33's are unchanged.
+//! Marching Cubes' `wide` and `random` lines and MC33's `random` line were recorded again on
+//! 2026-12-07 (issue 48, item 5): Marching Cubes visits a grid wider than 63 cells layer by
+//! layer (another vertex order there), and a vertex on a sample worth exactly 0 takes the
+//! material of its deepest inside neighbour instead of that of the edge that reached it first
+//! (positions, normals and triangle counts unchanged: the test in `marching_cubes.rs`
+//! compares the triangles of both passes bit for bit).
 
 use std::path::{Path, PathBuf};
 
@@ -150,6 +156,50 @@ pub fn volumes_dir() -> PathBuf {
 
 /// Reads a scan as `loam mesh-volume` does: the field `iso − value` as f32, x fastest.
 /// Returns the field and its dims.
+/// A volume named by its JSON sidecar (as in `data/volumes`: `file`, `dims_xyz`, `dtype` one
+/// of `uint8`, `uint16le`, `int16le`, `float32le`, `spacing_xyz`, `iso_values` whose first
+/// number is the iso level) as a field `iso − sample` (inside positive samples above the iso
+/// level, as `loam mesh-volume` reads it), its dims and its spacing. Panics on a bad sidecar:
+/// a benchmark's input.
+pub fn read_sidecar(sidecar: &std::path::Path) -> (Vec<f32>, [u32; 3], [f64; 3]) {
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sidecar).expect("the sidecar")).expect("JSON");
+    let dims: [u32; 3] = serde_json::from_value(meta["dims_xyz"].clone()).expect("dims_xyz");
+    let spacing: [f64; 3] = serde_json::from_value(meta["spacing_xyz"].clone()).unwrap_or([1.0; 3]);
+    let iso = meta["iso_values"]
+        .as_object()
+        .and_then(|m| m.values().find_map(|v| v.as_f64()))
+        .expect("a numeric iso value");
+    let file = sidecar
+        .parent()
+        .expect("a folder")
+        .join(meta["file"].as_str().expect("file"));
+    let bytes = std::fs::read(&file).expect("the volume's samples");
+    let at = |v: f64| (iso - v) as f32;
+    let field: Vec<f32> = match meta["dtype"].as_str().expect("dtype") {
+        "uint8" | "u8" => bytes.iter().map(|&b| at(f64::from(b))).collect(),
+        "uint16le" | "uint16" | "u16le" => bytes
+            .chunks_exact(2)
+            .map(|b| at(f64::from(u16::from_le_bytes([b[0], b[1]]))))
+            .collect(),
+        "int16le" | "int16" | "i16le" => bytes
+            .chunks_exact(2)
+            .map(|b| at(f64::from(i16::from_le_bytes([b[0], b[1]]))))
+            .collect(),
+        "float32le" | "float32" | "f32le" => bytes
+            .chunks_exact(4)
+            .map(|b| at(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
+            .collect(),
+        other => panic!("{sidecar:?}: unknown dtype {other}"),
+    };
+    assert_eq!(
+        field.len(),
+        dims.iter().map(|&d| d as usize).product::<usize>(),
+        "{sidecar:?}: the file's size is not dims × the sample size"
+    );
+    (field, dims, spacing)
+}
+
 pub fn read_scan(name: &str) -> (Vec<f32>, [u32; 3]) {
     let dir = volumes_dir();
     match name {

@@ -16,6 +16,8 @@ pub enum SampleType {
     U8,
     /// Unsigned 16-bit little-endian.
     U16le,
+    /// Signed 16-bit little-endian (CT in Hounsfield units).
+    I16le,
     /// 32-bit float little-endian.
     F32le,
 }
@@ -24,7 +26,7 @@ impl SampleType {
     fn size(self) -> usize {
         match self {
             SampleType::U8 => 1,
-            SampleType::U16le => 2,
+            SampleType::U16le | SampleType::I16le => 2,
             SampleType::F32le => 4,
         }
     }
@@ -124,9 +126,12 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
         v.sample_type = match s.dtype.as_str() {
             "uint8" | "u8" => SampleType::U8,
             "uint16le" | "uint16" | "u16le" => SampleType::U16le,
+            "int16le" | "int16" | "i16le" => SampleType::I16le,
             "float32le" | "float32" | "f32le" => SampleType::F32le,
             other => {
-                bail!("sidecar {sc:?}: unsupported dtype {other:?} (uint8, uint16le, float32le)")
+                bail!(
+                    "sidecar {sc:?}: unsupported dtype {other:?} (uint8, uint16le, int16le, float32le)"
+                )
             }
         };
         if let Some(sp) = s.spacing_xyz {
@@ -237,6 +242,11 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
             bytes
                 .chunks_exact(2)
                 .map(|b| (iso - f64::from(u16::from_le_bytes([b[0], b[1]]))) as f32),
+        ),
+        SampleType::I16le => field.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|b| (iso - f64::from(i16::from_le_bytes([b[0], b[1]]))) as f32),
         ),
         SampleType::F32le => field.extend(
             bytes

@@ -128,7 +128,11 @@ pub(crate) fn for_each_surface_cell(
         push_layer_masks(grid, masks, [x, cz0], cells);
         for (k, z) in (cz0..cz1).enumerate() {
             push_layer_masks(grid, masks, [x, z + 1], cells);
-            visit_layer(grid, masks, ny, k, [x, z], cells, &mut f);
+            let (lo, hi) = (
+                &masks[ny * k..ny * (k + 1)],
+                &masks[ny * (k + 1)..ny * (k + 2)],
+            );
+            visit_layer(grid, lo, hi, [x, z], cells, &mut f);
         }
         x += cells;
     }
@@ -190,14 +194,13 @@ fn push_layer_masks(grid: &Grid, masks: &mut Vec<u64>, [x, z]: [u32; 2], cells: 
     }
 }
 
-/// Visits the mixed cells of layer `z` (the `k`-th) of one segment of cells starting at `x`
-/// (`cells` wide), from the masks of sample layers `k` and `k + 1`.
+/// Visits the mixed cells of layer `z` of one segment of cells starting at `x` (`cells`
+/// wide), from the masks of its sample rows in layers `z` (`lo`) and `z + 1` (`hi`).
 #[inline(always)]
 fn visit_layer(
     grid: &Grid,
-    masks: &[u64],
-    ny: usize,
-    k: usize,
+    lo: &[u64],
+    hi: &[u64],
     [x, z]: [u32; 2],
     cells: u32,
     f: &mut impl FnMut([u32; 3], usize, usize),
@@ -206,12 +209,7 @@ fn visit_layer(
     let [_, cy0, _] = grid.cells_min;
     let cy1 = grid.cells_max[1];
     for (j, y) in (cy0..cy1).enumerate() {
-        let m = [
-            masks[j + ny * k],
-            masks[j + 1 + ny * k],
-            masks[j + ny * (k + 1)],
-            masks[j + 1 + ny * (k + 1)],
-        ];
+        let m = [lo[j], lo[j + 1], hi[j], hi[j + 1]];
         // Cell i is mixed unless all eight corner bits (i and i + 1 of each row) agree.
         let mut mixed = 0u64;
         for &mk in &m {
@@ -229,71 +227,116 @@ fn visit_layer(
     }
 }
 
-/// The sign masks of one segment of the cell range: `masks[j + rows_y · k]` holds the inside
-/// bits of samples `x .. x + cells + 1` of sample row `(cells_min[1] + j, cells_min[2] + k)`.
-pub(crate) struct SegmentMasks<'a> {
-    pub(crate) masks: &'a [u64],
-    pub(crate) rows_y: usize,
+/// The sign masks of one layer of cells of one segment: `lo[j]` and `hi[j]` hold the inside
+/// bits of samples `x .. x + cells + 1` of sample row `cells_min[1] + j` in layers `z` and
+/// `z + 1`.
+pub(crate) struct LayerMasks<'a> {
+    pub(crate) lo: &'a [u64],
+    pub(crate) hi: &'a [u64],
     pub(crate) cells: u32,
+    /// The last layer of cells: it also makes the vertices of layer `z + 1`'s edges.
+    pub(crate) last: bool,
 }
 
-impl SegmentMasks<'_> {
-    /// The number of crossed grid edges between the segment's samples: an upper bound on the
-    /// vertices Marching Cubes makes for them.
+impl LayerMasks<'_> {
+    /// The number of crossed grid edges the layer's cells make vertices on (those of sample
+    /// layer `z`, the `z` edges up to `z + 1`, and on the last layer those of `z + 1`): an
+    /// upper bound on the vertices Marching Cubes makes for them.
     pub(crate) fn crossed_edges(&self) -> usize {
-        let m = self.masks;
-        let ny = self.rows_y;
         let cell_bits = (1u64 << self.cells) - 1;
         let sample_bits = u64::MAX >> (63 - self.cells);
-        let mut n = 0;
-        for (r, &row) in m.iter().enumerate() {
-            n += ((row ^ (row >> 1)) & cell_bits).count_ones();
-            if (r + 1) % ny != 0 {
-                n += ((row ^ m[r + 1]) & sample_bits).count_ones();
+        let in_layer = |m: &[u64]| -> u32 {
+            let mut n = 0;
+            for (r, &row) in m.iter().enumerate() {
+                n += ((row ^ (row >> 1)) & cell_bits).count_ones();
+                if let Some(&next) = m.get(r + 1) {
+                    n += ((row ^ next) & sample_bits).count_ones();
+                }
             }
-            if let Some(&up) = m.get(r + ny) {
-                n += ((row ^ up) & sample_bits).count_ones();
-            }
+            n
+        };
+        let mut n = in_layer(self.lo);
+        for (&a, &b) in self.lo.iter().zip(self.hi) {
+            n += ((a ^ b) & sample_bits).count_ones();
+        }
+        if self.last {
+            n += in_layer(self.hi);
         }
         n as usize
     }
 }
 
-/// [`for_each_surface_cell`], calling `segment` with each segment's sign masks before its
-/// cells; both callbacks share `state`.
+/// [`for_each_surface_cell`] in layers: every segment of a layer of cells before the next
+/// layer (z, then segments in x, then y, x), calling `layer` with each segment's masks
+/// before its cells; both callbacks share `state`. The cells that make an edge's vertex
+/// (those below or beside it on every axis) are visited before the cells that read it, and a
+/// layer's cells read vertices of two sample layers only, at any width: a mesher keeps vertex
+/// ids for two layers of the grid's plane.
 #[inline]
-pub(crate) fn surface_cells_by_segment<S>(
+pub(crate) fn surface_cells_by_layer<S>(
     grid: &Grid,
     masks: &mut Vec<u64>,
     state: &mut S,
-    mut segment: impl FnMut(&mut S, &SegmentMasks),
+    mut layer: impl FnMut(&mut S, &LayerMasks),
     mut f: impl FnMut(&mut S, [u32; 3], usize, usize),
 ) {
     let [cx0, cy0, cz0] = grid.cells_min;
     let [cx1, cy1, cz1] = grid.cells_max;
-    // Sample rows y in cy0..=cy1, z in cz0..=cz1.
     let ny = (cy1 - cy0 + 1) as usize;
-    let mut x = cx0;
-    while x < cx1 {
-        let cells = SEGMENT.min(cx1 - x);
-        masks.clear();
-        for z in cz0..=cz1 {
-            push_layer_masks(grid, masks, [x, z], cells);
+    let segments = (cx1 - cx0).div_ceil(SEGMENT) as usize;
+    let segment = |s: usize| {
+        let x = cx0 + s as u32 * SEGMENT;
+        (x, SEGMENT.min(cx1 - x))
+    };
+    // Two sample layers' rows of every segment: slot `(z − cz0) % 2`, segment, row.
+    masks.clear();
+    masks.resize(2 * segments * ny, 0);
+    let fill = |masks: &mut [u64], z: u32| {
+        let slot = (z - cz0) as usize % 2;
+        for s in 0..segments {
+            let (x, cells) = segment(s);
+            let len = cells as usize + 1;
+            let rows = &mut masks[(slot * segments + s) * ny..][..ny];
+            for (row, y) in rows.iter_mut().zip(cy0..=cy1) {
+                let r = grid.index(x, y, z);
+                *row = sign_mask(&grid.values[r..r + len]);
+            }
         }
-        segment(
-            state,
-            &SegmentMasks {
-                masks,
-                rows_y: ny,
-                cells,
-            },
-        );
-        for (k, z) in (cz0..cz1).enumerate() {
-            visit_layer(grid, masks, ny, k, [x, z], cells, &mut |p, i, c| {
+    };
+    fill(masks, cz0);
+    for z in cz0..cz1 {
+        fill(masks, z + 1);
+        // The cells of layer z read samples of layers z − 1 to z + 2 (central differences at
+        // their corners); layer z + 2 is not yet in cache: ask for it now, a layer ahead of
+        // its first read (10–20 % faster on CT volumes of 200–384² samples a layer).
+        #[cfg(target_arch = "x86_64")]
+        if z + 2 < grid.dims[2] {
+            use std::arch::x86_64::{_MM_HINT_T1, _mm_prefetch};
+            let first = grid.index(cx0, cy0, z + 2);
+            let last = grid.index(cx1, cy1, z + 2);
+            for i in (first..=last).step_by(16) {
+                // SAFETY: SSE is part of x86_64; a prefetch reads nothing.
+                unsafe { _mm_prefetch::<_MM_HINT_T1>(grid.values[i..].as_ptr().cast()) };
+            }
+        }
+        let (lo_slot, hi_slot) = ((z - cz0) as usize % 2, (z + 1 - cz0) as usize % 2);
+        for s in 0..segments {
+            let (x, cells) = segment(s);
+            let lo = &masks[(lo_slot * segments + s) * ny..][..ny];
+            let hi = &masks[(hi_slot * segments + s) * ny..][..ny];
+            layer(
+                state,
+                &LayerMasks {
+                    lo,
+                    hi,
+                    cells,
+                    last: z + 1 == cz1,
+                },
+            );
+            visit_layer(grid, lo, hi, [x, z], cells, &mut |p, i, c| {
                 f(state, p, i, c)
             });
         }
-        x += cells;
     }
 }
 

@@ -9,8 +9,7 @@
 
 use crate::buffer::MeshBuffer;
 use crate::cells::{
-    SEGMENT, SegmentMasks, for_each_shell_cell, for_each_surface_cell, shell_range,
-    surface_cells_by_segment,
+    LayerMasks, for_each_shell_cell, for_each_surface_cell, shell_range, surface_cells_by_layer,
 };
 use crate::grid::Grid;
 use crate::normals::{finish, flag_zero_area, needs_shell, push_triangle};
@@ -34,11 +33,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
     if grid.is_uniform() {
         return;
     }
-    if grid.cells_max[0] - grid.cells_min[0] <= SEGMENT {
-        layered(grid, out);
-    } else {
-        by_volume_ids(grid, out, false);
-    }
+    layered(grid, out);
     // A vertex's triangles reach the shell only where it lies on the border planes.
     if shell_range(grid, 0).is_some() && needs_shell(out, grid, [0.0; 2], |_| false, |_, _| false) {
         // Something for the clean-up near the border: the shell of cells around the range is
@@ -252,10 +247,12 @@ const fn creates_table() -> [u16; 8] {
 /// y and z, and the sample itself (a crossing exactly on a sample worth 0).
 const KINDS: usize = 4;
 
-/// Marching Cubes over a cell range at most [`SEGMENT`] cells wide, which
-/// [`for_each_surface_cell`] visits in z, y, x order: vertex ids are kept for two layers of
-/// samples only (the cells of one z layer read no others), so the cache stays small and warm.
-/// Vertices are made in the same order, with the same arithmetic, as [`by_volume_ids`].
+/// Marching Cubes over the cell range, visited layer by layer ([`surface_cells_by_layer`]):
+/// vertex ids are kept for two layers of samples only (the cells of one z layer read no
+/// others), so the cache stays small and warm and a large volume needs no per-sample table
+/// (a 256² plane: 2 MiB, where one id per grid edge of a 256 × 256 × 160 volume took
+/// 168 MiB). Vertices are made with the same arithmetic as [`by_volume_ids`] (the shell's
+/// pass), and in its order for a range at most [`crate::cells::SEGMENT`] cells wide.
 fn layered(grid: &Grid, out: &mut MeshBuffer) {
     let v = grid.values;
     let sy = grid.dims[0] as usize;
@@ -300,7 +297,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
     let mut cur_z = u32::MAX;
     let mut dropped_triangle = false;
     let [cx0, cy0, cz0] = grid.cells_min;
-    let reserve = |out: &mut MeshBuffer, s: &SegmentMasks| {
+    let reserve = |out: &mut MeshBuffer, s: &LayerMasks| {
         // A vertex per crossed edge at most, about two triangles per vertex: room for the
         // mesh up front saves growing (and copying) the buffers of a fresh mesh.
         let v = s.crossed_edges();
@@ -309,7 +306,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
         out.materials.reserve(v);
         out.indices.reserve(3 * (2 * v + 16));
     };
-    surface_cells_by_segment(
+    surface_cells_by_layer(
         grid,
         &mut masks,
         out,
@@ -368,7 +365,7 @@ fn layered(grid: &Grid, out: &mut MeshBuffer) {
                         let id = out.positions.len() as u32;
                         out.positions.push(grid.position(gs.map(|c| c as f32)));
                         out.normals.push(grid.gradient(gs[0], gs[1], gs[2]));
-                        out.materials.push(inside_material(grid, ia, ib, va));
+                        out.materials.push(sample_material(grid, gs));
                         out.scratch.pinch.candidates.push(id);
                         ids[key] = id;
                         id
@@ -496,7 +493,7 @@ pub(crate) fn edge_vertex(
         let id = out.positions.len() as u32;
         out.positions.push(grid.position(g.map(|c| c as f32)));
         out.normals.push(grid.gradient(g[0], g[1], g[2]));
-        out.materials.push(inside_material(grid, ia, ib, va));
+        out.materials.push(sample_material(grid, g));
         out.scratch.sample_ids[s] = id;
         out.scratch.sample_written.push(s);
         out.scratch.pinch.candidates.push(id);
@@ -534,4 +531,119 @@ pub(crate) fn edge_vertex(
 #[inline]
 fn inside_material(grid: &Grid, ia: usize, ib: usize, va: f32) -> u8 {
     grid.material(if va < 0.0 { ia } else { ib })
+}
+
+/// The material of the vertex on sample `g` (worth exactly 0, so air, with a crossed edge to
+/// an inside neighbour): that of its deepest inside axis neighbour (the least value; the first
+/// in the order −x, +x, −y, +y, −z, +z on a tie). It depends on the samples alone, not on
+/// which of the sample's edges a traversal reaches first, so every pass (layered, per edge,
+/// a chunk or the whole volume) gives the vertex the same material.
+#[cold]
+fn sample_material(grid: &Grid, g: [u32; 3]) -> u8 {
+    if grid.materials.is_empty() {
+        return 0;
+    }
+    let mut best: Option<(f32, usize)> = None;
+    for a in 0..3 {
+        for up in [false, true] {
+            let mut n = g;
+            if up {
+                if n[a] + 1 >= grid.dims[a] {
+                    continue;
+                }
+                n[a] += 1;
+            } else {
+                if n[a] == 0 {
+                    continue;
+                }
+                n[a] -= 1;
+            }
+            let i = grid.index(n[0], n[1], n[2]);
+            let v = grid.values[i];
+            if v < 0.0 && best.is_none_or(|(b, _)| v < b) {
+                best = Some((v, i));
+            }
+        }
+    }
+    best.map_or(0, |(_, i)| grid.material(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A triangle corner: position, normal and material bits.
+    type Corner = ([u32; 3], [u32; 3], u8);
+
+    /// The mesh as a sorted list of triangles, each its corners' position, normal and
+    /// material bits, rotated to start at its least corner (the orientation is kept).
+    fn triangles(out: &MeshBuffer) -> Vec<[Corner; 3]> {
+        let corner = |i: u32| {
+            let i = i as usize;
+            (
+                out.positions[i].map(f32::to_bits),
+                out.normals[i].map(f32::to_bits),
+                out.materials.get(i).copied().unwrap_or(0),
+            )
+        };
+        let mut t: Vec<_> = out
+            .indices
+            .chunks_exact(3)
+            .map(|t| {
+                let c = [corner(t[0]), corner(t[1]), corner(t[2])];
+                let k = (0..3).min_by_key(|&k| c[k]).expect("three corners");
+                [c[k], c[(k + 1) % 3], c[(k + 2) % 3]]
+            })
+            .collect();
+        t.sort_unstable();
+        t
+    }
+
+    /// The layered pass, which visits a grid wider than one segment layer by layer with two
+    /// layers of vertex ids, makes the triangles of the pass with one id per grid edge
+    /// (`by_volume_ids`), bit for bit, on wide grids of small integers with many exact zeros
+    /// (vertices on samples), with materials and a cell range inside the grid.
+    #[test]
+    fn layers_of_a_wide_grid_make_the_per_edge_pass_mesh() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..40 {
+            let dims = [
+                64 + next(140) as u32,
+                2 + next(7) as u32,
+                2 + next(7) as u32,
+            ];
+            let n = dims.iter().product::<u32>() as usize;
+            let values: Vec<f32> = (0..n).map(|_| next(5) as f32 - 2.0).collect();
+            let materials: Vec<u8> = (0..n).map(|_| next(4) as u8).collect();
+            let mut grid = Grid::volume(&values, dims, 0.5);
+            grid.materials = &materials;
+            if case % 2 == 1 {
+                grid.cells_min = [1, 0, 0];
+                grid.cells_max = [dims[0] - 2, dims[1] - 1, dims[2] - 1];
+            }
+            let (mut a, mut b) = (MeshBuffer::default(), MeshBuffer::default());
+            a.clear();
+            layered(&grid, &mut a);
+            b.clear();
+            by_volume_ids(&grid, &mut b, false);
+            flag_zero_area(&mut b, 0);
+            assert!(!a.indices.is_empty(), "case {case}: a surface");
+            let (ta, tb) = (triangles(&a), triangles(&b));
+            if ta != tb {
+                let only_a: Vec<_> = ta.iter().filter(|t| !tb.contains(t)).take(3).collect();
+                let only_b: Vec<_> = tb.iter().filter(|t| !ta.contains(t)).take(3).collect();
+                panic!(
+                    "case {case}: dims {dims:?}: {} vs {} triangles; only layered {only_a:?}; only per edge {only_b:?}",
+                    ta.len(),
+                    tb.len()
+                );
+            }
+        }
+    }
 }
