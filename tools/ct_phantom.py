@@ -56,27 +56,38 @@ def main():
     ap.add_argument("--dtype", choices=sorted(STORE), default="int16le")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    dims = [int(v) for v in args.dims.split(",")]
+    try:
+        dims = [int(v) for v in args.dims.split(",")]
+    except ValueError:
+        ap.error(f"--dims {args.dims!r}: three whole numbers X,Y,Z")
     if len(dims) != 3 or min(dims) < 2:
         ap.error("--dims: three sizes of at least 2")
+    if args.seed < 0:
+        ap.error("--seed: a number of at least 0")
+    if not args.out.name or args.out.name in (".", ".."):
+        ap.error(f"{args.out}: an output stem needs a file name")
+    if not args.out.parent.is_dir():
+        ap.error(f"{args.out.parent}: no such folder")
+    # STEM.raw and STEM.json, whatever dots the stem holds (ct_0.5mm → ct_0.5mm.raw).
+    raw, sidecar = Path(f"{args.out}.raw"), Path(f"{args.out}.json")
     np_type, store = STORE[args.dtype]
     info = np.iinfo(np_type) if np.dtype(np_type).kind in "iu" else None
     values = store(phantom(dims, args.seed))
     if info is not None:
         values = np.clip(np.rint(values), info.min, info.max)
-    values.astype(np_type).tofile(args.out.with_suffix(".raw"))
+    values.astype(np_type).tofile(raw)
     iso = float(store(np.float32(300.0)))
     if info is not None:
         iso = float(np.floor(iso)) + 0.5  # between stored integers: no sample on the iso level
     meta = {
-        "file": args.out.with_suffix(".raw").name,
+        "file": raw.name,
         "dims_xyz": dims,
         "dtype": args.dtype,
         "spacing_xyz": [0.9, 0.9, 1.25],
         "kind": f"synthetic CT head phantom (tools/ct_phantom.py, seed {args.seed})",
         "iso_values": {"bone": iso},
     }
-    args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    sidecar.write_text(json.dumps(meta, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -204,10 +204,13 @@ fn resolve(args: &MeshVolumeArgs) -> anyhow::Result<Volume> {
     Ok(v)
 }
 
+/// The farthest a sample may lie from the iso level (in its units): gradients of such
+/// samples, squared and summed, stay finite in f32 (3 · (2 · 10¹⁸)² ≈ 1.2 · 10³⁷).
+const MAX_FROM_ISO: f32 = 1e18;
+
 /// Reads the volume and converts it to an SDF-signed field `iso − value` (docs/architecture.md:
 /// outside data with "above the iso level is inside" is converted once, at the door).
 fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
-    let bytes = std::fs::read(&v.path).with_context(|| format!("reading {:?}", v.path))?;
     let n = v
         .dims
         .iter()
@@ -216,6 +219,19 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
     let expected = n
         .checked_mul(v.sample_type.size())
         .with_context(|| format!("dims {:?}: the number of bytes overflows", v.dims))?;
+    // The file's size first: a wrong one is a clear error before anything is read.
+    let len = std::fs::metadata(&v.path)
+        .with_context(|| format!("reading {:?}", v.path))?
+        .len();
+    if len != expected as u64 {
+        bail!(
+            "{:?} has {len} bytes but {:?} × {:?} needs {expected}",
+            v.path,
+            v.dims,
+            v.sample_type
+        );
+    }
+    let bytes = std::fs::read(&v.path).with_context(|| format!("reading {:?}", v.path))?;
     if bytes.len() != expected {
         bail!(
             "{:?} has {} bytes but {:?} × {:?} needs {expected}",
@@ -259,6 +275,16 @@ fn read_field(v: &Volume) -> anyhow::Result<Vec<f32>> {
         bail!(
             "{:?}: sample {i} is not finite (or too far from the iso level for f32)",
             v.path
+        );
+    }
+    // The meshers square gradients (normals, QEFs) and subtract neighbours: samples this far
+    // from the iso level (a "no data" fill such as −3.4e38) would overflow f32 there.
+    if let Some(i) = field.iter().position(|f| f.abs() > MAX_FROM_ISO) {
+        bail!(
+            "{:?}: sample {i} is {} from the iso level, beyond the {MAX_FROM_ISO:e} the \
+             meshers' f32 arithmetic allows (a no-data fill? clamp or mask such samples first)",
+            v.path,
+            loam_field::Num(f64::from(field[i].abs()))
         );
     }
     Ok(field)

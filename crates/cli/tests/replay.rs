@@ -525,6 +525,52 @@ fn mesh_volume_reads_signed_16_bit_samples() {
     }
 }
 
+/// A float volume whose air is stored as −3.4e38 (a common no-data fill) is refused with a
+/// clear message: the meshers' f32 arithmetic (gradients squared, neighbours subtracted)
+/// overflowed on it and Surface Nets wrote NaN vertices with exit status 0. Samples 1e18
+/// from the iso level are still meshed.
+#[test]
+fn mesh_volume_refuses_samples_too_far_from_the_iso_level() {
+    let dir = tempfile::tempdir().unwrap();
+    for (air, ok) in [(-f32::MAX, false), (-1e18, true)] {
+        // A 7³ volume: a 3³ block of samples in the middle solid (1), the rest air. With air
+        // this far away the crossings lie on the block's samples: a 2 × 2 × 2 cube.
+        let raw = dir.path().join("v.raw");
+        let solid = |i: usize| {
+            [i % 7, i / 7 % 7, i / 49]
+                .iter()
+                .all(|c| (2..=4).contains(c))
+        };
+        let values: Vec<u8> = (0..343)
+            .flat_map(|i| if solid(i) { 1.0f32 } else { air }.to_le_bytes())
+            .collect();
+        std::fs::write(&raw, values).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_loam"))
+            .args([
+                "mesh-volume",
+                "--dims",
+                "7,7,7",
+                "--type",
+                "f32le",
+                "--iso",
+                "0",
+            ])
+            .args(["--mesher", "sn"])
+            .arg(&raw)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.success(), ok, "air {air}: {e}");
+        if ok {
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let area = v["area"].as_f64().expect("a finite area");
+            assert!((area - 24.0).abs() < 1e-3, "air {air}: {v}");
+        } else {
+            assert!(e.contains("no-data fill"), "{e}");
+        }
+    }
+}
+
 /// Bad volumes and options are clear errors.
 #[test]
 fn mesh_volume_bad_input() {
