@@ -24,14 +24,8 @@ pub struct MeshBuffer {
 /// is kept; the pinch splitter's part is one inline sub-struct, [`PinchScratch`].
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Scratch {
-    /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual
-    /// meshers keep flags and a visited cell's case there too, see `dual.rs`).
-    pub(crate) ids: Vec<u32>,
-    /// Vertex id per sample for vertices that land exactly on a sample.
-    pub(crate) sample_ids: Vec<u32>,
-    /// Entries of `ids` / `sample_ids` written this call, reset at the end.
-    pub(crate) written: Vec<usize>,
-    pub(crate) sample_written: Vec<usize>,
+    /// Vertex ids by grid edge, cell and sample, kept clear between calls.
+    pub(crate) vertex_ids: VertexIds,
     /// Accumulated triangle normals for the gradient fallback.
     pub(crate) face_normals: Vec<[f32; 3]>,
     /// Flat triangles of [`crate::mc33`] awaiting cancellation, each with whether a cell of
@@ -138,8 +132,22 @@ pub(crate) struct ShellScratch {
     pub(crate) border_keys: Vec<([u32; 3], u32)>,
 }
 
-impl Scratch {
-    /// Grows the caches to `n` entries (edges or cells) and `samples` samples.
+/// Vertex ids per grid edge or cell and per sample, `u32::MAX` where none, with the entries
+/// written this call so that [`VertexIds::reset`] clears only those.
+#[derive(Default, Clone, Debug)]
+pub(crate) struct VertexIds {
+    /// Vertex id per grid edge (3 per sample) or per cell, `u32::MAX` when none (the dual
+    /// meshers keep flags and a visited cell's case there too, see `dual.rs`).
+    pub(crate) ids: Vec<u32>,
+    /// Vertex id per sample for vertices that land exactly on a sample.
+    pub(crate) sample_ids: Vec<u32>,
+    /// Entries of `ids` / `sample_ids` written this call, reset at the end.
+    pub(crate) written: Vec<usize>,
+    pub(crate) sample_written: Vec<usize>,
+}
+
+impl VertexIds {
+    /// Grows the tables to `n` entries (edges or cells) and `samples` samples.
     pub(crate) fn prepare(&mut self, n: usize, samples: usize) {
         if self.ids.len() < n {
             self.ids.resize(n, u32::MAX);

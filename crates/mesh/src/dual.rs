@@ -54,7 +54,7 @@ pub(crate) fn dual_mesh_with(
     out.scratch.exact_frame = true;
     out.scratch.vanished = false;
     let n = grid.len();
-    out.scratch.prepare(n, 0);
+    out.scratch.vertex_ids.prepare(n, 0);
     out.scratch.extra_patches.clear();
     // The candidates' corners are listed as their quads are pushed (see `make_vertex`).
     out.scratch.pinch.corners.clear();
@@ -95,9 +95,9 @@ pub(crate) fn dual_mesh_with(
             // In the cell range, visited once and before any quad reads the cell (quads read
             // cells at or below `base`), so the entry is still empty: it takes the case until the
             // vertex is made. In the shell, a quad of the range may have made its vertex already.
-            if out.scratch.ids[base] == u32::MAX {
-                out.scratch.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
-                out.scratch.written.push(base);
+            if out.scratch.vertex_ids.ids[base] == u32::MAX {
+                out.scratch.vertex_ids.ids[base] = LOOK_FURTHER | NO_VERTEX | case as u32;
+                out.scratch.vertex_ids.written.push(base);
             }
             let inside0 = case & 1;
             let mut axes = CROSSED_AXES[case & 0xff];
@@ -117,7 +117,7 @@ pub(crate) fn dual_mesh_with(
                 if !special.is_empty() && cells.iter().any(|&i| special[i]) {
                     continue;
                 }
-                let entries = cells.map(|i| out.scratch.ids[i]);
+                let entries = cells.map(|i| out.scratch.vertex_ids.ids[i]);
                 let ids = [
                     ctx.vertex(out, entries[0], cells[0], e[0], || back(p, b, c, 1, 1)),
                     ctx.vertex(out, entries[1], cells[1], e[1], || back(p, b, c, 0, 1)),
@@ -188,7 +188,7 @@ pub(crate) fn dual_mesh_with(
         }
     }
     out.scratch.masks = masks;
-    out.scratch.reset();
+    out.scratch.vertex_ids.reset();
     if grid.materials.is_empty() {
         out.materials.resize(out.positions.len(), 0);
     }
@@ -313,7 +313,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
     /// vertex, or makes the vertex.
     #[inline(never)]
     fn make_vertex(&self, out: &mut MeshBuffer, base: usize, edge: u8, cell: [u32; 3]) -> u32 {
-        let entry = out.scratch.ids[base];
+        let entry = out.scratch.vertex_ids.ids[base];
         let (grid, corner_offset) = (self.grid, &self.corner_offset);
         let corners = self.corners(base);
         // A visited cell without its vertex carries its case; other cells' (the cells below
@@ -409,13 +409,13 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
         if component == 0 {
             // Flagged where the cell has further patches or a pinch candidate, so that the
             // inline lookup leaves those to this function.
-            out.scratch.ids[key] = if PATCH_EDGES[inside][1] != 0 || pinch {
+            out.scratch.vertex_ids.ids[key] = if PATCH_EDGES[inside][1] != 0 || pinch {
                 id | LOOK_FURTHER
             } else {
                 id
             };
             if entry == u32::MAX {
-                out.scratch.written.push(key);
+                out.scratch.vertex_ids.written.push(key);
             }
         } else {
             out.scratch.extra_patches.insert(base, component, id);
@@ -1028,7 +1028,7 @@ impl<F: Fn(&[f32; 8], u16) -> ([f32; 3], [f32; 3])> Ctx<'_, '_, F> {
                     let edge = cube_edge(rel(e.lo), rel(hi));
                     let cu = c.map(|v| v as u32);
                     let base = self.grid.index(cu[0], cu[1], cu[2]);
-                    let entry = out.scratch.ids[base];
+                    let entry = out.scratch.vertex_ids.ids[base];
                     self.vertex(out, entry, base, edge, || cu)
                 }
                 Class::Coarser => unreachable!("a coarser chunk's edge"),

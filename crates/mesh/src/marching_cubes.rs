@@ -54,7 +54,7 @@ pub fn marching_cubes(grid: &Grid, out: &mut MeshBuffer) {
 /// around it), with vertex ids kept per grid edge of the whole grid.
 fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer, shell: bool) {
     let n = grid.len();
-    out.scratch.prepare(3 * n, n);
+    out.scratch.vertex_ids.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
     let mut masks = std::mem::take(&mut out.scratch.masks);
     // One body for both loops, written out in each (a closure called from two places is
@@ -90,7 +90,7 @@ fn by_volume_ids(grid: &Grid, out: &mut MeshBuffer, shell: bool) {
         for_each_surface_cell(grid, &mut masks, |p, base, case| cell!(out, p, base, case));
     }
     out.scratch.masks = masks;
-    out.scratch.reset();
+    out.scratch.vertex_ids.reset();
 }
 
 /// After the shell's cells were meshed (triangles from the `own`-th on) with their own
@@ -486,7 +486,7 @@ pub(crate) fn edge_vertex(
                 ],
             )
         };
-        let id = out.scratch.sample_ids[s];
+        let id = out.scratch.vertex_ids.sample_ids[s];
         if id != u32::MAX {
             return id;
         }
@@ -494,13 +494,13 @@ pub(crate) fn edge_vertex(
         out.positions.push(grid.position(g.map(|c| c as f32)));
         out.normals.push(grid.gradient(g[0], g[1], g[2]));
         out.materials.push(sample_material(grid, g));
-        out.scratch.sample_ids[s] = id;
-        out.scratch.sample_written.push(s);
+        out.scratch.vertex_ids.sample_ids[s] = id;
+        out.scratch.vertex_ids.sample_written.push(s);
         out.scratch.pinch.candidates.push(id);
         return id;
     }
     let key = 3 * ia + axis;
-    let id = out.scratch.ids[key];
+    let id = out.scratch.vertex_ids.ids[key];
     if id != u32::MAX {
         return id;
     }
@@ -522,8 +522,8 @@ pub(crate) fn edge_vertex(
         na[2] + t * (nb[2] - na[2]),
     ]);
     out.materials.push(inside_material(grid, ia, ib, va));
-    out.scratch.ids[key] = id;
-    out.scratch.written.push(key);
+    out.scratch.vertex_ids.ids[key] = id;
+    out.scratch.vertex_ids.written.push(key);
     id
 }
 

@@ -61,7 +61,7 @@ pub fn mc33(grid: &Grid, out: &mut MeshBuffer) {
 /// as in the chunk across it.
 fn tile(grid: &Grid, out: &mut MeshBuffer) {
     let n = grid.len();
-    out.scratch.prepare(3 * n, n);
+    out.scratch.vertex_ids.prepare(3 * n, n);
     let corner_offset = grid.corner_offsets();
     let v = grid.values;
     // Triangles lying in a face of their cell (tunnel walls, exact zeros), each with whether
@@ -144,7 +144,7 @@ fn tile(grid: &Grid, out: &mut MeshBuffer) {
     push_flat(out, &mut flat, shell.then_some(&mut tags));
     out.scratch.shell.ghost = tags;
     out.scratch.flat = flat;
-    out.scratch.reset();
+    out.scratch.vertex_ids.reset();
 }
 
 /// Whether the triangle's three vertices lie in one face of the cell. Two kinds do: the

@@ -171,14 +171,14 @@ pub fn transvoxel(grid: &Grid, transitions: &Transitions, out: &mut MeshBuffer) 
         return;
     }
     let ctx = Ctx::new(grid, mask, w, slabs);
-    out.scratch.prepare(ctx.cache_len(), 0);
+    out.scratch.vertex_ids.prepare(ctx.cache_len(), 0);
     regular::regular_cells(&ctx, out);
     for f in Face::ALL {
         if mask & f.bit() != 0 {
             transition::transition_cells(&ctx, f, out);
         }
     }
-    out.scratch.reset();
+    out.scratch.vertex_ids.reset();
     // A chunk: its halo holds the cells beyond.
     finish(out, None);
 }

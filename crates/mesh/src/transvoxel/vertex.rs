@@ -107,7 +107,7 @@ impl<'a> Ctx<'a> {
         let g = self.grid;
         let ia = g.index(lo[0], lo[1], lo[2]);
         let key = 3 * ia + axis;
-        let id = out.scratch.ids[key];
+        let id = out.scratch.vertex_ids.ids[key];
         if id != u32::MAX {
             return id;
         }
@@ -134,8 +134,8 @@ impl<'a> Ctx<'a> {
         out.normals.push(lerp(na, nb, t));
         out.materials
             .push(g.material(if va < 0.0 { ia } else { ib }));
-        out.scratch.ids[key] = id;
-        out.scratch.written.push(key);
+        out.scratch.vertex_ids.ids[key] = id;
+        out.scratch.vertex_ids.written.push(key);
         id
     }
 
@@ -151,7 +151,7 @@ impl<'a> Ctx<'a> {
         axis: usize,
     ) -> u32 {
         let key = self.fine_key(p, axis);
-        let id = out.scratch.ids[key];
+        let id = out.scratch.vertex_ids.ids[key];
         if id != u32::MAX {
             return id;
         }
@@ -171,8 +171,8 @@ impl<'a> Ctx<'a> {
             .push(lerp(slab.gradient(p), slab.gradient(q), t));
         out.materials
             .push(slab.material(if va < 0.0 { p } else { q }));
-        out.scratch.ids[key] = id;
-        out.scratch.written.push(key);
+        out.scratch.vertex_ids.ids[key] = id;
+        out.scratch.vertex_ids.written.push(key);
         id
     }
 

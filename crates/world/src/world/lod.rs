@@ -199,14 +199,7 @@ impl World {
                 self.bump(key, b);
             }
         }
-        edits.sort();
-        let batch = self.batches.get_mut(&id).expect("new");
-        batch.edits = edits;
-        if batch.waiting.is_empty() && batch.ready.is_empty() && batch.removed.is_empty() {
-            self.batches.remove(&id);
-        } else if batch.waiting.is_empty() {
-            self.complete(id, now);
-        }
+        self.close_batch(id, edits, now);
         debug_assert!(self.outbox.iter().all(|o| !matches!(o, Out::Removed(_))));
     }
 }

@@ -380,11 +380,20 @@ impl World {
                 self.bump(key, id);
             }
         }
+        self.close_batch(id, edits, Instant::now());
+    }
+
+    /// Gives new batch `id` the edits of the batches merged into it (sorted) once its chunks
+    /// are bumped: dropped when it holds nothing, complete at `now` when every chunk it holds
+    /// is built already (taken over from a merged batch).
+    fn close_batch(&mut self, id: u64, mut edits: Vec<Instant>, now: Instant) {
         edits.sort();
         let batch = self.batches.get_mut(&id).expect("new");
         batch.edits = edits;
         if batch.waiting.is_empty() && batch.ready.is_empty() && batch.removed.is_empty() {
             self.batches.remove(&id);
+        } else if batch.waiting.is_empty() {
+            self.complete(id, now);
         }
     }
 
