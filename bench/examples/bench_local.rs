@@ -24,6 +24,14 @@
 //! on stderr every 2 s: sequence, physics steps, pieces (falling), and the last 2 s of its
 //! latency (physics steps, ground results, ticks, ops) — how a server ages over consecutive
 //! client runs.
+//!
+//! Nodes of a world on NATS JetStream (docs/scale-out.md): with `LOAM_BENCH_SERVE=1`,
+//! `LOAM_BENCH_NATS=nats://…` and `LOAM_BENCH_WORLD_ID=NAME` the server is a node of that
+//! world (made on the stream if missing; `LOAM_BENCH_NODE_ID`, default 1, numbers the
+//! node; its world file in a temporary folder, or at `LOAM_BENCH_FILE`), and
+//! `LOAM_BENCH_URL` takes the nodes' URLs
+//! separated by commas (client `i` connects to the `i mod n`-th). `tools/cluster_bench.sh`
+//! runs one server, one node and two nodes under the same load.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -70,6 +78,13 @@ fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // As `loam serve` and `loam bench-net` do.
     loam_server::disable_transparent_huge_pages()?;
+    if std::env::var_os("LOAM_BENCH_SERVE").is_some() {
+        // The server's log on stderr (warnings, a node's catch-up), as `loam serve` has it.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("loam_server=info"))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let clients: usize = arg(1, 64);
     let rate: f64 = arg(2, 313.0);
     let seconds: f64 = arg(3, 10.0);
@@ -91,11 +106,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if islands == 0 {
         config.islands = None;
     }
-    if let Ok(url) = std::env::var("LOAM_BENCH_URL") {
-        let mut bench = BenchConfig::new(url, clients, rate, seconds, factory());
+    if let Ok(urls) = std::env::var("LOAM_BENCH_URL") {
+        let mut urls = urls.split(',').map(String::from);
+        let first = urls.next().unwrap_or_default();
+        let mut bench = BenchConfig::new(first, clients, rate, seconds, factory());
+        bench.more_urls = urls.collect();
         bench.spacing_m = spacing;
         println!("{}", bench_net(bench).await?.json());
         return Ok(());
+    }
+    if let (Ok(nats), Ok(world_id)) = (
+        std::env::var("LOAM_BENCH_NATS"),
+        std::env::var("LOAM_BENCH_WORLD_ID"),
+    ) {
+        // The world on the stream, made by the first node that finds none.
+        let made = loam_server::cluster::create_world(
+            &nats,
+            &world_id,
+            1,
+            r#"{"kind": "noise"}"#,
+            FieldSettings::default(),
+            None,
+            &factory(),
+        )
+        .await;
+        match made {
+            Ok(_) | Err(loam_server::cluster::ClusterError::WorldExists { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        // The node's own world file is made from the stream's genesis (kept at
+        // LOAM_BENCH_FILE, if given: a node restarted on it replays only the tail).
+        std::fs::remove_file(&world)?;
+        if let Some(file) = std::env::var_os("LOAM_BENCH_FILE") {
+            config.world = file.into();
+        }
+        let mut node = loam_server::cluster::NodeConfig::new(nats, world_id);
+        node.node_id = std::env::var("LOAM_BENCH_NODE_ID")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        config.node = Some(node);
     }
     let server = serve(config).await?;
     if std::env::var_os("LOAM_BENCH_SERVE").is_some() {

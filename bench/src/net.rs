@@ -55,6 +55,9 @@ pub enum BenchError {
 pub struct BenchConfig {
     /// The server's URL.
     pub url: String,
+    /// Other nodes of the same world (`loam serve --nats`): client `i` connects to the
+    /// `i mod n`-th of `url` and these. Default none.
+    pub more_urls: Vec<String>,
     /// Clients.
     pub clients: usize,
     /// Ops per second per client.
@@ -89,6 +92,7 @@ impl BenchConfig {
     ) -> Self {
         Self {
             url: url.into(),
+            more_urls: Vec::new(),
             clients,
             rate,
             seconds,
@@ -238,7 +242,12 @@ async fn one(
         position: [x, y, z],
         radius: cfg.view_radius_m,
     };
-    let mut config = ClientConfig::new(cfg.url.clone(), viewer(0.0), cfg.generator.clone());
+    let url_of = |k: usize| match k {
+        0 => cfg.url.clone(),
+        k => cfg.more_urls[k - 1].clone(),
+    };
+    let mut node = i % (1 + cfg.more_urls.len());
+    let mut config = ClientConfig::new(url_of(node), viewer(0.0), cfg.generator.clone());
     config.token = cfg.token.clone();
     config.name = format!("bench-{i}");
     let mut client = match Client::connect(config).await {
@@ -321,6 +330,12 @@ async fn one(
                 // The ticks missed while down are not made up: those ops were never offered.
                 Ok(_) => tick.reset(),
                 Err(e @ ClientError::AnotherWorld(_)) => return Err(e),
+                // Its node is gone: the next node of the world, if there are others (a
+                // client resumes on any node of a world on NATS JetStream).
+                Err(_) if !cfg.more_urls.is_empty() => {
+                    node = (node + 1) % (1 + cfg.more_urls.len());
+                    client.set_url(url_of(node));
+                }
                 Err(_) => {}
             }
             continue;

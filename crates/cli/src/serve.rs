@@ -18,8 +18,24 @@ use crate::session::GeneratorSpec;
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// The world file (made with `loam world new` or the editor); ops are appended to it.
-    #[arg(long)]
-    pub world: PathBuf,
+    /// With `--nats`: this node's own world file, its snapshot of the world's stream (made
+    /// from the world's genesis if missing; default `loam-WORLD_ID-nodeN.loam` here), so a
+    /// restart replays only the stream's tail.
+    #[arg(long, required_unless_present = "nats")]
+    pub world: Option<PathBuf>,
+    /// Run as a node of a world on NATS JetStream (`nats://HOST:PORT`, or several servers
+    /// of a NATS cluster separated by commas), made with
+    /// `loam world new --nats URL --world-id NAME`: clients connect to any node; every op
+    /// goes through the world's stream, in one order.
+    #[arg(long, requires = "world_id")]
+    pub nats: Option<String>,
+    /// The world's id on NATS (with `--nats`).
+    #[arg(long, requires = "nats")]
+    pub world_id: Option<String>,
+    /// This node's number, 1 to 4095 (with `--nats`): the client ids it gives out carry it.
+    /// Each node of a world needs its own.
+    #[arg(long, default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u16).range(1..=4095))]
+    pub node_id: u16,
     /// Address to listen on, HOST:PORT (a name such as localhost is resolved, its first
     /// address taken). Loopback unless told otherwise.
     #[arg(long, default_value = "127.0.0.1:7878", value_parser = parse_listen)]
@@ -102,6 +118,10 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| "the name resolves to no address".into())
 }
 
+fn parse_metres(s: &str) -> Result<f64, String> {
+    number(s, |m: f64| m > 0.0 && m <= 512.0, "above 0, at most 512 m")
+}
+
 fn parse_catch_up(s: &str) -> Result<f64, String> {
     number(
         s,
@@ -163,9 +183,19 @@ fn parse_warmup(s: &str) -> Result<f64, String> {
 /// Arguments of `loam bench-net`.
 #[derive(Debug, clap::Args)]
 pub struct BenchNetArgs {
-    /// The server, e.g. ws://127.0.0.1:7878/ws (without a path, /ws is taken).
-    #[arg(long)]
-    pub url: String,
+    /// The server, e.g. ws://127.0.0.1:7878/ws (without a path, /ws is taken). Given more
+    /// than once (nodes of one world, `loam serve --nats`), client `i` connects to the
+    /// `i mod n`-th.
+    #[arg(long, required = true)]
+    pub url: Vec<String>,
+    /// Distance between clients, metres (above 0): the default 128 keeps their views apart;
+    /// less than twice `--view-radius` plus the server's margin (16 m) makes them overlap,
+    /// so every op is sent to several clients.
+    #[arg(long, default_value_t = 128.0, value_parser = parse_metres)]
+    pub spacing: f64,
+    /// View radius of each client, metres (above 0, at most 512).
+    #[arg(long, default_value_t = 12.0, value_parser = parse_metres)]
+    pub view_radius: f64,
     /// Clients (1 to 10 000).
     #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: usize,
@@ -198,7 +228,7 @@ pub(crate) fn factory() -> GeneratorFactory {
     })
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -211,17 +241,26 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// # Errors
 /// A missing or bad world file, an address in use.
 pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
+    let node = args.nats.as_ref().map(|url| {
+        let mut n = loam_server::cluster::NodeConfig::new(
+            url.clone(),
+            args.world_id.clone().unwrap_or_default(),
+        );
+        n.node_id = args.node_id;
+        n
+    });
+    let world = match (&args.world, &node) {
+        (Some(w), _) => w.clone(),
+        (None, Some(n)) => PathBuf::from(format!("loam-{}-node{}.loam", n.world_id, n.node_id)),
+        (None, None) => anyhow::bail!("--world FILE is needed (or --nats URL --world-id NAME)"),
+    };
+    anyhow::ensure!(!world.is_dir(), "{:?} is a folder, not a world file", world);
     anyhow::ensure!(
-        !args.world.is_dir(),
-        "{:?} is a folder, not a world file",
-        args.world
-    );
-    anyhow::ensure!(
-        args.world.is_file(),
+        node.is_some() || world.is_file(),
         "no world file {:?} (make one with `loam world new {} --session \
          examples/generated.json`, or another session's terrain)",
-        args.world,
-        args.world.display()
+        world,
+        world.display()
     );
     // Joins, leaves and refusals on stderr (stdout keeps the one "serving" line scripts
     // read); `RUST_LOG` filters, `info` by default.
@@ -233,7 +272,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     huge_pages_off();
-    let mut config = ServerConfig::new(&args.world, factory());
+    let mut config = ServerConfig::new(&world, factory());
+    config.node = node.clone();
     config.listen = args.listen;
     config.token = args.token.clone();
     config.limits.max_clients = args.max_clients;
@@ -245,10 +285,20 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
         keep: args.backup_keep,
     });
     runtime()?.block_on(async {
+        let what = match &node {
+            Some(n) => format!(
+                "world {} on {} as node {} (snapshot {})",
+                n.world_id,
+                n.nats_url,
+                n.node_id,
+                world.display()
+            ),
+            None => world.display().to_string(),
+        };
         let server = serve(config)
             .await
-            .with_context(|| format!("serving {} on {}", args.world.display(), args.listen))?;
-        println!("loam: serving {} on {}", args.world.display(), server.url());
+            .with_context(|| format!("serving {what} on {}", args.listen))?;
+        println!("loam: serving {what} on {}", server.url());
         if !args.listen.ip().is_loopback() && args.token.is_none() {
             println!(
                 "loam: warning: {} is reachable beyond this machine and no --token is set: anyone who reaches it can edit the world",
@@ -337,7 +387,7 @@ async fn terminated() -> std::io::Result<()> {
 pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     huge_pages_off();
     let mut config = BenchConfig::new(
-        args.url.clone(),
+        args.url[0].clone(),
         args.clients,
         args.rate,
         args.seconds,
@@ -345,6 +395,9 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     );
     config.token = args.token.clone();
     config.warmup_s = args.warmup;
+    config.more_urls = args.url[1..].to_vec();
+    config.spacing_m = args.spacing;
+    config.view_radius_m = args.view_radius;
     let report = match runtime()?.block_on(bench_net(config)) {
         Ok(r) => r,
         Err(e) => {

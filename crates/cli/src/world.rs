@@ -25,11 +25,25 @@ enum WorldCommand {
     /// not applied: `loam replay SESSION --world NEW_FILE` writes a new world with them).
     New {
         /// The world file to create (must not exist).
-        file: PathBuf,
+        #[arg(required_unless_present = "nats", conflicts_with = "nats")]
+        file: Option<PathBuf>,
         /// The session whose `field` and `generator` the world uses; without it, the
         /// generated terrain a new world of `loam edit` gets (`examples/generated.json`).
         #[arg(long, default_value = crate::edit::DEFAULT_SESSION)]
         session: PathBuf,
+        /// Create the world on NATS JetStream instead (`nats://HOST:PORT`, or several servers
+        /// of a cluster separated by commas): a stream
+        /// `LOAM_<WORLD_ID>` holding the world's genesis, then every op; nodes serve it
+        /// (`loam serve --nats URL --world-id NAME`).
+        #[arg(long, requires = "world_id")]
+        nats: Option<String>,
+        /// The world's id on NATS: 1 to 64 ASCII letters, digits, `-` or `_`.
+        #[arg(long, requires = "nats")]
+        world_id: Option<String>,
+        /// Copies of the stream the NATS cluster keeps: 1 on one server, 3 on a 3-server
+        /// cluster (a killed server then loses nothing acknowledged).
+        #[arg(long, default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u16).range(1..=5))]
+        replicas: u16,
     },
     /// Print what a world file holds: ops, bricks, bytes on disk, the generator, and the
     /// field hash of the loaded world.
@@ -49,10 +63,19 @@ enum WorldCommand {
     /// Write the world as a session (its terrain and every op), if no op was compacted away.
     Export {
         /// The world file.
-        file: PathBuf,
-        /// The session file to write.
+        #[arg(required_unless_present = "nats", conflicts_with = "nats")]
+        file: Option<PathBuf>,
+        /// The session file to write; with `--nats`, the world file to write (it must not
+        /// exist): the stream's world as every node holds it, which `loam world info` reads.
         #[arg(long)]
         out: PathBuf,
+        /// Export a world on NATS JetStream (`nats://HOST:PORT`, or several servers of a
+        /// cluster separated by commas) instead of a file.
+        #[arg(long, requires = "world_id")]
+        nats: Option<String>,
+        /// The world's id on NATS (with `--nats`).
+        #[arg(long, requires = "nats")]
+        world_id: Option<String>,
         /// Leave the blocks out: write the terrain ops only. A world with blocks (placed in
         /// the editor, or terrain a server's digs cut loose) is otherwise refused, since a
         /// session holds terrain ops and one block scene, not a log of both. Block ops never
@@ -76,6 +99,15 @@ pub fn create(
     session: &Session,
     heightmap_blake3: Option<&str>,
 ) -> anyhow::Result<Store> {
+    let json = world_generator_json(session)?;
+    Store::create(path, &json, &session.field, heightmap_blake3)
+        .with_context(|| format!("creating world {path:?}"))
+}
+
+/// The generator JSON a world keeps for `session`: a heightmap (its path relative to where
+/// the command runs) embedded, so the world can be moved and served to clients that lack
+/// the file.
+fn world_generator_json(session: &Session) -> anyhow::Result<String> {
     let generator = match &session.generator {
         GeneratorSpec::Heightmap {
             path: p,
@@ -87,9 +119,33 @@ pub fn create(
         }
         g => g.clone(),
     };
-    let json = serde_json::to_string(&generator)?;
-    Store::create(path, &json, &session.field, heightmap_blake3)
-        .with_context(|| format!("creating world {path:?}"))
+    Ok(serde_json::to_string(&generator)?)
+}
+
+/// Creates world `id` on the NATS server at `url` with `loaded`'s terrain and settings (a
+/// heightmap embedded, as in a world file): the stream and its genesis
+/// ([`loam_server::cluster::create_world`]).
+///
+/// # Errors
+/// NATS unreachable, a world of that id already there, an unusable heightmap path.
+fn create_on_nats(
+    url: &str,
+    id: &str,
+    replicas: u16,
+    loaded: &session::Loaded,
+) -> anyhow::Result<loam_server::cluster::Genesis> {
+    let json = world_generator_json(&loaded.session)?;
+    crate::serve::runtime()?
+        .block_on(loam_server::cluster::create_world(
+            url,
+            id,
+            usize::from(replicas),
+            &json,
+            loaded.session.field,
+            loaded.heightmap_blake3.clone(),
+            &crate::serve::factory(),
+        ))
+        .with_context(|| format!("creating world {id} on {url}"))
 }
 
 /// Loads an opened world with the one loader ([`loam_session::load`]): the generator
@@ -159,11 +215,30 @@ fn written_unix(file: &std::path::Path) -> Option<u64> {
 pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
     let mut o = std::io::stdout().lock();
     match &args.command {
-        WorldCommand::New { file, session } => {
+        WorldCommand::New {
+            file,
+            session,
+            nats,
+            world_id,
+            replicas,
+        } => {
             // The default session is found from any folder, as `loam edit` finds it.
             let loaded = session::load(&crate::edit::resolve_example(session))?;
-            create(file, &loaded.session, loaded.heightmap_blake3.as_deref())?;
-            writeln!(o, "created {}", file.display())?;
+            match (file, nats, world_id) {
+                (Some(file), _, _) => {
+                    create(file, &loaded.session, loaded.heightmap_blake3.as_deref())?;
+                    writeln!(o, "created {}", file.display())?;
+                }
+                (None, Some(url), Some(id)) => {
+                    let g = create_on_nats(url, id, *replicas, &loaded)?;
+                    writeln!(
+                        o,
+                        "created world {id} on {url} (stream LOAM_{id}, {replicas} replica(s), generator fingerprint {})",
+                        g.fingerprint
+                    )?;
+                }
+                _ => bail!("give a world FILE, or --nats URL --world-id NAME"),
+            }
         }
         WorldCommand::Info { file } => {
             // The metadata is printed before loading, so a world that fails to load still says
@@ -305,9 +380,39 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
             )?;
         }
         WorldCommand::Export {
-            file,
+            file: None,
+            out,
+            nats: Some(url),
+            world_id: Some(id),
+            ..
+        } => {
+            let cfg = loam_server::cluster::NodeConfig::new(url.clone(), id.clone());
+            let s = crate::serve::runtime()?
+                .block_on(loam_server::cluster::export_world(
+                    &cfg,
+                    out,
+                    &crate::serve::factory(),
+                ))
+                .with_context(|| format!("exporting world {id} from {url} to {out:?}"))?;
+            writeln!(
+                o,
+                "exported world {id} up to stream sequence {} to {}: {} ops, {} refused, {} skipped",
+                s.stream_seq,
+                out.display(),
+                s.ops,
+                s.refused,
+                s.skipped
+            )?;
+            writeln!(o, "field-hash: {}", s.field_hash)?;
+        }
+        WorldCommand::Export { file: None, .. } => {
+            bail!("give a world FILE, or --nats URL --world-id NAME")
+        }
+        WorldCommand::Export {
+            file: Some(file),
             out,
             terrain_only,
+            ..
         } => {
             // Only the metadata and the ops are read: damaged bricks do not stop an export.
             let store = open_read_only(file)?;

@@ -566,6 +566,13 @@ impl Client {
         Ok(welcome.resumed)
     }
 
+    /// Points the next [`Client::reconnect`] at another server: another node of the same
+    /// world on NATS JetStream (`loam serve --nats`), where the client keeps its id, its
+    /// undo history and its unacknowledged ops, since every node orders the same log.
+    pub fn set_url(&mut self, url: impl Into<String>) {
+        self.config.url = url.into();
+    }
+
     /// Drops the connection at once, without a close handshake (as a lost network would).
     pub fn drop_connection(&mut self) {
         self.lose_connection();

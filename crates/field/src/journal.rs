@@ -47,6 +47,21 @@ impl Journal {
         }
     }
 
+    /// The stroke an author is continuing, `(author, the author's stroke id, the
+    /// journal's stroke id)`: part of the journal's state, since the next op of that author
+    /// and stroke continues it. A replica that saves where it stands in a shared log saves
+    /// this too ([`Journal::set_open_stroke`]), so that it numbers and strokes the next ops
+    /// as every other replica does.
+    pub fn open_stroke(&self) -> Option<(u64, u64, u64)> {
+        self.open
+    }
+
+    /// Restores the stroke an author was continuing ([`Journal::open_stroke`]) after
+    /// [`Journal::new`].
+    pub fn set_open_stroke(&mut self, open: Option<(u64, u64, u64)>) {
+        self.open = open;
+    }
+
     /// The undo history.
     pub fn history(&self) -> &History {
         &self.history

@@ -40,6 +40,10 @@ pub enum ServerError {
     /// The server's ordering task has stopped (shut down, or its store failed).
     #[error("the server stopped: {0}")]
     ServerStopped(String),
+    /// The world's stream on NATS JetStream (a node): unreachable, missing, another
+    /// world's, or this node's world file is not a snapshot of it.
+    #[error("world on NATS JetStream")]
+    Cluster(#[from] crate::cluster::ClusterError),
     /// A setting is out of range.
     #[error("bad setting `{name}`: {why}")]
     Config {

@@ -48,6 +48,7 @@
 mod accept;
 mod backups;
 mod blocks;
+pub mod cluster;
 mod conn;
 mod error;
 mod frames;
@@ -219,6 +220,12 @@ pub struct ServerConfig {
     /// Periodic copies of the world while it is served (the world is locked against other
     /// processes, so this is how it is backed up live). Default `None`.
     pub backups: Option<BackupPlan>,
+    /// Run as a node of a world on NATS JetStream ([`cluster`]): `world` is then this
+    /// node's own world file (its snapshot of the stream, made from the world's genesis if
+    /// missing), clients' ops go through the stream, the generator comes from the genesis,
+    /// and `islands` is ignored (no cut-loose lumps: blocks are not shared between nodes
+    /// yet). Default `None`: the single server on its world file.
+    pub node: Option<cluster::NodeConfig>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -247,6 +254,7 @@ impl ServerConfig {
             hot_bricks: 512,
             islands: Some(IslandSettings::default()),
             backups: None,
+            node: None,
         }
     }
 
@@ -371,6 +379,8 @@ pub struct ServerHandle {
     commands: mpsc::Sender<Command>,
     http: tokio::task::JoinHandle<()>,
     ticker: tokio::task::JoinHandle<()>,
+    /// A node's publisher and follower (`cluster/node.rs`).
+    node_tasks: Vec<tokio::task::JoinHandle<()>>,
     order: Option<std::thread::JoinHandle<Result<(), ServerError>>>,
     stopped: watch::Receiver<Option<String>>,
 }
@@ -389,12 +399,22 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
     // file as it was.
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
-    let cfg = config.clone();
-    let order = tokio::task::spawn_blocking(move || Order::open(&cfg))
+    let mut cfg = config.clone();
+    // A node: the world's genesis from the stream, and this node's world file made from it
+    // (or checked against it) before the ordering thread opens it.
+    let node = match &config.node {
+        Some(n) => Some(cluster::node::prepare(n, &mut cfg).await?),
+        None => None,
+    };
+    let mut order = tokio::task::spawn_blocking(move || Order::open(&cfg))
         .await
         .map_err(|e| ServerError::ServerStopped(e.to_string()))??;
-    let resume_secret = order.clients.resume_secret;
     let (tx, rx) = mpsc::channel(4096);
+    let mut node_tasks = Vec::new();
+    if let Some(prepared) = node {
+        node_tasks = prepared.start(&mut order, tx.clone());
+    }
+    let resume_secret = order.clients.resume_secret;
     let (stop_tx, stop_rx) = watch::channel(None);
     let thread = std::thread::Builder::new()
         .name("loam-server-order".into())
@@ -452,6 +472,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
         commands: tx,
         http,
         ticker,
+        node_tasks,
         order: Some(thread),
         stopped: stop_rx,
     })
@@ -584,6 +605,11 @@ impl ServerHandle {
         let _ = self.commands.send(Command::Shutdown { reply: tx }).await;
         let _ = rx.await;
         self.ticker.abort();
+        // A node's follower stops with it; ops its publisher still holds were never
+        // acknowledged to their authors, who send them again (to any node).
+        for t in &self.node_tasks {
+            t.abort();
+        }
         let thread = self.order.take().expect("joined once");
         let r = tokio::task::spawn_blocking(move || thread.join())
             .await

@@ -27,8 +27,11 @@ use tokio::sync::{mpsc, oneshot};
 pub(super) use super::frames::{Outbox, chunks, push, push_frame};
 
 mod hashes;
+mod logged;
 mod release;
 mod writing;
+
+pub(crate) use logged::{NodeLink, Outgoing};
 
 pub(super) use hashes::hash_of;
 
@@ -70,6 +73,11 @@ pub(crate) enum Command {
         op_id: u64,
         entry: Result<LogEntry, String>,
         at: Instant,
+    },
+    /// Message `seq` of the world's stream (a node's follower, `cluster/node.rs`).
+    Logged {
+        seq: u64,
+        bytes: Bytes,
     },
     /// A block op, read off the connection `at`.
     BlockOp {
@@ -205,6 +213,9 @@ pub(crate) struct Order {
     pub(super) hashes: hashes::HashQueue,
     /// The thread that computes them.
     pub(super) hasher: hashes::Hasher,
+    /// Set on a node of a world on JetStream (`order/logged.rs`): ops go through the
+    /// stream.
+    pub(crate) node: Option<NodeLink>,
 }
 
 /// The way of applied ops to the world file and back out: handed to the writer (`unsent`,
@@ -459,6 +470,7 @@ impl Order {
             refused: 0,
             hashes: hashes::HashQueue::default(),
             hasher: hashes::Hasher::start().map_err(ServerError::Io)?,
+            node: None,
         })
     }
 
@@ -561,7 +573,31 @@ impl Order {
                 op_id,
                 entry,
                 at,
+            } if self.node.is_some() => {
+                self.latency
+                    .queued(Instant::now().saturating_duration_since(at));
+                self.publish_op(client, op_id, entry);
+            }
+            Command::Op {
+                client,
+                op_id,
+                entry,
+                at,
             } => self.timed(at, |o| o.take_op(client, op_id, entry)),
+            Command::Logged { .. } if bake_due && !self.idle() => {
+                self.durability.deferred.push_back(cmd)
+            }
+            Command::Logged { seq, bytes } => {
+                self.take_logged(seq, &bytes);
+                self.let_in_joins();
+            }
+            Command::BlockOp { client, op_id, .. } if self.node.is_some() => self.refuse(
+                client,
+                op_id,
+                "blocks are not shared between the nodes of a world yet: \
+                 place them on a single-node server (`loam serve --world`)"
+                    .into(),
+            ),
             Command::BlockOp { .. } if bake_due && !self.idle() => {
                 self.durability.deferred.push_back(cmd)
             }
@@ -583,6 +619,15 @@ impl Order {
                 client,
                 viewer,
             } if self.viewer_at_once(conn, client, &viewer) => {}
+            cmd @ Command::Join { .. } if self.node.is_some() => {
+                if let Some(cmd) = self.join_waits(cmd) {
+                    if self.idle() {
+                        self.handle(cmd);
+                    } else {
+                        self.durability.deferred.push_back(cmd);
+                    }
+                }
+            }
             cmd if !self.idle() => self.durability.deferred.push_back(cmd),
             Command::Shutdown { reply } => {
                 let _ = reply.send(());

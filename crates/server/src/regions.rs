@@ -390,11 +390,17 @@ impl Order {
                     self.hashes.forget(client);
                 }
             }
-            Command::Tick => self.tick(),
+            Command::Tick => {
+                self.let_in_joins();
+                self.tick();
+            }
             Command::TakeLatency { reply } => {
                 let _ = reply.send(self.latency.take());
             }
-            Command::Op { .. } | Command::BlockOp { .. } | Command::Shutdown { .. } => {
+            Command::Op { .. }
+            | Command::Logged { .. }
+            | Command::BlockOp { .. }
+            | Command::Shutdown { .. } => {
                 unreachable!("handled by dispatch")
             }
         }

@@ -52,8 +52,10 @@ use tokio::sync::mpsc::UnboundedSender;
 pub(crate) enum Write {
     /// Append terrain and block ops (consecutive sequence numbers after the last append).
     /// Appends queued behind each other are committed together in one transaction, then
-    /// `Durable` is reported with the last sequence number of them.
-    Append(Vec<LogRecord>),
+    /// `Durable` is reported with the last sequence number of them. The text, when given,
+    /// is where a node stands in the world's stream after them
+    /// ([`Store::append_records_followed`]); the newest of a group is written with it.
+    Append(Vec<LogRecord>, Option<String>),
     /// Bake the world (field, history, and the block world's snapshot at physics step
     /// `step`) as it is after op `seq` (every op up to `seq` appended before). Encoded on a
     /// thread of its own while later groups are appended, then written between two groups;
@@ -333,11 +335,17 @@ impl BusyLog {
 fn gather(
     rx: &mpsc::Receiver<Write>,
     entries: &mut Vec<LogRecord>,
+    followed: &mut Option<String>,
     later: &mut Option<Write>,
 ) -> bool {
     while later.is_none() {
         match rx.try_recv() {
-            Ok(Write::Append(more)) => entries.extend(more),
+            Ok(Write::Append(more, f)) => {
+                entries.extend(more);
+                if f.is_some() {
+                    *followed = f;
+                }
+            }
             Ok(other) => *later = Some(other),
             Err(mpsc::TryRecvError::Empty) => return false,
             Err(mpsc::TryRecvError::Disconnected) => return true,
@@ -471,9 +479,9 @@ fn run(
         // Group commit: the appends that queued up while the last group synced go in one
         // transaction, without a round trip through the ordering thread.
         let w = match w {
-            Some(Write::Append(mut entries)) => {
-                gather(rx, &mut entries, &mut later);
-                Some(Write::Append(entries))
+            Some(Write::Append(mut entries, mut followed)) => {
+                gather(rx, &mut entries, &mut followed, &mut later);
+                Some(Write::Append(entries, followed))
             }
             w => w,
         };
@@ -510,17 +518,20 @@ fn run(
             None => {
                 tidy_now(&mut store, &mut tidy);
             }
-            Some(Write::Append(mut entries)) => {
+            Some(Write::Append(mut entries, mut followed)) => {
                 let seq_of = |e: &[LogRecord]| e.last().map_or(0, LogRecord::seq);
                 let start = Instant::now();
                 // A busy file is tried again, the appends queued meanwhile joining the
                 // group: none of them is acknowledged before it is written.
-                while let Err(e) = store.append_records(&entries) {
+                while let Err(e) = match &followed {
+                    Some(f) => store.append_records_followed(&entries, f),
+                    None => store.append_records(&entries),
+                } {
                     if !try_again(&e, stop) {
                         return Err(fail(e));
                     }
                     busy.busy(&e, entries.len());
-                    let gone = gather(rx, &mut entries, &mut later);
+                    let gone = gather(rx, &mut entries, &mut followed, &mut later);
                     if (gone || stopping.load(Ordering::Relaxed)) && stop.is_none() {
                         stop = Some(Instant::now());
                     }
@@ -620,18 +631,21 @@ mod tests {
     use super::*;
 
     fn dig(seq: u64) -> Write {
-        Write::Append(vec![LogRecord::Terrain(LogEntry {
-            v: LOG_VERSION,
-            seq,
-            stroke: seq,
-            op: EditOp::Sphere {
-                mode: CsgMode::Subtract,
-                center: [seq as f64, 0.0, 0.0],
-                radius: 1.5,
-                material: 0,
-                blend: 0.0,
-            },
-        })])
+        Write::Append(
+            vec![LogRecord::Terrain(LogEntry {
+                v: LOG_VERSION,
+                seq,
+                stroke: seq,
+                op: EditOp::Sphere {
+                    mode: CsgMode::Subtract,
+                    center: [seq as f64, 0.0, 0.0],
+                    radius: 1.5,
+                    material: 0,
+                    blend: 0.0,
+                },
+            })],
+            None,
+        )
     }
 
     fn world(dir: &std::path::Path) -> (std::path::PathBuf, Store, Field, Vec<u8>) {

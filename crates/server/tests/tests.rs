@@ -7,6 +7,7 @@ mod backup;
 mod blocks;
 mod budget;
 mod catch_up;
+mod cluster;
 mod converge;
 mod crash;
 mod editor_world;

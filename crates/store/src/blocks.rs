@@ -148,7 +148,7 @@ impl Store {
     /// # Errors
     /// As [`Store::append`].
     pub fn append_block(&mut self, entry: &BlockLogEntry) -> Result<(), StoreError> {
-        self.write_rows(vec![LogRow::block(entry)])
+        self.write_rows(vec![LogRow::block(entry)], None)
     }
 
     /// Appends terrain and block records (consecutive sequence numbers following the log)
@@ -168,7 +168,47 @@ impl Store {
                     LogRecord::Block(e) => LogRow::block(e),
                 })
                 .collect(),
+            None,
         )
+    }
+
+    /// As [`Store::append_records`], and records in the same transaction where the world
+    /// stands in the log it follows: `followed` is that log's position in its own terms
+    /// (a Loam node's JetStream stream sequence and open stroke, `loam-server`'s
+    /// `cluster`), kept as given. A node that restarts goes on after it, and the records
+    /// and the position can never disagree. Read back with [`Store::followed`].
+    ///
+    /// # Errors
+    /// As [`Store::append_records`].
+    pub fn append_records_followed(
+        &mut self,
+        records: &[LogRecord],
+        followed: &str,
+    ) -> Result<(), StoreError> {
+        self.write_rows(
+            records
+                .iter()
+                .map(|r| match r {
+                    LogRecord::Terrain(e) => LogRow::terrain(e),
+                    LogRecord::Block(e) => LogRow::block(e),
+                })
+                .collect(),
+            Some(followed),
+        )
+    }
+
+    /// Where the world stands in the log it follows, as last given to
+    /// [`Store::append_records_followed`]; `None` for a world that follows no log.
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn followed(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'followed'", [], |r| {
+                r.get(0)
+            })
+            .optional()?)
     }
 
     /// The one writer of the op log: checks that `rows` follow the log (consecutive
@@ -177,7 +217,11 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::append`].
-    pub(crate) fn write_rows(&mut self, rows: Vec<LogRow>) -> Result<(), StoreError> {
+    pub(crate) fn write_rows(
+        &mut self,
+        rows: Vec<LogRow>,
+        followed: Option<&str>,
+    ) -> Result<(), StoreError> {
         self.appendable()?;
         let mut last = self.last_seq;
         for r in &rows {
@@ -186,7 +230,7 @@ impl Store {
             }
             last = r.seq;
         }
-        if rows.is_empty() {
+        if rows.is_empty() && followed.is_none() {
             return Ok(());
         }
         retry(&self.path, self.busy_wait, Writing::Append, || {
@@ -199,6 +243,16 @@ impl Store {
                 };
                 tx.prepare_cached(sql)?
                     .execute(params![r.seq as i64, r.n as i64, r.bytes])?;
+            }
+            if let Some(f) = followed {
+                // The meta table is sealed by its digest (`tag`): both change together.
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES ('followed', ?1) \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [f],
+                )?;
+                let digest = crate::checks::meta_digest(&tx)?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'tag'", [digest])?;
             }
             tx.commit()
         })?;
@@ -336,6 +390,44 @@ mod tests {
     };
 
     use super::*;
+
+    #[test]
+    fn the_followed_position_is_written_with_the_records_and_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.loam");
+        let mut store = Store::create(&path, "flat", &FieldSettings::default(), None).unwrap();
+        assert_eq!(store.followed().unwrap(), None);
+        let dig = |seq| {
+            LogRecord::Terrain(LogEntry::new(
+                seq,
+                1,
+                EditOp::Sphere {
+                    mode: CsgMode::Subtract,
+                    center: [0.0; 3],
+                    radius: 2.0,
+                    material: 0,
+                    blend: 0.0,
+                },
+            ))
+        };
+        store
+            .append_records_followed(&[dig(1), dig(2)], "7")
+            .unwrap();
+        assert_eq!(store.followed().unwrap().as_deref(), Some("7"));
+        // Only the position moves (refused messages leave no record).
+        store.append_records_followed(&[], "9 open").unwrap();
+        // A plain append keeps it.
+        store.append_records(&[dig(3)]).unwrap();
+        drop(store);
+        // The sealed meta table still checks out on opening.
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.followed().unwrap().as_deref(), Some("9 open"));
+        assert_eq!(store.last_seq(), 3);
+        // Out of order: nothing is written, the position included.
+        let mut store = store;
+        assert!(store.append_records_followed(&[dig(5)], "12").is_err());
+        assert_eq!(store.followed().unwrap().as_deref(), Some("9 open"));
+    }
 
     #[test]
     fn records_of_both_kinds_append_in_one_group_and_read_back_in_order() {

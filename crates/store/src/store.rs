@@ -589,7 +589,7 @@ impl Store {
     /// [`StoreError::OutOfOrder`] unless `entry.seq` is the last plus one;
     /// [`StoreError::Busy`]; SQLite failures (nothing is appended then).
     pub fn append(&mut self, entry: &LogEntry) -> Result<(), StoreError> {
-        self.write_rows(vec![LogRow::terrain(entry)])
+        self.write_rows(vec![LogRow::terrain(entry)], None)
     }
 
     /// Appends `entries` (consecutive sequence numbers following the log) in one transaction:
@@ -600,7 +600,7 @@ impl Store {
     /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first entry that does not
     /// follow the one before (nothing is appended then).
     pub fn append_batch(&mut self, entries: &[LogEntry]) -> Result<(), StoreError> {
-        self.write_rows(entries.iter().map(LogRow::terrain).collect())
+        self.write_rows(entries.iter().map(LogRow::terrain).collect(), None)
     }
 
     /// The logged terrain ops with a sequence number above `seq`, in order (block ops:

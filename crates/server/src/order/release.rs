@@ -19,7 +19,10 @@ impl Order {
         let mut dead = Vec::new();
         while let Some(item) = self.durability.inflight.pop_front() {
             let waits = match &item {
-                Item::Accepted(a) => a.entry.seq > self.durability.durable,
+                // On a node the stream is the durable log (JetStream stored the op before the
+                // node applied it): the world file is its snapshot, and a node that dies
+                // before writing it replays the op from the stream.
+                Item::Accepted(a) => self.node.is_none() && a.entry.seq > self.durability.durable,
                 Item::Block(b) => b.seq > self.durability.durable,
                 Item::Refused { .. } => false,
             };

@@ -56,9 +56,10 @@ impl Order {
     pub(super) fn pump(&mut self) {
         if let Some(last) = self.durability.unsent.last() {
             self.durability.written = last.seq();
-            self.durability
-                .writer
-                .send(Write::Append(std::mem::take(&mut self.durability.unsent)));
+            self.durability.writer.send(Write::Append(
+                std::mem::take(&mut self.durability.unsent),
+                self.followed(),
+            ));
         } else if self.idle()
             && self.durability.bake_every > 0
             && self.journal.last_seq() - self.durability.baked >= self.durability.bake_every
@@ -97,9 +98,10 @@ impl Order {
         // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
         // below covers them).
         if !self.durability.unsent.is_empty() {
-            self.durability
-                .writer
-                .send(Write::Append(std::mem::take(&mut self.durability.unsent)));
+            self.durability.writer.send(Write::Append(
+                std::mem::take(&mut self.durability.unsent),
+                self.followed(),
+            ));
         }
         let last = (self.journal.last_seq() > self.durability.baked).then(|| self.bake_write());
         self.durability.writer.finish(last)

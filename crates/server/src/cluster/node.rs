@@ -1,0 +1,248 @@
+//! A node's two tasks between its ordering thread and the world's stream: the publisher
+//! (its clients' ops, in order, each with its message id, a bounded number awaiting
+//! JetStream's ack) and the follower (every message of the stream, in order, to the
+//! ordering thread).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::header::NATS_MESSAGE_ID;
+use async_nats::jetstream;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesOrdered;
+use tokio::sync::mpsc;
+
+use super::ClusterError;
+use super::stream::WorldStream;
+use crate::order::{Command, Outgoing};
+
+/// Ops published and not yet acknowledged by JetStream, at most.
+pub(crate) const IN_FLIGHT: usize = 256;
+
+/// How long the follower waits for a message before it asks whether the stream holds one.
+const QUIET: Duration = Duration::from_secs(1);
+
+/// How long to wait between tries while NATS is away.
+const RETRY: Duration = Duration::from_millis(250);
+
+/// Publishes the ordering thread's ops in the order given, at most [`IN_FLIGHT`] awaiting
+/// their ack. An op whose publish or ack fails (NATS away, a timeout) is published again
+/// under the same message id until JetStream takes it (a copy that did land is dropped by
+/// JetStream as a duplicate): it is never lost, and its author is acknowledged only when
+/// it comes back from the stream. Ends when the ordering thread's end is dropped.
+pub(crate) async fn publish(js: jetstream::Context, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    type Acked =
+        std::pin::Pin<Box<dyn std::future::Future<Output = (Outgoing, Result<(), String>)> + Send>>;
+    let mut queue: VecDeque<Outgoing> = VecDeque::new();
+    let mut waiting: FuturesOrdered<Acked> = FuturesOrdered::new();
+    let mut open = true;
+    loop {
+        while waiting.len() < IN_FLIGHT
+            && let Some(o) = queue.pop_front()
+        {
+            let mut h = HeaderMap::new();
+            h.insert(NATS_MESSAGE_ID, o.msg_id.as_str());
+            match js
+                .publish_with_headers(o.subject.clone(), h, o.payload.clone().into())
+                .await
+            {
+                Ok(ack) => waiting.push_back(Box::pin(async move {
+                    let r = ack.await.map(|_| ()).map_err(|e| e.to_string());
+                    (o, r)
+                })),
+                Err(e) => {
+                    tracing::warn!("publishing op {}: {e}; trying again", o.msg_id);
+                    queue.push_front(o);
+                    tokio::time::sleep(RETRY).await;
+                    break;
+                }
+            }
+        }
+        if !open && queue.is_empty() && waiting.is_empty() {
+            return;
+        }
+        tokio::select! {
+            Some((o, r)) = waiting.next(), if !waiting.is_empty() => {
+                if let Err(e) = r {
+                    tracing::warn!(
+                        "op {} was not acknowledged by JetStream: {e}; publishing it again",
+                        o.msg_id
+                    );
+                    queue.push_front(o);
+                }
+            }
+            o = rx.recv(), if open => match o {
+                Some(o) => queue.push_back(o),
+                None => open = false,
+            },
+            () = tokio::time::sleep(RETRY), if waiting.is_empty() && !queue.is_empty() => {}
+        }
+    }
+}
+
+/// Feeds every message of the stream after `applied` to the ordering thread, in order,
+/// for ever: a consumer that fails (NATS away) is made again from the next sequence. Ends
+/// when the ordering thread is gone.
+pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sender<Command>) {
+    let mut next = applied + 1;
+    loop {
+        let mut msgs = match world.messages_from(next).await {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!("following the world's stream from {next}: {e}; trying again");
+                tokio::time::sleep(RETRY).await;
+                continue;
+            }
+        };
+        loop {
+            let m = tokio::select! {
+                m = msgs.next() => m,
+                () = world.reconnected.notified() => {
+                    tracing::info!("NATS is back: following the stream again from {next}");
+                    break;
+                }
+                () = tokio::time::sleep(QUIET) => {
+                    // A consumer can vanish without a word (its server of a cluster died,
+                    // or restarted): when the stream holds what it did not deliver, a new
+                    // one is made.
+                    match world.last_seq().await {
+                        Ok(last) if last >= next => {
+                            tracing::warn!(
+                                "the stream holds messages up to {last} and its consumer \
+                                 delivered none after {}: following it again",
+                                next - 1
+                            );
+                            break;
+                        }
+                        _ => continue,
+                    }
+                }
+            };
+            let Some(m) = m else { break };
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("reading the world's stream at {next}: {e}; trying again");
+                    break;
+                }
+            };
+            let seq = match m.info() {
+                Ok(i) => i.stream_sequence,
+                Err(e) => {
+                    tracing::warn!("a message of the stream without its sequence: {e}");
+                    break;
+                }
+            };
+            if seq < next {
+                continue;
+            }
+            next = seq + 1;
+            if m.subject.as_str() == world.names.meta() {
+                continue;
+            }
+            let cmd = Command::Logged {
+                seq,
+                bytes: m.payload.clone(),
+            };
+            if tx.send(cmd).await.is_err() {
+                return;
+            }
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// A node, its world opened and its world file ready, before its ordering thread runs.
+pub(crate) struct Prepared {
+    world: WorldStream,
+    node_id: u16,
+    applied: super::log::Position,
+    secret: [u8; 32],
+    /// The stream's last sequence when the node started.
+    stream_last: u64,
+}
+
+/// Opens the node's world on the stream, checks (or makes, from the genesis) its world
+/// file `cfg.world`, and sets `cfg` for a node: the generator checked against the
+/// genesis, no cut-loose lumps.
+///
+/// # Errors
+/// [`ClusterError`]: a bad node id, NATS unreachable, no such world, another generator,
+/// a world file of another world.
+pub(crate) async fn prepare(
+    node: &super::NodeConfig,
+    cfg: &mut crate::ServerConfig,
+) -> Result<Prepared, ClusterError> {
+    if !(1..=4095).contains(&node.node_id) {
+        return Err(ClusterError::BadNodeId { id: node.node_id });
+    }
+    let mut world = WorldStream::open(node).await?;
+    world.generator(&cfg.generator)?;
+    let stream_last = world.last_seq_patiently().await?;
+    let g = &world.genesis;
+    let applied = match super::check_snapshot(&cfg.world, g)? {
+        Some(p) => p,
+        None => {
+            let mut store = loam_store::Store::create(
+                &cfg.world,
+                &g.generator_json,
+                &g.field,
+                g.heightmap_blake3.as_deref(),
+            )?;
+            let start = super::log::Position::default();
+            store.append_records_followed(&[], &start.encode())?;
+            start
+        }
+    };
+    let secret: [u8; 32] = super::unhex(&g.resume_secret)
+        .and_then(|v| v.try_into().ok())
+        .ok_or_else(|| ClusterError::Genesis {
+            stream: world.names.stream(),
+            world_id: g.world_id.clone(),
+            why: "its resume secret is not 64 hex digits".into(),
+        })?;
+    cfg.islands = None;
+    Ok(Prepared {
+        world,
+        node_id: node.node_id,
+        applied,
+        secret,
+        stream_last,
+    })
+}
+
+impl Prepared {
+    /// Makes `order` a node (its client ids, the world's resume secret, where it stands in
+    /// the stream) and starts the publisher and the follower.
+    pub(crate) fn start(
+        self,
+        order: &mut crate::order::Order,
+        tx: mpsc::Sender<Command>,
+    ) -> Vec<tokio::task::JoinHandle<()>> {
+        let (publish_tx, publish_rx) = mpsc::unbounded_channel();
+        order.clients.resume_secret = self.secret;
+        // Client ids carry the node in their top 12 bits: two nodes never give out the same.
+        let micros = order.clients.next_client & ((1 << 52) - 1);
+        order.clients.next_client = (u64::from(self.node_id) << 52) | micros.max(1);
+        order.journal.set_open_stroke(self.applied.open);
+        order.node = Some(crate::order::NodeLink {
+            names: self.world.names.clone(),
+            publish: publish_tx,
+            applied: self.applied.seq,
+            waiting_joins: Vec::new(),
+            catching_up: (self.stream_last > self.applied.seq).then(|| {
+                (
+                    self.applied.seq,
+                    self.stream_last,
+                    std::time::Instant::now(),
+                )
+            }),
+        });
+        let js = self.world.js.clone();
+        vec![
+            tokio::spawn(publish(js, publish_rx)),
+            tokio::spawn(follow(self.world, self.applied.seq, tx)),
+        ]
+    }
+}

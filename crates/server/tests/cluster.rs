@@ -1,0 +1,714 @@
+//! Worlds on NATS JetStream (`loam_server::cluster`): nodes that share one world through
+//! its stream. Each test starts its own `nats-server -js` on a free loopback port with its
+//! storage in a temporary folder. Without `nats-server` on the PATH the tests say so and
+//! return, unless `LOAM_REQUIRE_NATS=1` (set by `.ci/run`, which installs it), when they
+//! fail.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use async_nats::HeaderMap;
+use async_nats::header::NATS_MESSAGE_ID;
+use loam_client::{Client, ClientConfig};
+use loam_field::{CsgMode, EditOp, Falloff, FieldSettings};
+use loam_server::cluster::{ClusterError, NodeConfig, create_world, export_world};
+use loam_server::{ServerError, ServerHandle};
+
+use crate::util::{Rng, config, factory, flat_json, gen_json, new_world, viewer};
+
+/// A `nats-server -js` child on a free loopback port, killed when dropped.
+pub struct Nats {
+    child: Option<Child>,
+    port: u16,
+    store: PathBuf,
+    /// Arguments beyond port and storage (a cluster's).
+    extra: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Whether `nats-server` can be run here; fails the test instead of `false` when
+/// `LOAM_REQUIRE_NATS=1`.
+fn have_nats() -> bool {
+    let found = Command::new("nats-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var("LOAM_REQUIRE_NATS").as_deref() != Ok("1"),
+            "LOAM_REQUIRE_NATS=1 but nats-server is not on the PATH"
+        );
+        eprintln!("nats-server is not installed: the JetStream test is skipped");
+    }
+    found
+}
+
+impl Nats {
+    /// Starts one, or `None` (after saying so) when `nats-server` is not installed and
+    /// `LOAM_REQUIRE_NATS` is not `1`.
+    pub fn start() -> Option<Self> {
+        have_nats().then(|| Self::spawn(free_port(), Vec::new()))
+    }
+
+    fn spawn(port: u16, extra: Vec<String>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut n = Self {
+            child: None,
+            port,
+            store: dir.path().join("js"),
+            extra,
+            _dir: dir,
+        };
+        n.restart();
+        n
+    }
+
+    /// Starts the server again (same port, same storage) after [`Nats::kill`].
+    pub fn restart(&mut self) {
+        let child = Command::new("nats-server")
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(&self.store)
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        self.child = Some(child);
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(t.elapsed() < Duration::from_secs(10), "nats-server listens");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Three `nats-server -js` routed into one JetStream cluster on loopback.
+struct NatsCluster {
+    servers: Vec<Nats>,
+}
+
+impl NatsCluster {
+    fn start() -> Option<Self> {
+        if !have_nats() {
+            return None;
+        }
+        let routes: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let route_list = routes
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let servers = (0..3)
+            .map(|i| {
+                Nats::spawn(
+                    free_port(),
+                    vec![
+                        "--name".into(),
+                        format!("n{i}"),
+                        "--cluster_name".into(),
+                        "loam".into(),
+                        "--cluster".into(),
+                        format!("nats://127.0.0.1:{}", routes[i]),
+                        "--routes".into(),
+                        route_list.clone(),
+                    ],
+                )
+            })
+            .collect();
+        Some(Self { servers })
+    }
+
+    /// Every server's URL, comma-separated.
+    fn url(&self) -> String {
+        self.servers
+            .iter()
+            .map(Nats::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+fn node_cfg(nats: &Nats, world: &str, id: u16) -> NodeConfig {
+    node_cfg_at(&nats.url(), world, id)
+}
+
+fn node_cfg_at(url: &str, world: &str, id: u16) -> NodeConfig {
+    let mut n = NodeConfig::new(url, world);
+    n.node_id = id;
+    n.connect_timeout = Duration::from_secs(2);
+    n
+}
+
+/// A node of `world` with its world file at `file`.
+async fn node(nats: &Nats, world: &str, file: &Path, id: u16) -> ServerHandle {
+    try_node(nats, world, file, id).await.unwrap()
+}
+
+async fn try_node(
+    nats: &Nats,
+    world: &str,
+    file: &Path,
+    id: u16,
+) -> Result<ServerHandle, ServerError> {
+    node_at(&nats.url(), world, file, id).await
+}
+
+async fn node_at(
+    url: &str,
+    world: &str,
+    file: &Path,
+    id: u16,
+) -> Result<ServerHandle, ServerError> {
+    let mut c = config(file);
+    c.node = Some(node_cfg_at(url, world, id));
+    loam_server::serve(c).await
+}
+
+async fn new_cluster_world(nats: &Nats, world: &str) {
+    create_world(
+        &nats.url(),
+        world,
+        1,
+        &gen_json(),
+        FieldSettings::default(),
+        None,
+        &factory(),
+    )
+    .await
+    .unwrap();
+}
+
+/// Takes in events until none of `c`'s ops are pending (30 s at most).
+async fn settle(c: &mut Client) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while c.pending_ops() > 0 {
+            c.next_event().await.unwrap();
+        }
+    })
+    .await
+    .expect("own ops come back");
+}
+
+/// Waits until every node holds the same number of ops, at least `at_least`, and returns
+/// their (equal) whole-world hash.
+async fn nodes_agree(nodes: &[&ServerHandle], at_least: u64) -> loam_field::FieldHash {
+    let t = Instant::now();
+    loop {
+        let mut seen = Vec::new();
+        for n in nodes {
+            seen.push(n.hash(None).await.unwrap());
+        }
+        if seen[0].0 >= at_least && seen.iter().all(|s| s.0 == seen[0].0) {
+            for s in &seen {
+                assert_eq!(s.1, seen[0].1, "nodes at op {} hold different fields", s.0);
+            }
+            return seen[0].1;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "nodes never reached the same op: {:?}",
+            seen.iter().map(|s| s.0).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn random_op(rng: &mut Rng) -> EditOp {
+    let c = [
+        rng.range(-16.0, 16.0),
+        rng.range(-1.0, 1.0),
+        rng.range(-16.0, 16.0),
+    ];
+    let r = rng.range(1.0, 3.0);
+    match rng.next() % 4 {
+        0 => EditOp::Sphere {
+            mode: CsgMode::Subtract,
+            center: c,
+            radius: r,
+            material: 0,
+            blend: 0.0,
+        },
+        1 => EditOp::Sphere {
+            mode: CsgMode::Union,
+            center: c,
+            radius: r,
+            material: 3,
+            blend: 0.5,
+        },
+        2 => EditOp::Raise {
+            center: c,
+            radius: r,
+            strength: 0.5,
+            falloff: Falloff::Smooth,
+        },
+        _ => EditOp::Smooth {
+            center: c,
+            radius: r,
+            strength: 0.5,
+            falloff: Falloff::Smooth,
+        },
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_apply_every_op_in_the_streams_order_and_their_clients_converge() {
+    let Some(nats) = Nats::start() else { return };
+    new_cluster_world(&nats, "converge").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "converge", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "converge", &dir.path().join("b.loam"), 2).await;
+    // Two clients on each node, overlapping views: every op reaches clients of both.
+    let mut clients = Vec::new();
+    for (i, url) in [a.url(), b.url(), a.url(), b.url()].into_iter().enumerate() {
+        let x = if i % 2 == 0 { -4.0 } else { 4.0 };
+        let cfg = ClientConfig::new(url, viewer(x, 0.0, 0.0, 32.0), factory());
+        clients.push(Client::connect(cfg).await.unwrap());
+    }
+    let ids: Vec<u64> = clients.iter().map(Client::id).collect();
+    assert!(
+        ids[0] >> 52 == 1 && ids[1] >> 52 == 2,
+        "ids carry their node: {ids:x?}"
+    );
+    let mut rng = Rng(7);
+    let rounds = 6;
+    for round in 0..rounds {
+        // Every client sends one op at once; then each undoes its last stroke once.
+        for c in clients.iter_mut() {
+            c.send_op(round + 1, random_op(&mut rng)).await.unwrap();
+        }
+        for c in clients.iter_mut() {
+            settle(c).await;
+        }
+    }
+    for c in clients.iter_mut() {
+        let undone = c.undo().await.unwrap();
+        assert!(undone.is_some(), "client {} has a stroke to undo", c.id());
+        settle(c).await;
+    }
+    let ops = 4 * rounds + 4;
+    let hash = nodes_agree(&[&a, &b], ops).await;
+    for c in clients.iter_mut() {
+        let r = c.sync(false).await.unwrap();
+        assert!(r.matches(), "client {} differs at op {}", c.id(), r.seq);
+    }
+    // The stream replayed into a world file is the world both nodes hold.
+    let out = dir.path().join("export.loam");
+    let s = export_world(&node_cfg(&nats, "converge", 3), &out, &factory())
+        .await
+        .unwrap();
+    assert_eq!((s.ops, s.refused, s.skipped), (ops, 0, 0));
+    assert_eq!(s.field_hash, hash);
+    drop(clients);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_node_replays_only_the_tail_after_its_file() {
+    let Some(nats) = Nats::start() else { return };
+    new_cluster_world(&nats, "restart").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a_file = dir.path().join("a.loam");
+    let a = node(&nats, "restart", &a_file, 1).await;
+    let b = node(&nats, "restart", &dir.path().join("b.loam"), 2).await;
+    let mut rng = Rng(11);
+    let mut on_a = Client::connect(ClientConfig::new(
+        a.url(),
+        viewer(0.0, 0.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    for i in 0..5 {
+        on_a.send_op(i + 1, random_op(&mut rng)).await.unwrap();
+    }
+    settle(&mut on_a).await;
+    nodes_agree(&[&a, &b], 5).await;
+    drop(on_a);
+    a.shutdown().await.unwrap();
+    // The file holds the five ops and where it stands in the stream.
+    {
+        let store = loam_store::Store::open_read_only(&a_file).unwrap();
+        assert_eq!(store.last_seq(), 5);
+        let at = store.followed().unwrap().expect("a node's file");
+        let seq: u64 = at.split(' ').next().unwrap().parse().unwrap();
+        assert!(seq >= 6, "genesis plus five ops: {at}");
+    }
+    // Meanwhile the world goes on through b; a comes back and catches up.
+    let mut on_b = Client::connect(ClientConfig::new(
+        b.url(),
+        viewer(0.0, 0.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    for i in 0..4 {
+        on_b.send_op(i + 1, random_op(&mut rng)).await.unwrap();
+    }
+    settle(&mut on_b).await;
+    let a = node(&nats, "restart", &a_file, 1).await;
+    nodes_agree(&[&a, &b], 9).await;
+    drop(on_b);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_op_published_twice_is_applied_once_and_a_corrupt_message_is_skipped_alike() {
+    let Some(nats) = Nats::start() else { return };
+    new_cluster_world(&nats, "dupes").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "dupes", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "dupes", &dir.path().join("b.loam"), 2).await;
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let dig = loam_server::cluster::log::OpMessage {
+        kind: loam_server::cluster::log::Kind::Terrain,
+        author: 99,
+        op_id: 1,
+        record: loam_field::LogEntry::new(
+            0,
+            1,
+            EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [0.0, 0.0, 0.0],
+                radius: 3.0,
+                material: 0,
+                blend: 0.0,
+            },
+        )
+        .encode(),
+    };
+    let publish = |payload: Vec<u8>, id: String| {
+        let js = js.clone();
+        async move {
+            let mut h = HeaderMap::new();
+            h.insert(NATS_MESSAGE_ID, id.as_str());
+            js.publish_with_headers("loam.dupes.cell.0.0", h, payload.into())
+                .await
+                .unwrap()
+                .await
+                .unwrap()
+        }
+    };
+    let first = publish(dig.encode(), dig.msg_id()).await;
+    // The same op again (a client that resent it after a reconnect, to another node).
+    let again = publish(dig.encode(), dig.msg_id()).await;
+    assert!(again.duplicate && again.sequence == first.sequence);
+    // Bytes that are no op message, then a good op after them.
+    publish(b"not an op".to_vec(), "junk".into()).await;
+    let build = loam_server::cluster::log::OpMessage {
+        op_id: 2,
+        record: loam_field::LogEntry::new(
+            0,
+            2,
+            EditOp::Sphere {
+                mode: CsgMode::Union,
+                center: [5.0, 0.0, 0.0],
+                radius: 2.0,
+                material: 1,
+                blend: 0.0,
+            },
+        )
+        .encode(),
+        ..dig.clone()
+    };
+    publish(build.encode(), build.msg_id()).await;
+    let hash = nodes_agree(&[&a, &b], 2).await;
+    assert_eq!(
+        a.hash(None).await.unwrap().0,
+        2,
+        "two ops, the junk skipped"
+    );
+    let s = export_world(
+        &node_cfg(&nats, "dupes", 3),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((s.ops, s.refused, s.skipped), (2, 0, 1));
+    assert_eq!(s.field_hash, hash);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_worlds_and_files_are_refused_with_typed_errors() {
+    let Some(nats) = Nats::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = nats.url();
+    let made = |id: &'static str, json: String| {
+        let url = url.clone();
+        async move {
+            create_world(
+                &url,
+                id,
+                1,
+                &json,
+                FieldSettings::default(),
+                None,
+                &factory(),
+            )
+            .await
+        }
+    };
+    made("one", gen_json()).await.unwrap();
+    made("flat", flat_json()).await.unwrap();
+    match made("one", gen_json()).await {
+        Err(ClusterError::WorldExists { messages, .. }) => assert_eq!(messages, 1),
+        r => panic!("a second world of one id: {r:?}"),
+    }
+    assert!(matches!(
+        made("a.b", gen_json()).await,
+        Err(ClusterError::BadWorldId { .. })
+    ));
+    let cluster_err = |r: Result<ServerHandle, ServerError>| match r {
+        Err(ServerError::Cluster(e)) => e,
+        Err(e) => panic!("not a cluster error: {e:?}"),
+        Ok(_) => panic!("the node started"),
+    };
+    // No such world.
+    let e = cluster_err(try_node(&nats, "nowhere", &dir.path().join("n.loam"), 1).await);
+    assert!(matches!(e, ClusterError::NoSuchWorld { .. }), "{e:?}");
+    // A node's file of one world given to a node of another.
+    let one = node(&nats, "one", &dir.path().join("one.loam"), 1).await;
+    one.shutdown().await.unwrap();
+    let e = cluster_err(try_node(&nats, "flat", &dir.path().join("one.loam"), 1).await);
+    assert!(matches!(e, ClusterError::OtherSnapshot { .. }), "{e:?}");
+    // A plain world file (not a node's), even of the same terrain.
+    let plain = new_world(dir.path());
+    let e = cluster_err(try_node(&nats, "one", &plain, 1).await);
+    assert!(matches!(e, ClusterError::OtherSnapshot { .. }), "{e:?}");
+    // A node id out of range.
+    let e = cluster_err(try_node(&nats, "one", &dir.path().join("z.loam"), 0).await);
+    assert!(matches!(e, ClusterError::BadNodeId { id: 0 }), "{e:?}");
+    // NATS unreachable: a clear error, at once, and no file made.
+    let dead = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = config(&dir.path().join("dead.loam"));
+    c.node = Some(NodeConfig::new(format!("nats://127.0.0.1:{dead}"), "one"));
+    let t = Instant::now();
+    let e = cluster_err(loam_server::serve(c).await);
+    assert!(matches!(e, ClusterError::Unreachable { .. }), "{e:?}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(!dir.path().join("dead.loam").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
+    let Some(mut nats) = Nats::start() else {
+        return;
+    };
+    new_cluster_world(&nats, "outage").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "outage", &dir.path().join("a.loam"), 1).await;
+    let mut c = Client::connect(ClientConfig::new(
+        a.url(),
+        viewer(0.0, 0.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let mut rng = Rng(5);
+    c.send_op(1, random_op(&mut rng)).await.unwrap();
+    settle(&mut c).await;
+    nats.kill();
+    c.send_op(2, random_op(&mut rng)).await.unwrap();
+    // Not acknowledged while NATS is away.
+    let waited = tokio::time::timeout(Duration::from_millis(1500), settle(&mut c)).await;
+    assert!(
+        waited.is_err(),
+        "an op was acknowledged while NATS was down"
+    );
+    assert_eq!(c.pending_ops(), 1);
+    nats.restart();
+    settle(&mut c).await;
+    let (seq, _) = a.hash(None).await.unwrap();
+    assert_eq!(seq, 2, "the op is in the log once");
+    let r = c.sync(false).await.unwrap();
+    assert!(r.matches());
+    drop(c);
+    a.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_move_to_the_other_node_keeping_their_id_undo_and_unacknowledged_ops() {
+    let Some(nats) = Nats::start() else { return };
+    new_cluster_world(&nats, "move").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "move", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "move", &dir.path().join("b.loam"), 2).await;
+    let urls = [a.url(), b.url()];
+    let mut rng = Rng(23);
+    let mut clients = Vec::new();
+    for i in 0..4 {
+        let cfg = ClientConfig::new(urls[i % 2].clone(), viewer(0.0, 0.0, 0.0, 24.0), factory());
+        clients.push(Client::connect(cfg).await.unwrap());
+    }
+    let mut sent = 0;
+    for round in 0..5u64 {
+        for (i, c) in clients.iter_mut().enumerate() {
+            c.send_op(round + 1, random_op(&mut rng)).await.unwrap();
+            sent += 1;
+            // Every other round, half the clients drop at once, before their op's ack,
+            // and come back on the other node: it resumes them under the same id, and the
+            // op they send again is logged once.
+            if round % 2 == 1 && i % 2 == round as usize % 4 / 2 {
+                let id = c.id();
+                c.drop_connection();
+                c.set_url(urls[(i + 1 + round as usize) % 2].clone());
+                let resumed = c.reconnect().await.unwrap();
+                assert!(resumed, "client {id:x} resumed on the other node");
+                assert_eq!(c.id(), id, "same id on the other node");
+            }
+        }
+        for c in clients.iter_mut() {
+            settle(c).await;
+        }
+    }
+    // An undo of a stroke made on one node, sent through the other.
+    let c = &mut clients[0];
+    c.drop_connection();
+    c.set_url(urls[1].clone());
+    c.reconnect().await.unwrap();
+    assert!(c.undo().await.unwrap().is_some());
+    settle(c).await;
+    let hash = nodes_agree(&[&a, &b], sent + 1).await;
+    assert_eq!(
+        a.hash(None).await.unwrap().0,
+        sent + 1,
+        "every op once, none twice"
+    );
+    for c in clients.iter_mut() {
+        let r = c.sync(false).await.unwrap();
+        assert!(r.matches(), "client {} differs at op {}", c.id(), r.seq);
+    }
+    let s = export_world(
+        &node_cfg(&nats, "move", 3),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.field_hash, hash);
+    assert_eq!(s.refused, 0);
+    drop(clients);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_nats_server_of_three_loses_nothing_acknowledged() {
+    let Some(mut cluster) = NatsCluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    // The cluster elects its JetStream leader: creating the world waits for it.
+    let t = Instant::now();
+    loop {
+        match create_world(
+            &url,
+            "r3",
+            3,
+            &gen_json(),
+            FieldSettings::default(),
+            None,
+            &factory(),
+        )
+        .await
+        {
+            Ok(_) => break,
+            Err(e) => {
+                assert!(
+                    t.elapsed() < Duration::from_secs(30),
+                    "no JetStream cluster: {e}"
+                );
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = node_at(&url, "r3", &dir.path().join("a.loam"), 1)
+        .await
+        .unwrap();
+    let b = node_at(&url, "r3", &dir.path().join("b.loam"), 2)
+        .await
+        .unwrap();
+    let mut clients = Vec::new();
+    for u in [a.url(), b.url()] {
+        let cfg = ClientConfig::new(u, viewer(0.0, 0.0, 0.0, 24.0), factory());
+        clients.push(Client::connect(cfg).await.unwrap());
+    }
+    let mut rng = Rng(31);
+    let mut sent = 0;
+    for round in 0..12u64 {
+        if round == 4 {
+            // Whichever it is (the stream's leader or not), the other two go on.
+            cluster.servers[0].kill();
+        }
+        for c in clients.iter_mut() {
+            c.send_op(round + 1, random_op(&mut rng)).await.unwrap();
+            sent += 1;
+        }
+        for c in clients.iter_mut() {
+            settle(c).await;
+        }
+    }
+    let hash = nodes_agree(&[&a, &b], sent).await;
+    assert_eq!(
+        a.hash(None).await.unwrap().0,
+        sent,
+        "every acknowledged op, once"
+    );
+    let s = export_world(
+        &node_cfg_at(&url, "r3", 3),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((s.ops, s.field_hash), (sent, hash));
+    drop(clients);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
