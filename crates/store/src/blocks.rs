@@ -160,16 +160,7 @@ impl Store {
     /// As [`Store::append`]; [`StoreError::OutOfOrder`] for the first record that does not
     /// follow the one before (nothing is appended then).
     pub fn append_records(&mut self, records: &[LogRecord]) -> Result<(), StoreError> {
-        self.write_rows(
-            records
-                .iter()
-                .map(|r| match r {
-                    LogRecord::Terrain(e) => LogRow::terrain(e),
-                    LogRecord::Block(e) => LogRow::block(e),
-                })
-                .collect(),
-            None,
-        )
+        self.write_rows(rows_of(records), None)
     }
 
     /// As [`Store::append_records`], and records in the same transaction where the world
@@ -185,16 +176,7 @@ impl Store {
         records: &[LogRecord],
         followed: &str,
     ) -> Result<(), StoreError> {
-        self.write_rows(
-            records
-                .iter()
-                .map(|r| match r {
-                    LogRecord::Terrain(e) => LogRow::terrain(e),
-                    LogRecord::Block(e) => LogRow::block(e),
-                })
-                .collect(),
-            Some(followed),
-        )
+        self.write_rows(rows_of(records), Some(followed))
     }
 
     /// Where the world stands in the log it follows, as last given to
@@ -378,6 +360,17 @@ impl Store {
         )?;
         Ok(first.map(|s| s as u64))
     }
+}
+
+/// The log rows of `records`, in order.
+fn rows_of(records: &[LogRecord]) -> Vec<LogRow> {
+    records
+        .iter()
+        .map(|r| match r {
+            LogRecord::Terrain(e) => LogRow::terrain(e),
+            LogRecord::Block(e) => LogRow::block(e),
+        })
+        .collect()
 }
 
 #[cfg(test)]
