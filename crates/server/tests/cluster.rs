@@ -368,7 +368,7 @@ async fn a_restarted_node_replays_only_the_tail_after_its_file() {
         let store = loam_store::Store::open_read_only(&a_file).unwrap();
         assert_eq!(store.last_seq(), 5);
         let at = store.followed().unwrap().expect("a node's file");
-        let seq: u64 = at.split(' ').next().unwrap().parse().unwrap();
+        let seq: u64 = at.split(' ').nth(1).unwrap().parse().unwrap();
         assert!(seq >= 6, "genesis plus five ops: {at}");
     }
     // Meanwhile the world goes on through b; a comes back and catches up.
@@ -512,6 +512,19 @@ async fn bad_worlds_and_files_are_refused_with_typed_errors() {
     one.shutdown().await.unwrap();
     let e = cluster_err(try_node(&nats, "flat", &dir.path().join("one.loam"), 1).await);
     assert!(matches!(e, ClusterError::OtherSnapshot { .. }), "{e:?}");
+    // A node's file of one world given to a node of another world of the same terrain.
+    made("twin", gen_json()).await.unwrap();
+    let e = cluster_err(try_node(&nats, "twin", &dir.path().join("one.loam"), 1).await);
+    assert!(
+        matches!(&e, ClusterError::OtherSnapshot { why, .. } if why.contains("tagged")),
+        "{e:?}"
+    );
+    // A node's file served on its own would fork the world: refused.
+    match loam_server::serve(config(&dir.path().join("one.loam"))).await {
+        Err(ServerError::Config { name: "world", .. }) => {}
+        Err(e) => panic!("a node's file served alone: {e:?}"),
+        Ok(_) => panic!("a node's file was served alone"),
+    }
     // A plain world file (not a node's), even of the same terrain.
     let plain = new_world(dir.path());
     let e = cluster_err(try_node(&nats, "one", &plain, 1).await);

@@ -247,11 +247,17 @@ pub fn apply(journal: &mut Journal, field: &mut Field, bytes: &[u8]) -> Applied 
     }
 }
 
-/// Where a replica stands in the world's log: the last stream sequence it applied and the
-/// journal's open stroke, saved with the records ([`loam_store::Store::append_records_followed`])
-/// as `"<seq>"` or `"<seq> <author> <their stroke> <journal stroke>"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Where a replica stands in the world's log: which world (its [`Genesis::tag`]), the last
+/// stream sequence it applied and the journal's open stroke, saved with the records
+/// ([`loam_store::Store::append_records_followed`]) as `"<tag> <seq>"` or
+/// `"<tag> <seq> <author> <their stroke> <journal stroke>"`.
+///
+/// [`Genesis::tag`]: super::Genesis::tag
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Position {
+    /// The world's tag: a file of another world, or of an earlier world of the same id, is
+    /// told apart by it.
+    pub world: String,
     /// The last stream sequence applied (0: none).
     pub seq: u64,
     /// [`Journal::open_stroke`] after it.
@@ -262,21 +268,31 @@ impl Position {
     /// The text saved in the world file.
     pub fn encode(&self) -> String {
         match self.open {
-            None => self.seq.to_string(),
-            Some((a, t, j)) => format!("{} {a} {t} {j}", self.seq),
+            None => format!("{} {}", self.world, self.seq),
+            Some((a, t, j)) => format!("{} {} {a} {t} {j}", self.world, self.seq),
         }
     }
 
     /// Reads [`Position::encode`]'s text; `None` if it is not that.
     pub fn decode(s: &str) -> Option<Self> {
-        let n: Vec<u64> = s
+        let (world, rest) = s.split_once(' ')?;
+        if world.is_empty() || !world.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let n: Vec<u64> = rest
             .split(' ')
             .map(str::parse)
             .collect::<Result<_, _>>()
             .ok()?;
+        let world = world.to_string();
         match n[..] {
-            [seq] => Some(Self { seq, open: None }),
+            [seq] => Some(Self {
+                world,
+                seq,
+                open: None,
+            }),
             [seq, a, t, j] => Some(Self {
+                world,
                 seq,
                 open: Some((a, t, j)),
             }),
@@ -325,17 +341,22 @@ mod tests {
     #[test]
     fn positions_round_trip() {
         for p in [
-            Position { seq: 0, open: None },
             Position {
+                world: "00ff".into(),
+                seq: 0,
+                open: None,
+            },
+            Position {
+                world: "1a2b3c4d5e6f7081".into(),
                 seq: 99,
                 open: Some((1 << 60, 3, 17)),
             },
         ] {
             assert_eq!(Position::decode(&p.encode()), Some(p));
         }
-        assert_eq!(Position::decode(""), None);
-        assert_eq!(Position::decode("1 2"), None);
-        assert_eq!(Position::decode("x"), None);
+        for bad in ["", "7", "ab 1 2", "ab x", "zz 1", " 1"] {
+            assert_eq!(Position::decode(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

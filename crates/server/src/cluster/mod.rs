@@ -79,6 +79,18 @@ pub struct Genesis {
     pub resume_secret: String,
 }
 
+impl Genesis {
+    /// This world's tag, 16 hex digits: BLAKE3 of its id and resume secret, so a world made
+    /// again under the same id has another. Node files carry it ([`log::Position`]).
+    pub fn tag(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(self.world_id.as_bytes());
+        h.update(&[0]);
+        h.update(self.resume_secret.as_bytes());
+        hex(&h.finalize().as_bytes()[..8])
+    }
+}
+
 /// Bytes of the genesis per message (NATS' default largest payload is 1 MiB).
 pub const GENESIS_PART: usize = 512 << 10;
 
@@ -230,7 +242,15 @@ pub(crate) fn check_snapshot(
             "it is a plain world file with ops, not a node's".into()
         }));
     };
-    log::Position::decode(&followed)
-        .map(Some)
-        .ok_or_else(|| other(format!("its stream position {followed:?} does not read")))
+    let at = log::Position::decode(&followed)
+        .ok_or_else(|| other(format!("its stream position {followed:?} does not read")))?;
+    if at.world != genesis.tag() {
+        return Err(other(format!(
+            "it follows the world tagged {}, this one is tagged {} (another world, or an \
+             earlier world of the same id)",
+            at.world,
+            genesis.tag()
+        )));
+    }
+    Ok(Some(at))
 }

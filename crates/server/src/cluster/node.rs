@@ -70,6 +70,9 @@ pub(crate) async fn publish(js: jetstream::Context, mut rx: mpsc::UnboundedRecei
                         o.msg_id
                     );
                     queue.push_front(o);
+                    // Paced: a stream that answers at once with an error (gone, full)
+                    // must not be asked again thousands of times a second.
+                    tokio::time::sleep(RETRY).await;
                 }
             }
             o = rx.recv(), if open => match o {
@@ -190,11 +193,24 @@ pub(crate) async fn prepare(
                 &g.field,
                 g.heightmap_blake3.as_deref(),
             )?;
-            let start = super::log::Position::default();
+            let start = super::log::Position {
+                world: g.tag(),
+                ..Default::default()
+            };
             store.append_records_followed(&[], &start.encode())?;
             start
         }
     };
+    if applied.seq > stream_last {
+        return Err(ClusterError::OtherSnapshot {
+            file: cfg.world.clone(),
+            world_id: g.world_id.clone(),
+            why: format!(
+                "it has applied the stream up to {}, and the stream ends at {stream_last}",
+                applied.seq
+            ),
+        });
+    }
     let secret: [u8; 32] = super::unhex(&g.resume_secret)
         .and_then(|v| v.try_into().ok())
         .ok_or_else(|| ClusterError::Genesis {
@@ -230,6 +246,7 @@ impl Prepared {
             names: self.world.names.clone(),
             publish: publish_tx,
             applied: self.applied.seq,
+            tag: self.applied.world.clone(),
             waiting_joins: Vec::new(),
             catching_up: (self.stream_last > self.applied.seq).then(|| {
                 (

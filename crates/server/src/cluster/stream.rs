@@ -16,7 +16,7 @@ use loam_protocol::GeneratorFactory;
 use loam_protocol::interest::generator_fingerprint;
 use loam_store::{LogRecord, Store};
 
-use super::log::{Applied, Names, Position, apply, valid_world_id};
+use super::log::{Applied, Names, apply, valid_world_id};
 use super::{ClusterError, GENESIS_PART, Genesis, NodeConfig, hex};
 
 /// How long JetStream remembers a message id: an op sent again within it (a client that
@@ -190,6 +190,17 @@ pub async fn create_world(
             .map_err(|e| js_err("publishing the genesis")(&e))?
             .await
             .map_err(|e| js_err("publishing the genesis")(&e))?;
+        if ack.duplicate {
+            // Another `world new` of this id made the same stream at the same moment (JetStream
+            // creates an identical stream twice without a word) and its genesis is the one kept.
+            let _ = stream;
+            return Err(ClusterError::WorldExists {
+                world_id: world_id.into(),
+                url: url.into(),
+                stream: names.stream(),
+                messages: ack.sequence,
+            });
+        }
         if ack.sequence != i as u64 + 1 {
             // Someone published into the new stream at the same time.
             let _ = stream;
@@ -436,12 +447,10 @@ pub async fn export_world(
         field_hash: field.hash(),
     };
     let mut records = Vec::new();
-    let mut flush = |records: &mut Vec<LogRecord>, seq: u64, journal: &Journal| {
-        let at = Position {
-            seq,
-            open: journal.open_stroke(),
-        };
-        let r = store.append_records_followed(records, &at.encode());
+    // A plain world file: a copy of the world as of the export, not a node's (whose file
+    // follows the stream, which this one must not).
+    let mut flush = |records: &mut Vec<LogRecord>| {
+        let r = store.append_records(records);
         records.clear();
         r
     };
@@ -473,11 +482,11 @@ pub async fn export_world(
                 }
             }
             if records.len() >= 4096 {
-                flush(&mut records, seq, &journal)?;
+                flush(&mut records)?;
             }
         }
     }
-    flush(&mut records, summary.stream_seq, &journal)?;
+    flush(&mut records)?;
     summary.field_hash = field.hash();
     Ok(summary)
 }

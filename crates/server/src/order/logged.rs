@@ -33,6 +33,8 @@ pub(crate) struct NodeLink {
     pub publish: UnboundedSender<Outgoing>,
     /// The last stream sequence applied.
     pub applied: u64,
+    /// The world's tag ([`crate::cluster::Genesis::tag`]), saved with the position.
+    pub tag: String,
     /// Joins that resume from an op this node has not applied yet (the client came from a
     /// node further along), with when they came: let in once this node has caught up, or
     /// after [`JOIN_PATIENCE`] (the client then finds the node behind it and says so).
@@ -51,6 +53,7 @@ impl Order {
     pub(super) fn followed(&self) -> Option<String> {
         self.node.as_ref().map(|n| {
             Position {
+                world: n.tag.clone(),
                 seq: n.applied,
                 open: self.journal.open_stroke(),
             }
