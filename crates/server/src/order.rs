@@ -147,6 +147,17 @@ pub(super) struct Peer {
     pub(super) waiting_viewer: Option<Viewer>,
 }
 
+/// A client op that passed [`Order::admit_op`].
+pub(super) struct Admitted {
+    pub entry: LogEntry,
+    /// An undo or redo (its cost is known once applied).
+    pub reverts: bool,
+    /// Samples the op may write ([`loam_field::edit_samples`]), if the field can say.
+    pub samples: Option<u64>,
+    /// When it was admitted (the budget's clock).
+    pub now: Instant,
+}
+
 /// A brick as the field held it at some moment (bricks are immutable and shared).
 type Held = (BrickKey, Arc<Brick>);
 
@@ -692,28 +703,64 @@ impl Order {
         });
     }
 
-    /// Validates and applies one op (through the history: a refused op changes nothing) and
-    /// adds it to the group.
-    fn take_op(&mut self, client: u64, op_id: u64, entry: Result<LogEntry, String>) {
+    /// The checks every client op passes before it is applied (here) or published (a node,
+    /// `order/logged.rs`): op ids increase, the record decodes, the edit budget admits its
+    /// footprint (an undo's is known only once applied). Refuses the op and returns `None`
+    /// when one fails.
+    pub(super) fn admit_op(
+        &mut self,
+        client: u64,
+        op_id: u64,
+        entry: Result<LogEntry, String>,
+    ) -> Option<Admitted> {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
             let why = format!("op id {op_id} is not above the last one taken ({last})");
-            return self.refuse(client, op_id, why);
+            self.refuse(client, op_id, why);
+            return None;
         }
-        self.last_op.insert(client, op_id);
+        // A node learns an op's id when the op comes back from the stream (an op sent again
+        // while on its way is published again, and JetStream keeps one).
+        if self.node.is_none() {
+            self.last_op.insert(client, op_id);
+        }
         let entry = match entry {
             Ok(e) => e,
-            Err(why) => return self.refuse(client, op_id, why),
+            Err(why) => {
+                self.refuse(client, op_id, why);
+                return None;
+            }
         };
         let reverts = matches!(entry.op, EditOp::Undo { .. } | EditOp::Redo { .. });
-        // An op the field refuses is refused below with the field's reason, uncharged.
+        // An op the field refuses is refused later with the field's reason, uncharged.
         let samples = loam_field::edit_samples(self.field.settings(), &entry.op).ok();
         let now = Instant::now();
         let known = if reverts { None } else { samples };
         if let Err(why) = self.edit_budgets.admit(client, known, now) {
-            return self.refuse(client, op_id, why.to_string());
+            self.refuse(client, op_id, why.to_string());
+            return None;
         }
+        Some(Admitted {
+            entry,
+            reverts,
+            samples,
+            now,
+        })
+    }
+
+    /// Validates and applies one op (through the history: a refused op changes nothing) and
+    /// adds it to the group.
+    fn take_op(&mut self, client: u64, op_id: u64, entry: Result<LogEntry, String>) {
+        let Some(Admitted {
+            entry,
+            reverts,
+            samples,
+            now,
+        }) = self.admit_op(client, op_id, entry)
+        else {
+            return;
+        };
         let (logged, outcome) =
             match self
                 .journal

@@ -66,33 +66,15 @@ impl Order {
     /// published. It is applied, acknowledged and broadcast when it comes back from the
     /// stream ([`Order::take_logged`]).
     pub(super) fn publish_op(&mut self, client: u64, op_id: u64, entry: Result<LogEntry, String>) {
-        // Ops the stream already holds (applied here) are refused as on one server; an op
-        // sent again while on its way (a reconnect before its ack) is published again
-        // under the same message id, and JetStream keeps one.
-        if let Some(&last) = self.last_op.get(&client)
-            && op_id <= last
-        {
-            let why = format!("op id {op_id} is not above the last one taken ({last})");
-            return self.refuse(client, op_id, why);
-        }
-        let entry = match entry {
-            Ok(e) => e,
-            Err(why) => return self.refuse(client, op_id, why),
+        let Some(a) = self.admit_op(client, op_id, entry) else {
+            return;
         };
-        let settings = *self.field.settings();
-        let reverts = matches!(
-            entry.op,
-            loam_field::EditOp::Undo { .. } | loam_field::EditOp::Redo { .. }
-        );
-        let samples = loam_field::edit_samples(&settings, &entry.op).ok();
-        let now = Instant::now();
         // The budget is this node's: a client is connected to one node at a time. Charged
         // now with the op's footprint (an undo's is known only when applied: uncharged).
-        let known = if reverts { None } else { samples };
-        if let Err(why) = self.edit_budgets.admit(client, known, now) {
-            return self.refuse(client, op_id, why.to_string());
-        }
-        self.edit_budgets.charge(client, known.unwrap_or(0), now);
+        let known = if a.reverts { None } else { a.samples };
+        self.edit_budgets.charge(client, known.unwrap_or(0), a.now);
+        let entry = a.entry;
+        let settings = *self.field.settings();
         let Some(node) = &self.node else { return };
         let m = OpMessage {
             kind: Kind::Terrain,
