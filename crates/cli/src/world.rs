@@ -404,6 +404,7 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 s.skipped
             )?;
             writeln!(o, "field-hash: {}", s.field_hash)?;
+            writeln!(o, "blocks: {} held, {} pieces", s.blocks, s.pieces)?;
         }
         WorldCommand::Export { file: None, .. } => {
             bail!("give a world FILE, or --nats URL --world-id NAME")

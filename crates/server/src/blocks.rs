@@ -29,6 +29,7 @@ use loam_store::{BlockLogEntry, LogRecord};
 
 use super::ground::{Done, Job, RESCUE_AFTER, run_here};
 use super::order::{BlockItem, Item, Order};
+use crate::cluster::blocks::Verdict;
 use crate::protocol::{BlockCatchUp, BlockEvents, BlockOpRecord, BrickBox, ServerMessage};
 use loam_protocol::blocks::{block_hash, blocks_in, brick_of_block, brick_of_piece, delta_box};
 
@@ -40,7 +41,7 @@ const CATCH_UP_RECORDS: usize = 4096;
 /// Splits a delta into parts of at most [`CATCH_UP_RECORDS`] records (a piece counts its
 /// blocks) that, applied one after the other, do what the whole does: the records keep their
 /// order of application (gone, unheld, pieces, held).
-fn split_delta(d: BlockDelta) -> Vec<BlockDelta> {
+pub(super) fn split_delta(d: BlockDelta) -> Vec<BlockDelta> {
     let mut out = Vec::new();
     let mut part = BlockDelta::default();
     let mut size = 0;
@@ -98,24 +99,53 @@ impl Order {
     /// Validates and applies one block op (a refused op changes nothing) and adds it to the
     /// group.
     pub(super) fn take_block_op(&mut self, client: u64, op_id: u64, bytes: &[u8]) {
+        if let Some(op) = self.admit_block_op(client, op_id, bytes) {
+            self.decide_block_op(client, op_id, &op);
+        }
+    }
+
+    /// The checks a client's block op passes before it is applied (here) or published as a
+    /// request (a node, `order/node_blocks.rs`): op ids increase, the op decodes, it is not a
+    /// lump (those are the server's). Refuses the op and returns `None` when one fails.
+    pub(super) fn admit_block_op(
+        &mut self,
+        client: u64,
+        op_id: u64,
+        bytes: &[u8],
+    ) -> Option<BlockOp> {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
             let why = format!("op id {op_id} is not above the last one taken ({last})");
-            return self.refuse(client, op_id, why);
+            self.refuse(client, op_id, why);
+            return None;
         }
-        self.last_op.insert(client, op_id);
+        // A node learns an op's id when the op comes back from the stream.
+        if self.node.is_none() {
+            self.last_op.insert(client, op_id);
+        }
         let op = match BlockOp::decode(bytes) {
             Ok(op) => op,
-            Err(e) => return self.refuse(client, op_id, e.to_string()),
+            Err(e) => {
+                self.refuse(client, op_id, e.to_string());
+                return None;
+            }
         };
         if matches!(op, BlockOp::Lump { .. }) {
             let why = "lump ops are made by the server (a dig that cuts terrain loose)";
-            return self.refuse(client, op_id, why.into());
+            self.refuse(client, op_id, why.into());
+            return None;
         }
+        Some(op)
+    }
+
+    /// Applies a block op to the block world the server decides on: accepted (its records
+    /// go out behind it) or refused, changing nothing. A node's block authority publishes
+    /// the verdict instead (`order/node_blocks.rs`).
+    pub(super) fn decide_block_op(&mut self, client: u64, op_id: u64, op: &BlockOp) {
         // What happened since the last step goes out before this op.
         self.flush_block_events();
-        let at = match &op {
+        let at = match op {
             BlockOp::Place { at, .. } | BlockOp::Break { at } | BlockOp::Chisel { at, .. } => {
                 Some(at.min_corner())
             }
@@ -132,22 +162,47 @@ impl Order {
         if let Err(e) = self
             .sim
             .blocks
-            .apply(&mut self.sim.physics, &FieldGround(&self.field), &op)
+            .apply(&mut self.sim.physics, &FieldGround(&self.field), op)
         {
+            if self.node.is_some() {
+                return self.publish_outcome(client, op_id, Verdict::Refused(e.to_string()), None);
+            }
             return self.refuse(client, op_id, e.to_string());
         }
-        self.accept_block(client, op_id, &op);
+        self.accept_block(client, op_id, op);
     }
 
-    /// Numbers an applied block op and adds it to the group with the records it changed.
+    /// Numbers an applied block op and adds it to the group with the records it changed (a
+    /// node's authority publishes them: they are numbered when they come back).
     pub(super) fn accept_block(&mut self, client: u64, op_id: u64, op: &BlockOp) {
-        self.journal.reserve_seq();
-        let step = self.log_step();
         let delta = self.sim.blocks.take_delta();
         self.sim.colliders.ensure_delta(&self.field, &delta);
+        if self.node.is_some() {
+            return self.publish_outcome(
+                client,
+                op_id,
+                Verdict::Accepted(op.encode()),
+                Some(delta),
+            );
+        }
+        let step = self.log_step();
+        self.record_block_op(client, op_id, step, op.encode(), delta);
+    }
+
+    /// Numbers a block op applied at physics step `step` and adds it to the group: its log
+    /// record and the frame of it and the records it changed (a collapse too large for one
+    /// message follows as events).
+    pub(super) fn record_block_op(
+        &mut self,
+        client: u64,
+        op_id: u64,
+        step: u64,
+        bytes: Vec<u8>,
+        delta: BlockDelta,
+    ) {
+        self.journal.reserve_seq();
         let mut parts = split_delta(delta).into_iter();
         let first = parts.next().unwrap_or_default();
-        let bytes = op.encode();
         let (blocks, to_all) = self.reach_of(&first);
         let frame = ServerMessage::BlockOp(BlockOpRecord {
             seq: self.journal.last_seq(),
@@ -172,9 +227,8 @@ impl Order {
                 blocks,
                 to_all,
             })));
-        // A collapse too large for one message follows as events.
         for part in parts {
-            self.push_events(part);
+            self.push_events(part, step);
         }
     }
 
@@ -200,11 +254,13 @@ impl Order {
         (reach, !delta.gone.is_empty())
     }
 
-    fn push_events(&mut self, delta: BlockDelta) {
+    /// Adds what changed (records of a step or of a terrain op, at physics step `step`) to
+    /// the group as events after the current op.
+    pub(super) fn push_events(&mut self, delta: BlockDelta, step: u64) {
         let (blocks, to_all) = self.reach_of(&delta);
         let frame = ServerMessage::Blocks(BlockEvents {
             seq: self.journal.last_seq(),
-            step: self.log_step(),
+            step,
             delta,
         });
         self.durability
@@ -227,8 +283,12 @@ impl Order {
             return;
         }
         self.sim.colliders.ensure_delta(&self.field, &delta);
+        if self.node.is_some() {
+            return self.publish_outcome(0, 0, Verdict::Event, Some(delta));
+        }
+        let step = self.log_step();
         for part in split_delta(delta) {
-            self.push_events(part);
+            self.push_events(part, step);
         }
     }
 
@@ -339,7 +399,7 @@ impl Order {
     /// The block catch-up of `region` (the records outside `keep`), sent before its bricks.
     pub(super) fn block_catch_up(&self, region: BrickBox, keep: Option<BrickBox>) -> Vec<Bytes> {
         let vs = self.field.settings().voxel_size;
-        let mut all = blocks_in(&self.sim.blocks, region, vs);
+        let mut all = blocks_in(self.shown_blocks(), region, vs);
         if let Some(k) = keep {
             all.held.retain(|h| !k.contains(brick_of_block(h.pos, vs)));
             all.pieces.retain(|p| !k.contains(brick_of_piece(p, vs)));
@@ -380,22 +440,21 @@ impl Order {
 
     /// The block hash over `region` ([`crate::protocol::block_hash`]).
     pub(super) fn block_hash(&self, region: Option<BrickBox>) -> [u8; 32] {
-        block_hash(&self.sim.blocks, region, self.field.settings().voxel_size)
+        block_hash(
+            self.shown_blocks(),
+            region,
+            self.field.settings().voxel_size,
+        )
     }
 
     /// Counts of held blocks, pieces and falling pieces.
     pub(super) fn block_counts(&self) -> (usize, usize, usize) {
-        let falling = self
-            .sim
-            .blocks
+        let shown = self.shown_blocks();
+        let falling = shown
             .pieces()
             .filter(|p| matches!(p.state, PieceState::Falling))
             .count();
-        (
-            self.sim.blocks.store().len(),
-            self.sim.blocks.pieces().count(),
-            falling,
-        )
+        (shown.store().len(), shown.pieces().count(), falling)
     }
 }
 

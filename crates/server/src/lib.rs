@@ -223,8 +223,9 @@ pub struct ServerConfig {
     /// Run as a node of a world on NATS JetStream ([`cluster`]): `world` is then this
     /// node's own world file (its snapshot of the stream, made from the world's genesis if
     /// missing), clients' ops go through the stream, the generator comes from the genesis,
-    /// and `islands` is ignored (no cut-loose lumps: blocks are not shared between nodes
-    /// yet). Default `None`: the single server on its world file.
+    /// and `islands` is ignored (the node holding the world's block lease searches for
+    /// lumps with the default settings: `cluster/blocks.rs`). Default `None`: the single
+    /// server on its world file.
     pub node: Option<cluster::NodeConfig>,
 }
 
@@ -332,6 +333,9 @@ pub struct ServerStatus {
     pub pieces: usize,
     /// Pieces falling (not yet at rest).
     pub falling: usize,
+    /// On a node of a world on NATS: the epoch under which this node decides the world's
+    /// blocks, if it does (`cluster/blocks.rs`); `None` elsewhere.
+    pub block_authority: Option<u64>,
     /// The physics step, in the world file's numbering.
     pub step: u64,
     /// Digs waiting for, or under, the search for the lumps of terrain they cut loose (that
@@ -379,8 +383,8 @@ pub struct ServerHandle {
     commands: mpsc::Sender<Command>,
     http: tokio::task::JoinHandle<()>,
     ticker: tokio::task::JoinHandle<()>,
-    /// A node's publisher and follower (`cluster/node.rs`).
-    node_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// A node's publisher, follower and lease keeper (`cluster/node.rs`).
+    node_tasks: cluster::node::NodeTasks,
     order: Option<std::thread::JoinHandle<Result<(), ServerError>>>,
     stopped: watch::Receiver<Option<String>>,
 }
@@ -410,7 +414,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
         .await
         .map_err(|e| ServerError::ServerStopped(e.to_string()))??;
     let (tx, rx) = mpsc::channel(4096);
-    let mut node_tasks = Vec::new();
+    let mut node_tasks = cluster::node::NodeTasks::default();
     if let Some(prepared) = node {
         node_tasks = prepared.start(&mut order, tx.clone());
     }
@@ -601,15 +605,14 @@ impl ServerHandle {
     /// The store's error if the last appends or the bake failed, or the one that stopped the
     /// server earlier.
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        // A node gives up its leases first (another node may decide the blocks at once),
+        // then its follower stops; ops its publisher still holds were never acknowledged
+        // to their authors, who send them again (to any node).
+        self.node_tasks.stop().await;
         let (tx, rx) = oneshot::channel();
         let _ = self.commands.send(Command::Shutdown { reply: tx }).await;
         let _ = rx.await;
         self.ticker.abort();
-        // A node's follower stops with it; ops its publisher still holds were never
-        // acknowledged to their authors, who send them again (to any node).
-        for t in &self.node_tasks {
-            t.abort();
-        }
         let thread = self.order.take().expect("joined once");
         let r = tokio::task::spawn_blocking(move || thread.join())
             .await

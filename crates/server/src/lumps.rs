@@ -17,12 +17,14 @@
 //! (the rest falls), a build that joined it to the ground (nothing falls) or added to it
 //! (the whole falls).
 
-use loam_blocks::{FieldGround, Island, island_search_box};
+use loam_blocks::{BlockOp, FieldGround, Island, island_search_box};
 use loam_field::SampleBox;
 
 use super::blocks::lump_spec;
 use super::ground::{Done, Job, run_here};
 use super::order::Order;
+use crate::cluster::blocks::Verdict;
+use crate::cluster::log::apply_server_stroke;
 
 /// Queued digs closer than this (samples) search for lumps together…
 const MERGE_GAP: i32 = 8;
@@ -103,24 +105,31 @@ impl Order {
         }
     }
 
-    /// A lump of terrain leaves the field and falls.
+    /// A lump of terrain leaves the field and falls (a node's block authority publishes it
+    /// as a cut, applied by every node when it comes back: `order/node_blocks.rs`).
     fn drop_island(&mut self, island: Island) {
+        if self.node.is_some() {
+            return self.publish_cut(island);
+        }
         let fs = *self.field.settings();
         let (Ok(ops), Ok(lump)) = (island.removal_ops(&fs), island.lump(lump_spec)) else {
             return;
         };
-        let stroke = self.journal.next_stroke();
         let mut removed = Vec::new();
-        for op in ops {
-            if let Ok((entry, outcome)) = self.journal.apply(&mut self.field, stroke, &op) {
-                removed.extend(outcome.changed);
-                self.accept_terrain(0, 0, entry, &outcome);
-            }
+        for (entry, outcome) in apply_server_stroke(&mut self.journal, &mut self.field, &ops) {
+            removed.extend(outcome.changed);
+            self.accept_terrain(0, 0, entry, &outcome);
         }
-        // A client's next op starts a stroke of its own.
-        self.journal.close_stroke();
-        // The lump starts where the terrain was: no step before the colliders follow.
-        for &c in &removed {
+        self.lump_falls(&removed, &lump, 0);
+    }
+
+    /// The blocks' side of a lump taken out of the field (`removed`: the boxes its removal
+    /// changed): the colliders there are made again (the lump starts where the terrain was:
+    /// no step before they follow), the lump falls as the server's block op `op_id` (0 on a
+    /// single server, the cut's stream sequence on a node), and what the removal undermined
+    /// follows.
+    pub(super) fn lump_falls(&mut self, removed: &[SampleBox], lump: &BlockOp, op_id: u64) {
+        for c in removed {
             self.sim
                 .colliders
                 .invalidate(c.min.to_array(), c.max.to_array());
@@ -128,12 +137,15 @@ impl Order {
         if self
             .sim
             .blocks
-            .apply(&mut self.sim.physics, &FieldGround(&self.field), &lump)
+            .apply(&mut self.sim.physics, &FieldGround(&self.field), lump)
             .is_ok()
         {
-            self.accept_block(0, 0, &lump);
+            self.accept_block(0, op_id, lump);
+        } else if self.node.is_some() {
+            let why = "the lump does not apply to the blocks".to_string();
+            self.publish_outcome(0, op_id, Verdict::Refused(why), None);
         }
-        for c in removed {
+        for &c in removed {
             // Only a non-finite region fails, and samples are finite.
             let _ = loam_session::terrain_changed(
                 &mut self.sim.blocks,

@@ -28,10 +28,12 @@ pub(super) use super::frames::{Outbox, chunks, push, push_frame};
 
 mod hashes;
 mod logged;
+mod node_blocks;
 mod release;
 mod writing;
 
 pub(crate) use logged::{NodeLink, Outgoing};
+pub(crate) use node_blocks::NodeBlocks;
 
 pub(super) use hashes::hash_of;
 
@@ -78,6 +80,10 @@ pub(crate) enum Command {
     Logged {
         seq: u64,
         bytes: Bytes,
+    },
+    /// A node's lease task took the world's block lease (its epoch) or lost it (`None`).
+    Lease {
+        epoch: Option<u64>,
     },
     /// A block op, read off the connection `at`.
     BlockOp {
@@ -339,7 +345,8 @@ impl Order {
             world: loaded,
             mut blocks,
         } = loam_session::load(&mut store, base)?;
-        for s in &blocks.skipped {
+        // A node's blocks come from the stream (`cluster/node.rs`), not from this replay.
+        for s in blocks.skipped.iter().filter(|_| cfg.node.is_none()) {
             tracing::warn!(
                 "op {} of the log did not replay its blocks: {}",
                 s.seq,
@@ -617,13 +624,17 @@ impl Order {
                 self.take_logged(seq, &bytes);
                 self.let_in_joins();
             }
-            Command::BlockOp { client, op_id, .. } if self.node.is_some() => self.refuse(
+            Command::Lease { epoch } => self.lease_changed(epoch),
+            Command::BlockOp {
                 client,
                 op_id,
-                "blocks are not shared between the nodes of a world yet: \
-                 place them on a single-node server (`loam serve --world`)"
-                    .into(),
-            ),
+                op,
+                at,
+            } if self.node.is_some() => {
+                self.latency
+                    .queued(Instant::now().saturating_duration_since(at));
+                self.publish_block_op(client, op_id, &op);
+            }
             Command::BlockOp { .. } if bake_due && !self.idle() => {
                 self.durability.deferred.push_back(cmd)
             }

@@ -356,7 +356,7 @@ impl Order {
                 let _ = reply.send((
                     self.journal.last_seq(),
                     self.block_hash(region),
-                    self.sim.blocks.save(),
+                    self.shown_blocks().save(),
                 ));
             }
             Command::Status { reply } => {
@@ -368,6 +368,7 @@ impl Order {
                     made: self.made,
                     refused: self.refused,
                     blocks,
+                    block_authority: self.node.as_ref().and_then(|n| n.blocks.acting),
                     pieces,
                     falling,
                     step: self.log_step(),
@@ -399,6 +400,7 @@ impl Order {
             }
             Command::Op { .. }
             | Command::Logged { .. }
+            | Command::Lease { .. }
             | Command::BlockOp { .. }
             | Command::Shutdown { .. } => {
                 unreachable!("handled by dispatch")

@@ -116,7 +116,7 @@ fn rubble_bits(pieces: &[loam_blocks::Piece]) -> Vec<(u64, [u32; 7], usize)> {
 
 /// Checks that `c` holds exactly the server's blocks: hashes over its region and overall,
 /// and the rubble's poses bit for bit.
-async fn same_as_server(c: &mut Client, server_hash: [u8; 32], file: &BlocksFile) {
+pub async fn same_as_server(c: &mut Client, server_hash: [u8; 32], file: &BlocksFile) {
     let r = c.sync(false).await.unwrap();
     assert!(
         r.matches(),
@@ -227,7 +227,7 @@ async fn a_removed_pillar_drops_the_beam_identically_everywhere() {
 }
 
 /// The server's hash recomputed from its saved world (the hash covers the records only).
-fn block_hash_of(file: &BlocksFile) -> [u8; 32] {
+pub fn block_hash_of(file: &BlocksFile) -> [u8; 32] {
     let mut physics = loam_physics::PhysicsWorld::new(Default::default()).unwrap();
     let w = loam_blocks::BlockWorld::load(file.clone(), &mut physics).unwrap();
     block_hash(&w, None, 1.0)
@@ -587,7 +587,7 @@ async fn tower_drops_while_digs_go_on(busy_cores: usize) {
 }
 
 /// The dig that takes the ground away under the tower of blocks at x = 4.
-fn undermine_tower() -> EditOp {
+pub fn undermine_tower() -> EditOp {
     EditOp::Sphere {
         mode: CsgMode::Subtract,
         center: [4.5, -0.5, 0.5],
@@ -598,7 +598,7 @@ fn undermine_tower() -> EditOp {
 }
 
 /// A hard box dig covering the samples `lo ..= hi` (1 m voxels) and half a voxel round them.
-fn box_dig(lo: [i32; 3], hi: [i32; 3]) -> EditOp {
+pub fn box_dig(lo: [i32; 3], hi: [i32; 3]) -> EditOp {
     EditOp::Cuboid {
         mode: CsgMode::Subtract,
         center: [0, 1, 2].map(|a| f64::from(lo[a] + hi[a]) * 0.5),

@@ -16,7 +16,9 @@ use loam_field::{CsgMode, EditOp, Falloff, FieldSettings};
 use loam_server::cluster::{ClusterError, NodeConfig, create_world, export_world};
 use loam_server::{ServerError, ServerHandle};
 
-use crate::util::{Rng, config, factory, flat_json, gen_json, new_world, viewer};
+use crate::util::{
+    ChildServer, Rng, config, factory, flat_json, gen_json, new_world, spawn_child_server, viewer,
+};
 
 /// A `nats-server -js` child on a free loopback port, killed when dropped.
 pub struct Nats {
@@ -207,6 +209,21 @@ async fn new_cluster_world(nats: &Nats, world: &str) {
         world,
         1,
         &gen_json(),
+        FieldSettings::default(),
+        None,
+        &factory(),
+    )
+    .await
+    .unwrap();
+}
+
+/// A world of flat ground (blocks stand on it at y = 0).
+async fn new_flat_cluster_world(nats: &Nats, world: &str) {
+    create_world(
+        &nats.url(),
+        world,
+        1,
+        &flat_json(),
         FieldSettings::default(),
         None,
         &factory(),
@@ -722,6 +739,389 @@ async fn a_killed_nats_server_of_three_loses_nothing_acknowledged() {
     .unwrap();
     assert_eq!((s.ops, s.field_hash), (sent, hash));
     drop(clients);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+/// Waits until every node holds the same op count and the same blocks, with `fallen`
+/// blocks in pieces (any number if `None`) all at rest; returns their block hash and
+/// blocks.
+async fn nodes_hold_blocks(
+    nodes: &[&ServerHandle],
+    fallen: Option<usize>,
+) -> ([u8; 32], loam_blocks::BlocksFile) {
+    let t = Instant::now();
+    loop {
+        let mut seen = Vec::new();
+        for n in nodes {
+            seen.push(n.blocks(None).await.unwrap());
+        }
+        let down = |f: &loam_blocks::BlocksFile| -> usize {
+            f.pieces.iter().map(|p| p.blocks.len()).sum()
+        };
+        let resting = |f: &loam_blocks::BlocksFile| {
+            f.pieces
+                .iter()
+                .all(|p| matches!(p.state, loam_blocks::PieceState::Rubble { .. }))
+        };
+        if seen.iter().all(|s| {
+            s.0 == seen[0].0
+                && s.1 == seen[0].1
+                && fallen.is_none_or(|f| down(&s.2) == f)
+                && resting(&s.2)
+        }) {
+            let (_, hash, file) = seen.swap_remove(0);
+            return (hash, file);
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the nodes' blocks never agreed at rest with {fallen:?} fallen: {:?}",
+            seen.iter()
+                .map(|s| (s.0, s.2.blocks.len(), down(&s.2), resting(&s.2)))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Blocks on a world of two nodes: block ops from the clients of both are requests that one
+/// node, the holder of the world's block lease, decides; a tower undermined by a dig and a
+/// pillar of terrain dug loose fall once, decided there, and both nodes, their clients and
+/// the stream's export hold the same blocks bit for bit. Then the deciding node stops, and
+/// the other takes the lease over and decides what comes next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_node_decides_the_blocks_and_every_node_and_client_holds_them_alike() {
+    use crate::blocks::{box_dig, client, confirmed, full, place, same_as_server, undermine_tower};
+    let Some(nats) = Nats::start() else { return };
+    new_flat_cluster_world(&nats, "blocks").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "blocks", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "blocks", &dir.path().join("b.loam"), 2).await;
+    let mut ca = client(&a, 4.0).await;
+    let mut cb = client(&b, 6.0).await;
+    // Sent before any node holds the lease: decided once one does.
+    let mut last = 0;
+    for y in 0..3 {
+        last = ca.send_block_op(&place(full(4, y, 0))).await.unwrap();
+    }
+    confirmed(&mut ca, last).await.unwrap();
+    let id = cb.send_block_op(&place(full(10, 0, 0))).await.unwrap();
+    confirmed(&mut cb, id).await.unwrap();
+    let again = cb.send_block_op(&place(full(10, 0, 0))).await.unwrap();
+    assert!(
+        confirmed(&mut cb, again).await.is_err(),
+        "a place on a held block is refused to its author on the other node"
+    );
+    let deciding: Vec<bool> = [
+        a.status().await.unwrap().block_authority.is_some(),
+        b.status().await.unwrap().block_authority.is_some(),
+    ]
+    .into();
+    assert_eq!(
+        deciding.iter().filter(|d| **d).count(),
+        1,
+        "one node decides: {deciding:?}"
+    );
+    // The tower, undermined from b; a pillar dug loose from a, away from it.
+    let id = cb.send_op(1, undermine_tower()).await.unwrap();
+    confirmed(&mut cb, id).await.unwrap();
+    let mut last = 0;
+    for (lo, hi) in [
+        ([-16, -6, 2], [-8, -1, 4]),
+        ([-16, -6, -4], [-8, -1, -2]),
+        ([-10, -6, -1], [-8, -1, 1]),
+        ([-16, -6, -1], [-14, -1, 1]),
+        ([-14, -6, -2], [-10, -5, 2]),
+    ] {
+        last = ca.send_op(1, box_dig(lo, hi)).await.unwrap();
+    }
+    confirmed(&mut ca, last).await.unwrap();
+    let (hash, file) = nodes_hold_blocks(&[&a, &b], Some(3 + 36)).await;
+    assert_eq!(file.blocks.len(), 1, "the block at x = 10 stands");
+    assert!(
+        file.pieces.iter().any(|p| p.blocks.len() == 36),
+        "the pillar fell as one lump"
+    );
+    let field = nodes_agree(&[&a, &b], 1).await;
+    for c in [&mut ca, &mut cb] {
+        same_as_server(c, hash, &file).await;
+        assert_eq!(c.confirmed_field().hash(), field, "client {}", c.id());
+    }
+    // The export holds the same blocks (as records) and field.
+    let out = dir.path().join("export.loam");
+    let s = export_world(&node_cfg(&nats, "blocks", 3), &out, &factory())
+        .await
+        .unwrap();
+    assert_eq!(s.field_hash, field);
+    assert_eq!((s.blocks, s.pieces), (1, file.pieces.len()));
+    let saved = loam_store::Store::open_read_only(&out)
+        .unwrap()
+        .blocks()
+        .unwrap()
+        .expect("the export bakes its blocks");
+    let exported = loam_blocks::BlocksFile::decode(&saved.data).unwrap();
+    assert_eq!(crate::blocks::block_hash_of(&exported), hash);
+    // The deciding node stops; the other takes the lease over and decides.
+    let (gone, stays, mut on_stays) = if deciding[0] {
+        drop(ca);
+        (a, b, cb)
+    } else {
+        drop(cb);
+        (b, a, ca)
+    };
+    gone.shutdown().await.unwrap();
+    let id = on_stays
+        .send_block_op(&place(full(12, 0, 0)))
+        .await
+        .unwrap();
+    confirmed(&mut on_stays, id).await.unwrap();
+    let st = stays.status().await.unwrap();
+    assert!(st.block_authority.is_some(), "{st:?}");
+    assert_eq!(st.blocks, 2);
+    drop(on_stays);
+    stays.shutdown().await.unwrap();
+}
+
+/// Takes in events until none of `c`'s terrain or block ops are pending (60 s at most).
+async fn settle_all(c: &mut Client) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while c.pending_ops() > 0 || c.pending_block_ops() > 0 {
+            c.next_event().await.unwrap();
+        }
+    })
+    .await
+    .expect("own ops come back");
+}
+
+/// The acceptance run of a world on two nodes: 16 clients split over both, overlapping
+/// views, random digs, builds, brushes, undos, block places and breaks, a little bridge
+/// across the cell border at x = 0 undermined so that it collapses, and clients dropping
+/// and coming back on the *other* node: both nodes and every client end with the same field
+/// and the same blocks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_clients_on_two_nodes_with_blocks_and_moves_converge() {
+    use crate::blocks::{confirmed, full, place};
+    let Some(nats) = Nats::start() else { return };
+    new_flat_cluster_world(&nats, "sixteen").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "sixteen", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "sixteen", &dir.path().join("b.loam"), 2).await;
+    let urls = [a.url(), b.url()];
+    let mut clients = Vec::new();
+    // Which node each client is on.
+    let mut on: Vec<usize> = (0..16).map(|i| i % 2).collect();
+    for i in 0..16 {
+        let x = (i % 4) as f64 * 2.0 - 3.0;
+        let cfg = ClientConfig::new(urls[i % 2].clone(), viewer(x, 2.0, 0.0, 40.0), factory());
+        clients.push(Client::connect(cfg).await.unwrap());
+    }
+    // The bridge: pillars at x = −3 and x = 2, a deck at y = 1 over x = −2 ..= 1, in cells
+    // −1 and 0 (the border is x = 0).
+    let mut bridge = vec![full(-3, 0, 0), full(2, 0, 0)];
+    bridge.extend((-3..=2).map(|x| full(x, 1, 0)));
+    let mut last = 0;
+    for at in &bridge {
+        last = clients[0].send_block_op(&place(*at)).await.unwrap();
+    }
+    confirmed(&mut clients[0], last).await.unwrap();
+    let mut rng = Rng(31);
+    let mut strokes = [0u64; 16];
+    for round in 0..4usize {
+        for (i, c) in clients.iter_mut().enumerate() {
+            let pick = rng.next() % 10;
+            let at = full(
+                rng.range(-14.0, 14.0) as i32,
+                (rng.next() % 2) as i32,
+                rng.range(-14.0, 14.0) as i32,
+            );
+            match pick {
+                0..=3 => {
+                    strokes[i] += 1;
+                    let mut op = random_op(&mut rng);
+                    // Digs and builds away from the bridge, which is undermined on purpose.
+                    if let EditOp::Sphere { center, .. }
+                    | EditOp::Raise { center, .. }
+                    | EditOp::Smooth { center, .. } = &mut op
+                        && center[2].abs() < 5.0
+                    {
+                        center[2] += 10.0;
+                    }
+                    c.send_op(strokes[i], op).await.unwrap();
+                }
+                4..=6 => {
+                    c.send_block_op(&place(at)).await.unwrap();
+                }
+                7 => {
+                    c.send_block_op(&loam_blocks::BlockOp::Break { at })
+                        .await
+                        .unwrap();
+                }
+                _ => {
+                    let _ = c.undo().await.unwrap();
+                }
+            }
+            // Now and then a client drops before its op's answer and comes back on the
+            // other node.
+            if rng.chance(0.2) {
+                let id = c.id();
+                on[i] = 1 - on[i];
+                c.drop_connection();
+                c.set_url(urls[on[i]].clone());
+                assert!(c.reconnect().await.unwrap(), "client {id:x} resumed");
+                assert_eq!(c.id(), id);
+            }
+        }
+        if round == 1 {
+            // Undermined across the border, from a client of the other node.
+            let dig = EditOp::Sphere {
+                mode: CsgMode::Subtract,
+                center: [-0.5, -0.5, 0.5],
+                radius: 4.0,
+                material: 0,
+                blend: 0.0,
+            };
+            clients[1].send_op(100, dig).await.unwrap();
+        }
+        for c in clients.iter_mut() {
+            settle_all(c).await;
+        }
+    }
+    let (hash, file) = nodes_hold_blocks(&[&a, &b], None).await;
+    for at in &bridge {
+        assert!(
+            !file.blocks.iter().any(|h| h.pos == *at),
+            "the bridge's block at {at:?} fell"
+        );
+    }
+    assert!(
+        file.pieces.iter().map(|p| p.blocks.len()).sum::<usize>() >= bridge.len(),
+        "the bridge lies as rubble"
+    );
+    let field = nodes_agree(&[&a, &b], 1).await;
+    for c in clients.iter_mut() {
+        let r = c.sync(false).await.unwrap();
+        assert!(r.matches(), "client {} differs: {r:?}", c.id());
+    }
+    let (sa, sb) = (a.status().await.unwrap(), b.status().await.unwrap());
+    eprintln!(
+        "sixteen: seq {}, blocks {}, pieces {}, refused {}/{}",
+        sa.seq, sa.blocks, sa.pieces, sa.refused, sb.refused
+    );
+    assert!(sa.blocks >= 3 && sa.pieces >= 3, "{sa:?}");
+    let s = export_world(
+        &node_cfg(&nats, "sixteen", 3),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.field_hash, field);
+    assert_eq!(s.blocks, file.blocks.len());
+    let _ = hash;
+    drop(clients);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+const CHILD_NATS: &str = "LOAM_CLUSTER_CHILD_NATS";
+const CHILD_WORLD: &str = "LOAM_CLUSTER_CHILD_WORLD";
+const CHILD_FILE: &str = "LOAM_CLUSTER_CHILD_FILE";
+const CHILD_ID: &str = "LOAM_CLUSTER_CHILD_ID";
+
+/// A node in its own process (this test binary), for the tests that kill one with SIGKILL.
+/// Without the environment variables (a plain `--ignored` run) it returns at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the node process of a_killed_block_authority_is_replaced_and_nothing_decided_is_lost"]
+async fn cluster_child_node() {
+    let Ok(url) = std::env::var(CHILD_NATS) else {
+        return;
+    };
+    let world = std::env::var(CHILD_WORLD).unwrap();
+    let file = PathBuf::from(std::env::var(CHILD_FILE).unwrap());
+    let id: u16 = std::env::var(CHILD_ID).unwrap().parse().unwrap();
+    let n = node_at(&url, &world, &file, id).await.unwrap();
+    println!("LISTENING {}", n.local_addr().port());
+    loop {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
+/// Starts node `id` of `world` in its own process; returns it and its URL once it listens.
+async fn spawn_node(nats: &Nats, world: &str, file: &Path, id: u16) -> (ChildServer, String) {
+    let (child, port) = spawn_child_server(
+        "cluster::cluster_child_node",
+        &[
+            (CHILD_NATS, nats.url()),
+            (CHILD_WORLD, world.to_string()),
+            (CHILD_FILE, file.display().to_string()),
+            (CHILD_ID, id.to_string()),
+        ],
+    )
+    .await;
+    (child, format!("ws://127.0.0.1:{port}/ws"))
+}
+
+/// The node deciding the blocks is killed with SIGKILL while a tower it decided to drop is
+/// falling: its lease lapses, the other node takes it over (within the lease's 5 s and a
+/// renewal), and decides what comes next; nothing it decided and published is lost, the
+/// fall ends on the new authority, and the killed node, restarted on its file, reads the
+/// blocks again from the stream and holds what the other holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
+    use crate::blocks::{confirmed, full, place, undermine_tower};
+    let Some(nats) = Nats::start() else { return };
+    new_flat_cluster_world(&nats, "killauth").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a_file = dir.path().join("a.loam");
+    let (a, a_url) = spawn_node(&nats, "killauth", &a_file, 1).await;
+    // Node 1 takes the block lease within a renewal; node 2 comes after.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let b = node(&nats, "killauth", &dir.path().join("b.loam"), 2).await;
+    assert_eq!(b.status().await.unwrap().block_authority, None);
+    let mut cb = crate::blocks::client(&b, 4.0).await;
+    let mut ca = Client::connect(ClientConfig::new(
+        a_url,
+        viewer(4.0, 4.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let mut last = 0;
+    for y in 0..6 {
+        last = cb.send_block_op(&place(full(4, y, 0))).await.unwrap();
+    }
+    confirmed(&mut cb, last).await.unwrap();
+    let id = ca.send_block_op(&place(full(-6, 0, 0))).await.unwrap();
+    confirmed(&mut ca, id).await.unwrap();
+    let id = cb.send_op(1, undermine_tower()).await.unwrap();
+    confirmed(&mut cb, id).await.unwrap();
+    // The tower starts to fall; its decider dies.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    drop(a);
+    drop(ca);
+    let t = Instant::now();
+    let id = cb.send_block_op(&place(full(8, 0, 0))).await.unwrap();
+    confirmed(&mut cb, id).await.unwrap();
+    let took = t.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "node 2 decided within the lease's life and a renewal: {took:?}"
+    );
+    assert!(b.status().await.unwrap().block_authority.is_some());
+    let (hash, file) = nodes_hold_blocks(&[&b], Some(6)).await;
+    assert_eq!(
+        file.blocks.len(),
+        2,
+        "the block from node 1's client and the new one"
+    );
+    let r = cb.sync(false).await.unwrap();
+    assert!(r.matches(), "{r:?}");
+    // Node 1 comes back on its file: it reads the blocks from the stream again.
+    let a = node(&nats, "killauth", &a_file, 1).await;
+    let (hash_both, _) = nodes_hold_blocks(&[&a, &b], Some(6)).await;
+    assert_eq!(hash_both, hash);
+    nodes_agree(&[&a, &b], 1).await;
+    drop(cb);
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }

@@ -5,9 +5,7 @@
 //! converges, and the file (killed once more, at rest) loads to the field the clients hold.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,7 +13,9 @@ use loam_client::{Client, ClientConfig, ClientError, ClientEvent};
 use loam_field::{CsgMode, EditOp, Falloff, Field, FieldSettings};
 use loam_store::Store;
 
-use crate::util::{Rng, factory, gen_json, new_world, start, viewer};
+use crate::util::{
+    ChildServer, Rng, factory, gen_json, new_world, spawn_child_server, start, viewer,
+};
 
 const WORLD_ENV: &str = "LOAM_NET_CRASH_WORLD";
 const PORT_ENV: &str = "LOAM_NET_CRASH_PORT";
@@ -41,55 +41,16 @@ async fn crash_child_server() {
     }
 }
 
-/// The server process, killed when dropped (also when the test fails).
-struct Server(Child);
-
-impl Server {
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Starts the server process; returns it and its port once it listens.
-async fn spawn_server(world: &Path, port: u16) -> (Server, u16) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "crash::crash_child_server",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(WORLD_ENV, world)
-        .env(PORT_ENV, port.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let child = Server(child);
-    let port = tokio::task::spawn_blocking(move || {
-        for line in BufReader::new(out).lines() {
-            let line = line.unwrap();
-            // The harness's "test … " precedes it on the same line.
-            if let Some(at) = line.find("LISTENING ") {
-                return line[at + 10..].trim().parse::<u16>().unwrap();
-            }
-        }
-        panic!("the server process ended without listening");
-    });
-    let port = tokio::time::timeout(Duration::from_secs(60), port)
-        .await
-        .expect("the server process starts within 60 s")
-        .unwrap();
-    (child, port)
+async fn spawn_server(world: &Path, port: u16) -> (ChildServer, u16) {
+    spawn_child_server(
+        "crash::crash_child_server",
+        &[
+            (WORLD_ENV, world.display().to_string()),
+            (PORT_ENV, port.to_string()),
+        ],
+    )
+    .await
 }
 
 fn op(rng: &mut Rng) -> EditOp {

@@ -296,3 +296,61 @@ pub async fn edit_two_places(ws: &mut Raw) {
     })
     .await;
 }
+
+/// A server process: this test binary running one ignored test (`test`, its full name)
+/// with `env`; killed with SIGKILL when dropped (also when the test fails).
+pub struct ChildServer(std::process::Child);
+
+impl ChildServer {
+    /// Kills it with SIGKILL and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts this test binary's ignored test `test` in a process of its own with `env`, and
+/// returns it with the port it prints as `LISTENING <port>` (within 60 s).
+pub async fn spawn_child_server(test: &str, env: &[(&str, String)]) -> (ChildServer, u16) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let child = ChildServer(child);
+    let port = tokio::task::spawn_blocking(move || {
+        for line in BufReader::new(out).lines() {
+            let line = line.unwrap();
+            // The harness's "test … " precedes it on the same line.
+            if let Some(at) = line.find("LISTENING ") {
+                return line[at + 10..].trim().parse::<u16>().unwrap();
+            }
+        }
+        panic!("the server process ended without listening");
+    });
+    let port = tokio::time::timeout(std::time::Duration::from_secs(60), port)
+        .await
+        .expect("the server process starts within 60 s")
+        .unwrap();
+    (child, port)
+}

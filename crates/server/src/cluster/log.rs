@@ -22,8 +22,18 @@ const HEADER: usize = 4 + 1 + 1 + 8 + 8;
 pub enum Kind {
     /// A terrain op: a [`LogEntry`] record (sequence number 0, the author's stroke).
     Terrain = 1,
-    /// A block op ([`loam_blocks::BlockOp`] record). Nodes do not publish these yet.
+    /// A block op a client asked for ([`loam_blocks::BlockOp`] record): a request the
+    /// world's block authority decides (`cluster/blocks.rs`).
     Block = 2,
+    /// What the block authority decided or its physics changed
+    /// ([`super::blocks::Outcome`], MessagePack), on the blocks subject.
+    Outcome = 3,
+    /// A node became the block authority (author: node id, op id: epoch, no record), on
+    /// the blocks subject.
+    Authority = 4,
+    /// A lump of terrain cut loose ([`super::blocks::Cut`], MessagePack): removal ops for
+    /// every field, a lump for the authority.
+    Cut = 5,
 }
 
 /// One op on the stream: who sent it, their id for it, and its record.
@@ -105,6 +115,9 @@ impl OpMessage {
         let kind = match bytes[5] {
             1 => Kind::Terrain,
             2 => Kind::Block,
+            3 => Kind::Outcome,
+            4 => Kind::Authority,
+            5 => Kind::Cut,
             got => return Err(MessageError::Kind { got }),
         };
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
@@ -116,7 +129,7 @@ impl OpMessage {
         })
     }
 
-    /// The `Nats-Msg-Id` of the op: JetStream takes a message with an id it has seen within
+    /// The `Nats-Msg-Id` of a client's op (terrain or block): JetStream takes a message with an id it has seen within
     /// the stream's duplicate window once, so an op a client sends again (after a
     /// reconnect, to any node) is logged once.
     pub fn msg_id(&self) -> String {
@@ -148,6 +161,33 @@ impl Names {
     /// Every subject of the world: `loam.<world>.>`.
     pub fn all(&self) -> String {
         format!("loam.{}.>", self.world)
+    }
+    /// The subject of a block op's request: the cell of the block it acts on
+    /// (`loam.<world>.cell.<x>.<z>`), or `loam.<world>.cell.any` for an op on a piece or
+    /// a lump.
+    pub fn block_subject(&self, op: &loam_blocks::BlockOp, voxel_size: f64) -> String {
+        use loam_blocks::BlockOp;
+        let at = match op {
+            BlockOp::Place { at, .. } | BlockOp::Break { at } | BlockOp::Chisel { at, .. } => {
+                Some(at.min_corner())
+            }
+            BlockOp::BreakOff { .. } | BlockOp::Lump { .. } => None,
+        };
+        let cell_m = f64::from(CELL_BRICKS * loam_field::BRICK_SAMPLES) * voxel_size;
+        match at.filter(|p| p.iter().all(|c| c.is_finite())) {
+            Some(p) => format!(
+                "loam.{}.cell.{}.{}",
+                self.world,
+                (p[0] / cell_m).floor() as i64,
+                (p[2] / cell_m).floor() as i64
+            ),
+            None => format!("loam.{}.cell.any", self.world),
+        }
+    }
+    /// The block authority's announcements and outcomes: `loam.<world>.blocks` (a node
+    /// that restarts reads these alone to rebuild its blocks).
+    pub fn blocks(&self) -> String {
+        format!("loam.{}.blocks", self.world)
     }
     /// The world's genesis (generator, field settings, secret): `loam.<world>.meta`.
     pub fn meta(&self) -> String {
@@ -193,8 +233,19 @@ pub enum Applied {
         /// The field's reason.
         reason: String,
     },
-    /// Not an op this rule applies (corrupt, or a kind nodes do not apply yet): skipped
-    /// by every node alike, with the reason logged.
+    /// A lump of terrain cut loose: its removal ops, applied as one stroke of the journal
+    /// (author 0), and the lump for the block authority.
+    Cut {
+        /// The removal ops applied, numbered, with what each changed.
+        removed: Vec<(LogEntry, EditOutcome)>,
+        /// The lump ([`loam_blocks::BlockOp::Lump`], encoded).
+        lump: Vec<u8>,
+    },
+    /// A message of the blocks ([`super::blocks::BlockReplica::apply`]'s): nothing for the
+    /// field.
+    Blocks(OpMessage),
+    /// Not an op this rule applies (corrupt): skipped by every node alike, with the reason
+    /// logged.
     Skipped {
         /// Why.
         why: String,
@@ -214,13 +265,10 @@ pub fn apply(journal: &mut Journal, field: &mut Field, bytes: &[u8]) -> Applied 
             };
         }
     };
-    if m.kind != Kind::Terrain {
-        return Applied::Skipped {
-            why: format!(
-                "a block op (author {}, op id {}): blocks are not shared between nodes yet",
-                m.author, m.op_id
-            ),
-        };
+    match m.kind {
+        Kind::Terrain => {}
+        Kind::Cut => return apply_cut(journal, field, &m.record),
+        Kind::Block | Kind::Outcome | Kind::Authority => return Applied::Blocks(m),
     }
     let entry = match LogEntry::decode(&m.record) {
         Ok(e) => e,
@@ -245,6 +293,55 @@ pub fn apply(journal: &mut Journal, field: &mut Field, bytes: &[u8]) -> Applied 
             reason: e.to_string(),
         },
     }
+}
+
+/// The field's side of a cut: its removal ops as one new stroke of the journal
+/// ([`apply_server_stroke`], as the single server removes a lump).
+fn apply_cut(journal: &mut Journal, field: &mut Field, record: &[u8]) -> Applied {
+    let cut: super::blocks::Cut = match rmp_serde::from_slice(record) {
+        Ok(c) => c,
+        Err(e) => {
+            return Applied::Skipped {
+                why: format!("a cut that does not decode: {e}"),
+            };
+        }
+    };
+    let mut ops = Vec::with_capacity(cut.removals.len());
+    for r in &cut.removals {
+        match LogEntry::decode(r) {
+            Ok(e) => ops.push(e.op),
+            Err(e) => {
+                return Applied::Skipped {
+                    why: format!("a cut whose removal op does not decode: {e}"),
+                };
+            }
+        }
+    }
+    Applied::Cut {
+        removed: apply_server_stroke(journal, field, &ops),
+        lump: cut.lump,
+    }
+}
+
+/// Ops the server makes itself (a lump's removal) applied as one new stroke of the
+/// journal, closed after them, so that a client's next op starts a stroke of its own: the
+/// ops applied, numbered, with what each changed. An op the field refuses (nothing left
+/// there) changes nothing and is left out. The single server (`lumps.rs`) and every node
+/// ([`apply`]'s cut) call this.
+pub fn apply_server_stroke(
+    journal: &mut Journal,
+    field: &mut Field,
+    ops: &[EditOp],
+) -> Vec<(LogEntry, EditOutcome)> {
+    let stroke = journal.next_stroke();
+    let mut done = Vec::with_capacity(ops.len());
+    for op in ops {
+        if let Ok(d) = journal.apply(field, stroke, op) {
+            done.push(d);
+        }
+    }
+    journal.close_stroke();
+    done
 }
 
 /// Where a replica stands in the world's log: which world (its [`Genesis::tag`]), the last

@@ -15,7 +15,12 @@
 //!   replays only the tail; its clients' ops are published and applied when they come back.
 //! - [`export_world`] (`loam world export --nats`) replays the stream into a world file by
 //!   the same rule ([`log::apply`]).
+//! - Blocks: one node at a time, the holder of the world's block lease (`lease.rs`, a
+//!   JetStream key-value bucket), decides them and publishes its outcomes as records; every
+//!   node applies those by one rule ([`blocks::BlockReplica::apply`]).
 
+pub mod blocks;
+pub(crate) mod lease;
 pub mod log;
 pub(crate) mod node;
 mod stream;
@@ -115,6 +120,15 @@ pub enum ClusterError {
     /// The node id is out of range.
     #[error("node id {id} is not from 1 to 4095")]
     BadNodeId {
+        /// The id given.
+        id: u16,
+    },
+    /// Another node serves the world with this node id (its lease is held: `lease.rs`).
+    #[error(
+        "node id {id} is in use by another node of this world (its lease did not lapse in \
+         6 s); give each node its own --node-id"
+    )]
+    NodeIdInUse {
         /// The id given.
         id: u16,
     },

@@ -156,6 +156,30 @@ pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sende
     }
 }
 
+/// A node's tasks: the publisher and the follower, and the lease keeper with the signal
+/// that makes it give its leases up.
+#[derive(Default)]
+pub(crate) struct NodeTasks {
+    pub tasks: Vec<tokio::task::JoinHandle<()>>,
+    pub lease: Option<(
+        tokio::task::JoinHandle<()>,
+        tokio::sync::oneshot::Sender<()>,
+    )>,
+}
+
+impl NodeTasks {
+    /// Gives the leases up (waiting a second at most) and stops the tasks.
+    pub(crate) async fn stop(&mut self) {
+        if let Some((task, release)) = self.lease.take() {
+            let _ = release.send(());
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+        }
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
 /// A node, its world opened and its world file ready, before its ordering thread runs.
 pub(crate) struct Prepared {
     world: WorldStream,
@@ -164,11 +188,47 @@ pub(crate) struct Prepared {
     secret: [u8; 32],
     /// The stream's last sequence when the node started.
     stream_last: u64,
+    /// The blocks as of `applied` (`cluster/blocks.rs`).
+    replica: super::blocks::BlockReplica,
+    /// The world's lease bucket and the revision of this node id's lease.
+    leases: (async_nats::jetstream::kv::Store, u64),
+}
+
+/// The blocks every node shows as of stream sequence `upto`: the block messages of the
+/// stream up to there, by the one rule ([`super::blocks::BlockReplica::apply`]). A node
+/// keeps no copy of them in its world file, so a restart reads them again.
+async fn blocks_upto(
+    world: &WorldStream,
+    upto: u64,
+) -> Result<super::blocks::BlockReplica, ClusterError> {
+    let mut replica = super::blocks::BlockReplica::new();
+    if upto == 0 {
+        return Ok(replica);
+    }
+    let start = std::time::Instant::now();
+    let mut applied = 0u64;
+    world
+        .read_upto(upto, |seq, _, payload| {
+            if let Ok(op) = super::log::OpMessage::decode(payload)
+                && op.kind != super::log::Kind::Terrain
+            {
+                replica.apply(seq, &op);
+                applied += 1;
+            }
+            Ok(())
+        })
+        .await?;
+    tracing::info!(
+        "read the blocks of the stream up to {upto} ({applied} messages) in {:.3} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(replica)
 }
 
 /// Opens the node's world on the stream, checks (or makes, from the genesis) its world
 /// file `cfg.world`, and sets `cfg` for a node: the generator checked against the
-/// genesis, no cut-loose lumps.
+/// genesis, lumps only on the block authority; takes the node id's lease and reads the
+/// stream's blocks up to the file's position.
 ///
 /// # Errors
 /// [`ClusterError`]: a bad node id, NATS unreachable, no such world, another generator,
@@ -219,23 +279,28 @@ pub(crate) async fn prepare(
             why: "its resume secret is not 64 hex digits".into(),
         })?;
     cfg.islands = None;
+    let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
+    let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
+    let replica = blocks_upto(&world, applied.seq).await?;
     Ok(Prepared {
         world,
         node_id: node.node_id,
         applied,
         secret,
         stream_last,
+        replica,
+        leases: (kv, node_rev),
     })
 }
 
 impl Prepared {
     /// Makes `order` a node (its client ids, the world's resume secret, where it stands in
-    /// the stream) and starts the publisher and the follower.
+    /// the stream) and starts the publisher, the follower and the lease keeper.
     pub(crate) fn start(
         self,
         order: &mut crate::order::Order,
         tx: mpsc::Sender<Command>,
-    ) -> Vec<tokio::task::JoinHandle<()>> {
+    ) -> NodeTasks {
         let (publish_tx, publish_rx) = mpsc::unbounded_channel();
         order.clients.resume_secret = self.secret;
         // Client ids carry the node in their top 12 bits: two nodes never give out the same.
@@ -244,7 +309,7 @@ impl Prepared {
         order.journal.set_open_stroke(self.applied.open);
         order.node = Some(crate::order::NodeLink {
             names: self.world.names.clone(),
-            publish: publish_tx,
+            publish: publish_tx.clone(),
             applied: self.applied.seq,
             tag: self.applied.world.clone(),
             waiting_joins: Vec::new(),
@@ -255,11 +320,32 @@ impl Prepared {
                     std::time::Instant::now(),
                 )
             }),
+            node_id: self.node_id,
+            blocks: crate::order::NodeBlocks {
+                replica: self.replica,
+                ..Default::default()
+            },
         });
+        // A node decides nothing until it holds the block lease.
+        order.empty_simulation();
         let js = self.world.js.clone();
-        vec![
-            tokio::spawn(publish(js, publish_rx)),
-            tokio::spawn(follow(self.world, self.applied.seq, tx)),
-        ]
+        let (kv, node_rev) = self.leases;
+        let (release, released) = tokio::sync::oneshot::channel();
+        let lease = super::lease::hold(
+            kv,
+            self.world.names.clone(),
+            self.node_id,
+            node_rev,
+            tx.clone(),
+            publish_tx,
+            released,
+        );
+        NodeTasks {
+            tasks: vec![
+                tokio::spawn(publish(js, publish_rx)),
+                tokio::spawn(follow(self.world, self.applied.seq, tx)),
+            ],
+            lease: Some((tokio::spawn(lease), release)),
+        }
     }
 }

@@ -14,8 +14,9 @@ use futures_util::StreamExt;
 use loam_field::{Field, FieldHash, History, Journal};
 use loam_protocol::GeneratorFactory;
 use loam_protocol::interest::generator_fingerprint;
-use loam_store::{LogRecord, Store};
+use loam_store::{BlockLogEntry, LogRecord, Store};
 
+use super::blocks::{BlockApplied, BlockReplica, Outcome, Verdict};
 use super::log::{Applied, Names, apply, valid_world_id};
 use super::{ClusterError, GENESIS_PART, Genesis, NodeConfig, hex};
 
@@ -67,7 +68,7 @@ pub struct WorldStream {
     pub(crate) reconnected: Arc<tokio::sync::Notify>,
 }
 
-fn js_err(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> ClusterError {
+pub(crate) fn js_err(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> ClusterError {
     move |e| ClusterError::JetStream {
         what,
         why: e.to_string(),
@@ -365,6 +366,63 @@ impl WorldStream {
         }
     }
 
+    /// Hands every message of the stream from its start up to sequence `upto` to `each`
+    /// (sequence, subject, payload), in order. A consumer that fails on the way (a cluster
+    /// electing new leaders after losing a server) is made again from the next message, for
+    /// up to [`PATIENCE`] without progress.
+    ///
+    /// # Errors
+    /// `each`'s error; [`ClusterError::JetStream`] when the stream cannot be read for
+    /// `PATIENCE`.
+    pub(crate) async fn read_upto(
+        &self,
+        upto: u64,
+        mut each: impl FnMut(u64, &str, &[u8]) -> Result<(), ClusterError>,
+    ) -> Result<(), ClusterError> {
+        let mut next = 1;
+        let mut progress = std::time::Instant::now();
+        while next <= upto {
+            let mut msgs = self.messages_from_patiently(next).await?;
+            let why = loop {
+                let m = match msgs.next().await {
+                    Some(Ok(m)) => m,
+                    Some(Err(e)) => break e.to_string(),
+                    None => break "the consumer ended".to_string(),
+                };
+                let seq = match m.info() {
+                    Ok(i) => i.stream_sequence,
+                    Err(e) => break e.to_string(),
+                };
+                if seq < next {
+                    continue;
+                }
+                if seq > upto {
+                    return Ok(());
+                }
+                each(seq, m.subject.as_str(), &m.payload)?;
+                next = seq + 1;
+                progress = std::time::Instant::now();
+                if seq == upto {
+                    return Ok(());
+                }
+            };
+            if progress.elapsed() > PATIENCE {
+                return Err(ClusterError::JetStream {
+                    what: "reading the stream",
+                    why,
+                });
+            }
+            tracing::warn!("reading the stream at {next}: {why}; reading on");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Ok(())
+    }
+
+    /// How many copies the stream keeps (what the world's other streams should keep).
+    pub(crate) fn replicas(&self) -> usize {
+        self.stream.cached_info().config.num_replicas.max(1)
+    }
+
     /// An ordered consumer of every op from stream sequence `start` (at least 1).
     pub(crate) async fn messages_from(
         &self,
@@ -413,6 +471,10 @@ pub struct ExportSummary {
     pub skipped: u64,
     /// The field hash of the exported world.
     pub field_hash: FieldHash,
+    /// Held blocks in it.
+    pub blocks: usize,
+    /// Pieces in it (fallen rubble, or falling when the export was made).
+    pub pieces: usize,
 }
 
 /// Replays world `cfg.world_id` (every message up to the stream's last at the start) into
@@ -439,12 +501,15 @@ pub async fn export_world(
         gen_.heightmap_blake3.as_deref(),
     )?;
     let mut journal = Journal::new(History::default(), 0);
+    let mut replica = BlockReplica::new();
     let mut summary = ExportSummary {
         stream_seq: 0,
         ops: 0,
         refused: 0,
         skipped: 0,
         field_hash: field.hash(),
+        blocks: 0,
+        pieces: 0,
     };
     let mut records = Vec::new();
     // A plain world file: a copy of the world as of the export, not a node's (whose file
@@ -454,27 +519,49 @@ pub async fn export_world(
         records.clear();
         r
     };
-    if last > 0 {
-        let mut msgs = world.messages_from_patiently(1).await?;
-        while summary.stream_seq < last {
-            let m = match msgs.next().await {
-                Some(Ok(m)) => m,
-                Some(Err(e)) => return Err(js_err("reading the stream")(&e)),
-                None => break,
-            };
-            let seq = m
-                .info()
-                .map_err(|e| js_err("reading a message's sequence")(&e))?
-                .stream_sequence;
+    let meta = world.names.meta();
+    world
+        .read_upto(last, |seq, subject, payload| {
             summary.stream_seq = seq;
-            if m.subject.as_str() == world.names.meta() {
-                continue;
+            if subject == meta {
+                return Ok(());
             }
-            match apply(&mut journal, &mut field, &m.payload) {
+            match apply(&mut journal, &mut field, payload) {
                 Applied::Accepted { entry, .. } => {
                     summary.ops += 1;
                     records.push(LogRecord::Terrain(entry));
                 }
+                Applied::Cut { removed, lump } => {
+                    replica.request_lump(seq, lump);
+                    for (entry, _) in removed {
+                        summary.ops += 1;
+                        records.push(LogRecord::Terrain(entry));
+                    }
+                }
+                Applied::Blocks(op) => match replica.apply(seq, &op) {
+                    BlockApplied::Outcome {
+                        outcome:
+                            Outcome {
+                                verdict: Verdict::Accepted(op),
+                                ..
+                            },
+                        ..
+                    } => {
+                        summary.ops += 1;
+                        // Step 0, as nodes log them (`cluster/blocks.rs`); the bake at the
+                        // end covers them.
+                        records.push(LogRecord::Block(BlockLogEntry {
+                            seq: journal.reserve_seq(),
+                            step: 0,
+                            op,
+                        }));
+                    }
+                    BlockApplied::Skipped(why) => {
+                        tracing::warn!(stream_seq = seq, "skipped: {why}");
+                        summary.skipped += 1;
+                    }
+                    _ => {}
+                },
                 Applied::Refused { .. } => summary.refused += 1,
                 Applied::Skipped { why } => {
                     tracing::warn!(stream_seq = seq, "skipped: {why}");
@@ -484,9 +571,23 @@ pub async fn export_world(
             if records.len() >= 4096 {
                 flush(&mut records)?;
             }
-        }
-    }
+            Ok(())
+        })
+        .await?;
     flush(&mut records)?;
+    // The blocks as records, not ops: the file opens with the replica every node shows
+    // (its block ops are logged for their numbers; the bake covers them).
+    if journal.last_seq() > 0 {
+        store.bake_with_blocks(
+            &field,
+            journal.history(),
+            journal.last_seq(),
+            0,
+            &replica.save().encode(),
+        )?;
+    }
     summary.field_hash = field.hash();
+    summary.blocks = replica.world.store().len();
+    summary.pieces = replica.world.pieces().count();
     Ok(summary)
 }

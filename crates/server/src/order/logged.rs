@@ -42,6 +42,11 @@ pub(crate) struct NodeLink {
     /// While the node applies what the stream held when it started: from which sequence,
     /// up to which, since when (logged once reached: how long a restart takes to catch up).
     pub catching_up: Option<(u64, u64, Instant)>,
+    /// This node's id (1–4095).
+    pub node_id: u16,
+    /// Its blocks: the replica its clients see, and whether it decides them
+    /// (`order/node_blocks.rs`).
+    pub blocks: super::node_blocks::NodeBlocks,
 }
 
 /// How long a resuming join waits for its node to catch up with the client's last op.
@@ -74,16 +79,30 @@ impl Order {
         let known = if a.reverts { None } else { a.samples };
         self.edit_budgets.charge(client, known.unwrap_or(0), a.now);
         let entry = a.entry;
-        let settings = *self.field.settings();
+        let Some(node) = &self.node else { return };
+        let subject = node.names.op_subject(&entry.op, self.field.settings());
+        self.publish_client_op(subject, Kind::Terrain, client, op_id, entry.encode());
+    }
+
+    /// Publishes a local client's op (terrain, or a block request) on `subject` under its
+    /// message id; refuses it if the node is shutting down.
+    pub(super) fn publish_client_op(
+        &mut self,
+        subject: String,
+        kind: Kind,
+        client: u64,
+        op_id: u64,
+        record: Vec<u8>,
+    ) {
         let Some(node) = &self.node else { return };
         let m = OpMessage {
-            kind: Kind::Terrain,
+            kind,
             author: client,
             op_id,
-            record: entry.encode(),
+            record,
         };
         let out = Outgoing {
-            subject: node.names.op_subject(&entry.op, &settings),
+            subject,
             msg_id: m.msg_id(),
             payload: m.encode(),
         };
@@ -136,6 +155,8 @@ impl Order {
                 self.note_op_id(author, op_id);
                 self.refuse(author, op_id, reason);
             }
+            Applied::Cut { removed, lump } => self.take_cut(seq, removed, lump),
+            Applied::Blocks(m) => self.take_blocks_message(seq, &m),
             Applied::Skipped { why } => {
                 tracing::warn!(
                     stream_seq = seq,
@@ -192,7 +213,7 @@ impl Order {
 
     /// The last op id taken from `author`, as every node sees it in the stream (the
     /// welcome's `last_op_id` on whichever node the client joins next).
-    fn note_op_id(&mut self, author: u64, op_id: u64) {
+    pub(super) fn note_op_id(&mut self, author: u64, op_id: u64) {
         let last = self.last_op.entry(author).or_insert(op_id);
         *last = (*last).max(op_id);
     }

@@ -75,7 +75,7 @@ impl Order {
             history: Box::new(self.journal.history().clone()),
             seq: self.journal.last_seq(),
             step: self.log_step(),
-            blocks: self.sim.blocks.save().encode(),
+            blocks: self.shown_blocks().save().encode(),
         }
     }
 
