@@ -7,7 +7,8 @@
 # other took CATCHUP_S seconds of load alone. Servers and clients are the release
 # `bench_local` example (no Bevy: `cargo build --release -p loam-bench --example
 # bench_local`), as for the single-server rows of BENCHMARKS.md; the servers run without
-# the search for cut-loose lumps (nodes have none yet), so the three are alike.
+# the search for cut-loose lumps (on nodes it runs on the one holding the block lease),
+# so the three are alike.
 # Prints one line per run; the JSON lines and logs stay in OUT_DIR.
 # Usage: tools/cluster_bench.sh BENCH_LOCAL OUT_DIR [CLIENTS RATE SECONDS SPACING CATCHUP_S]
 set -euo pipefail
@@ -121,5 +122,6 @@ for _ in $(seq 6000); do
   sleep 0.1
 done
 echo "catch-up of node 1 on its file: $(grep -o "caught up with the world's stream.*" "$out/again.log" || echo never)"
+echo "before it, node 1 read the stream's blocks again: $(grep -o "read the blocks of the stream.*" "$out/again.log" || echo never)"
 stop "$srv_pid"
 stop "$p2"

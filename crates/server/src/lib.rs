@@ -223,9 +223,8 @@ pub struct ServerConfig {
     /// Run as a node of a world on NATS JetStream ([`cluster`]): `world` is then this
     /// node's own world file (its snapshot of the stream, made from the world's genesis if
     /// missing), clients' ops go through the stream, the generator comes from the genesis,
-    /// and `islands` is ignored (the node holding the world's block lease searches for
-    /// lumps with the default settings: `cluster/blocks.rs`). Default `None`: the single
-    /// server on its world file.
+    /// and `islands` applies while the node holds the world's block lease
+    /// (`cluster/blocks.rs`). Default `None`: the single server on its world file.
     pub node: Option<cluster::NodeConfig>,
 }
 

@@ -227,8 +227,8 @@ async fn blocks_upto(
 
 /// Opens the node's world on the stream, checks (or makes, from the genesis) its world
 /// file `cfg.world`, and sets `cfg` for a node: the generator checked against the
-/// genesis, lumps only on the block authority; takes the node id's lease and reads the
-/// stream's blocks up to the file's position.
+/// genesis; takes the node id's lease and reads the stream's blocks up to the file's
+/// position.
 ///
 /// # Errors
 /// [`ClusterError`]: a bad node id, NATS unreachable, no such world, another generator,
@@ -278,7 +278,6 @@ pub(crate) async fn prepare(
             world_id: g.world_id.clone(),
             why: "its resume secret is not 64 hex digits".into(),
         })?;
-    cfg.islands = None;
     let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
     let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
     let replica = blocks_upto(&world, applied.seq).await?;
@@ -323,6 +322,7 @@ impl Prepared {
             node_id: self.node_id,
             blocks: crate::order::NodeBlocks {
                 replica: self.replica,
+                islands: order.sim_islands(),
                 ..Default::default()
             },
         });

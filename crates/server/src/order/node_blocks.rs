@@ -41,9 +41,17 @@ pub(crate) struct NodeBlocks {
     pub acting: Option<u64>,
     /// Outcomes and cuts published under `acting` (their message ids).
     pub published: u64,
+    /// The lump search while it decides ([`crate::ServerConfig::islands`]).
+    pub islands: Option<IslandSettings>,
 }
 
 impl Order {
+    /// The lump search's settings of the server's block world (a node's, before it is
+    /// emptied: those the node uses while it decides).
+    pub(crate) fn sim_islands(&self) -> Option<IslandSettings> {
+        self.sim.islands
+    }
+
     /// The block world the clients are shown: a node's replica, else the server's own.
     pub(crate) fn shown_blocks(&self) -> &BlockWorld {
         match &self.node {
@@ -268,6 +276,7 @@ impl Order {
         }
         node.blocks.acting = Some(epoch);
         node.blocks.published = 0;
+        let node_islands = node.blocks.islands;
         let undecided = node.blocks.replica.undecided();
         self.sim.blocks = world;
         self.sim.physics = physics;
@@ -275,7 +284,7 @@ impl Order {
         self.sim.step_base = 0;
         self.sim.stepped_at = Instant::now();
         self.sim.stepping = None;
-        self.sim.islands = Some(IslandSettings::default());
+        self.sim.islands = node_islands;
         self.sim.pending_cuts.clear();
         tracing::info!(
             "deciding the world's blocks (epoch {epoch}): {} held blocks, {} pieces, {} \
