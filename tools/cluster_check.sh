@@ -2,13 +2,15 @@
 # One world on two Loam nodes over NATS JetStream, as processes (docs/scale-out.md):
 #   1. nats-server -js on a free loopback port, its storage in OUT_DIR;
 #   2. `loam world new --nats` (the generated terrain), two `loam serve --nats` nodes;
-#   3. `loam bench-net` with 16 clients split over both nodes, overlapping views, while
-#      node 1 is killed with SIGKILL mid-load: its clients resume on node 2 and every
-#      client must converge (bench-net fails otherwise);
+#   3. `loam bench-net` with 16 clients split over both nodes, overlapping views, a fifth
+#      of their ops block places (decided by whichever node holds the block lease), while
+#      node 1 is killed with SIGKILL mid-load: its clients resume on node 2, the block lease
+#      passes to node 2 if node 1 held it, and every client must converge, field and blocks
+#      (bench-net fails otherwise);
 #   4. node 1 restarted on its world file: it catches up from the stream's tail (its log
 #      says how long), then both nodes are stopped cleanly;
 #   5. `loam world export --nats` and `loam world info` of the export and of both nodes'
-#      files: the same field hash, three times.
+#      files: the same field hash and the same blocks (counts and block hash), three times.
 # Usage: tools/cluster_check.sh LOAM_BINARY OUT_DIR. Exits 0 only if every check passed.
 set -euo pipefail
 loam=$(realpath "$1")
@@ -54,7 +56,7 @@ echo "nodes: $url1 (pid $pid1), $url2 (pid $pid2)"
 
 # 16 clients, 24 m apart with a 12 m view (+16 m margin): neighbours' regions overlap.
 "$loam" bench-net --url "$url1" --url "$url2" --clients 16 --rate 20 --seconds 6 \
-  --warmup 1 --spacing 24 --view-radius 12 >"$out/bench.json" 2>"$out/bench.log" &
+  --warmup 1 --spacing 24 --view-radius 12 --blocks 0.2 >"$out/bench.json" 2>"$out/bench.log" &
 bench=$!
 sleep 3
 kill -9 "$pid1"
@@ -70,7 +72,9 @@ assert "error" not in r, r.get("error")
 assert r["converged"], "clients did not converge"
 assert r["lost_ops"] == 0, f"{r['lost_ops']} ops never confirmed"
 assert r["dropped"] > 0, "the kill dropped no connection: it came too late"
-print(f"bench-net: {r['ops_per_s']:.0f} ops/s, p99 {r['p99_ms']} ms, {r['dropped']} connections dropped, all converged")
+assert r["block_confirmed"] > 0, f"no block op was confirmed: {r['block_ops']} sent"
+print(f"bench-net: {r['ops_per_s']:.0f} ops/s, p99 {r['p99_ms']} ms, {r['dropped']} connections dropped, "
+      f"{r['block_confirmed']} block ops confirmed and {r['block_refused']} refused of {r['block_ops']}, all converged")
 PY
 
 start_node 1; pid1=$node_pid
@@ -79,6 +83,9 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 grep "caught up with the world's stream" "$out/node1.log" || { echo "node 1 never caught up" >&2; exit 1; }
+# Pieces the load made fall come to rest within a few seconds; their last records are then
+# in the stream and applied by both nodes before they stop.
+sleep 4
 kill -TERM "$pid1" "$pid2"
 wait "$pid1" "$pid2" || { echo "a node did not stop cleanly" >&2; exit 1; }
 
@@ -91,4 +98,11 @@ he=$(hash "$out/export.loam")
 echo "field hashes: export $h0 / $he, node 1 $h1, node 2 $h2"
 [ -n "$h0" ] && [ "$h0" = "$he" ] && [ "$h0" = "$h1" ] && [ "$h0" = "$h2" ] \
   || { echo "the nodes and the stream disagree" >&2; exit 1; }
+blocks() { "$loam" world info "$1" | sed -n -e 's/^blocks  *\([0-9]* held, [0-9]* pieces\).*/\1/p' -e 's/^block-hash: //p' | tr '\n' ' '; }
+b1=$(blocks "$out/node1.loam")
+b2=$(blocks "$out/node2.loam")
+be=$(blocks "$out/export.loam")
+echo "blocks: export $be; node 1 $b1; node 2 $b2"
+[ -n "$be" ] && [ "$be" = "$b1" ] && [ "$be" = "$b2" ] \
+  || { echo "the nodes' blocks and the stream's disagree" >&2; exit 1; }
 echo "cluster check passed"

@@ -18,6 +18,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use loam_blocks::{BlockOp, BlockPos, BlockSize, MaterialTable};
 use loam_field::{CsgMode, EditOp, Generator};
 use serde::Serialize;
 
@@ -79,6 +80,11 @@ pub struct BenchConfig {
     /// warm-up's end): e.g. to take the server's latency for the same window
     /// (`ServerHandle::take_latency`). Default none.
     pub window_start: Option<Arc<dyn Fn(Instant) + Send + Sync>>,
+    /// The share of each client's ops that are block places (0 to 1; default 0): a stone
+    /// block on the ground near the client, or a little above it (it falls); some are
+    /// refused (the place is taken, or in the ground), which is not a loss. The rest are
+    /// terrain digs and builds, whose round trips the figures are.
+    pub block_share: f64,
 }
 
 impl BenchConfig {
@@ -102,6 +108,7 @@ impl BenchConfig {
             spacing_m: 128.0,
             view_radius_m: 12.0,
             window_start: None,
+            block_share: 0.0,
         }
     }
 }
@@ -121,8 +128,15 @@ pub struct BenchReport {
     /// and drops again counts twice).
     pub dropped: u64,
     /// Ops sent but never confirmed (refused, lost to a disconnect, or unanswered 10 s
-    /// after the end).
+    /// after the end); block ops too, but a refused block op is not lost
+    /// (`block_refused`).
     pub lost_ops: u64,
+    /// Block ops sent ([`BenchConfig::block_share`]; not in `sent` or the latencies)…
+    pub block_ops: u64,
+    /// …of them confirmed in the server's order…
+    pub block_confirmed: u64,
+    /// …and refused (the place taken, or in the ground).
+    pub block_refused: u64,
     /// Whether every client's field equalled the server's over its region at the end (a
     /// client that could not reconnect to compare did not).
     pub converged: bool,
@@ -183,6 +197,9 @@ pub struct Diverged {
 
 struct One {
     sent: u64,
+    /// Block ops sent, confirmed and refused, and the ids of those not yet answered.
+    blocks: (u64, u64, u64),
+    block_ids: std::collections::BTreeSet<u64>,
     /// Latencies of the ops sent in the measured window.
     /// Each with when it was confirmed, seconds after the window's start.
     latencies: Vec<(f64, Duration)>,
@@ -293,6 +310,8 @@ async fn one(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let mut out = One {
         sent: 0,
+        blocks: (0, 0, 0),
+        block_ids: std::collections::BTreeSet::new(),
         latencies: Vec::new(),
         warmup: Vec::new(),
         dropped: 0,
@@ -314,6 +333,10 @@ async fn one(
                 out.warmup.push(l);
             }
         }
+        ClientEvent::BlockOp {
+            own: true, op_id, ..
+        } if out.block_ids.remove(&op_id) => out.blocks.1 += 1,
+        ClientEvent::Refused { op_id, .. } if out.block_ids.remove(&op_id) => out.blocks.2 += 1,
         ClientEvent::Refused { .. } => out.lost += 1,
         ClientEvent::Lost { op_ids } => out.lost += op_ids.len() as u64,
         // Taken by the server before a drop, their answers lost with the connection.
@@ -345,6 +368,27 @@ async fn one(
                 let (dx, dz) = (12.0 * unit(&mut seed) - 6.0, 12.0 * unit(&mut seed) - 6.0);
                 let (cx, cz) = (x + dx, z + dz);
                 let cy = client.generator().surface_height(cx, cz);
+                if cfg.block_share > 0.0 && unit(&mut seed) < cfg.block_share {
+                    let at = [cx.floor(), cy.ceil(), cz.floor()].map(|c| c as i32);
+                    let Ok(at) = BlockPos::new(BlockSize::Full, at) else { continue };
+                    let op = BlockOp::Place {
+                        at,
+                        material: MaterialTable::STONE,
+                        shape: Default::default(),
+                        paint: None,
+                    };
+                    match client.send_block_op(&op).await {
+                        Ok(id) => {
+                            out.blocks.0 += 1;
+                            out.block_ids.insert(id);
+                        }
+                        Err(e) => {
+                            dropped(&client, e)?;
+                            out.dropped += 1;
+                        }
+                    }
+                    continue;
+                }
                 let op = EditOp::Sphere {
                     mode: if mix(&mut seed).is_multiple_of(2) { CsgMode::Subtract } else { CsgMode::Union },
                     center: [cx, cy, cz],
@@ -385,12 +429,12 @@ async fn one(
                 while let Some(e) = client.queued_event() {
                     take(e, &mut out);
                 }
-                out.lost += client.pending_ops() as u64;
+                out.lost += (client.pending_ops() + client.pending_block_ops()) as u64;
                 return Ok(out);
             }
         }
     }
-    while client.pending_ops() > 0 && Instant::now() < wait {
+    while client.pending_ops() + client.pending_block_ops() > 0 && Instant::now() < wait {
         match tokio::time::timeout_at(wait.into(), client.next_event()).await {
             Ok(Ok(e)) => take(e, &mut out),
             Ok(Err(e)) => {
@@ -405,7 +449,7 @@ async fn one(
     while let Some(e) = client.queued_event() {
         take(e, &mut out);
     }
-    out.lost += client.pending_ops() as u64;
+    out.lost += (client.pending_ops() + client.pending_block_ops()) as u64;
     let report = match client.sync(false).await {
         Ok(r) => r,
         Err(e) => {
@@ -506,6 +550,7 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, BenchError> {
     let mut latencies = Vec::new();
     let mut warmup = Vec::new();
     let (mut sent, mut dropped, mut lost, mut resumed, mut converged) = (0, 0, 0, 0, true);
+    let mut blocks = (0, 0, 0);
     let mut unchecked = Vec::new();
     let mut diverged = Vec::new();
     let mut last = measured;
@@ -515,6 +560,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, BenchError> {
             .map_err(|e| BenchError::Task(e.to_string()))?
             .map_err(|error| BenchError::Client { client: i, error })?;
         sent += one.sent;
+        blocks.0 += one.blocks.0;
+        blocks.1 += one.blocks.1;
+        blocks.2 += one.blocks.2;
         dropped += one.dropped;
         lost += one.lost;
         resumed += one.resumed;
@@ -539,6 +587,9 @@ pub async fn bench_net(cfg: BenchConfig) -> Result<BenchReport, BenchError> {
         p99_ms: percentile(&latencies, 0.99),
         dropped,
         lost_ops: lost,
+        block_ops: blocks.0,
+        block_confirmed: blocks.1,
+        block_refused: blocks.2,
         converged,
         unchecked,
         diverged,

@@ -164,6 +164,7 @@ async fn run(
                             status.note = format!("{} player(s) left", left.len());
                         }
                     }
+                    Ok(ClientEvent::Notice { text, .. }) => status.note = text,
                     Ok(ClientEvent::Pong { rtt }) => status.rtt_ms = Some(rtt.as_secs_f64() * 1e3),
                     Ok(_) => field_changed = true,
                     Err(e) => {

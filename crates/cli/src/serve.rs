@@ -196,6 +196,12 @@ pub struct BenchNetArgs {
     /// View radius of each client, metres (above 0, at most 512).
     #[arg(long, default_value_t = 12.0, value_parser = parse_metres)]
     pub view_radius: f64,
+    /// The share of each client's ops that are block places (0 to 1): stone blocks on the
+    /// ground near it, some a little above (they fall), some refused (taken, or in the
+    /// ground: not counted lost). Their counts are `block_ops`, `block_confirmed`,
+    /// `block_refused`; the round-trip figures stay the terrain ops'.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_share)]
+    pub blocks: f64,
     /// Clients (1 to 10 000).
     #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: usize,
@@ -367,6 +373,14 @@ fn huge_pages_off() {
     }
 }
 
+/// A share from 0 to 1.
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number from 0 to 1")),
+    }
+}
+
 /// Resolves on SIGTERM (a service manager's stop), so it stops as cleanly as on Ctrl-C;
 /// never elsewhere than Unix.
 async fn terminated() -> std::io::Result<()> {
@@ -398,6 +412,7 @@ pub fn run_bench(args: &BenchNetArgs) -> anyhow::Result<()> {
     config.more_urls = args.url[1..].to_vec();
     config.spacing_m = args.spacing;
     config.view_radius_m = args.view_radius;
+    config.block_share = args.blocks;
     let report = match runtime()?.block_on(bench_net(config)) {
         Ok(r) => r,
         Err(e) => {
@@ -507,6 +522,9 @@ mod tests {
             p99_ms: Some(20.0),
             dropped: 0,
             lost_ops: 0,
+            block_ops: 0,
+            block_confirmed: 0,
+            block_refused: 0,
             converged: true,
             unchecked: Vec::new(),
             diverged: Vec::new(),

@@ -327,6 +327,11 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 )?;
             }
             writeln!(o, "field-hash: {}", loaded.field.hash())?;
+            // Held blocks and resting rubble (`loam_protocol::block_hash`, what clients and
+            // servers compare).
+            let bh = loam_protocol::blocks::block_hash(b, None, loaded.field.settings().voxel_size);
+            let hex: String = bh.iter().map(|x| format!("{x:02x}")).collect();
+            writeln!(o, "block-hash: {hex}")?;
         }
         WorldCommand::Compact {
             file,

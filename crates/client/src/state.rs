@@ -108,6 +108,14 @@ pub enum ClientEvent {
         /// Records changed.
         changed: usize,
     },
+    /// The server says something the player should know ([`loam_protocol::Notice`]), e.g.
+    /// that its world's log is out of reach and ops wait.
+    Notice {
+        /// What about.
+        kind: loam_protocol::NoticeKind,
+        /// For the player.
+        text: String,
+    },
     /// Ops sent before a reconnect whose fate the server could not tell (it restarted):
     /// dropped from the prediction. They were never acknowledged.
     Lost {
@@ -611,6 +619,10 @@ impl State {
             ServerMessage::Disconnect { reason } => {
                 return Err(ClientError::Disconnected { reason });
             }
+            ServerMessage::Notice(n) => self.events.push_back(ClientEvent::Notice {
+                kind: n.kind,
+                text: n.text,
+            }),
             ServerMessage::Welcome(_)
             | ServerMessage::Refused(_)
             | ServerMessage::WorldPart { .. } => {

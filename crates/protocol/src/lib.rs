@@ -75,8 +75,9 @@ use serde::{Deserialize, Serialize};
 /// ([`ServerMessage::WorldPart`]); version 6 marks where a hash is taken
 /// ([`ServerMessage::HashAt`]) and sends the hash when it is done, computed beside the
 /// ordering of ops rather than in its way; version 7 gives each client a resume key
-/// ([`Welcome::resume_key`]) that a resume must show to keep its id.
-pub const PROTOCOL_VERSION: u32 = 7;
+/// ([`Welcome::resume_key`]) that a resume must show to keep its id; version 8 tells
+/// clients what the server cannot do for a while ([`ServerMessage::Notice`]).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The WebSocket path a Loam server takes connections on.
 pub const WS_PATH: &str = "/ws";
@@ -355,6 +356,27 @@ pub struct BlockCatchUp {
     pub done: bool,
 }
 
+/// What a [`ServerMessage::Notice`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    /// The world's log is out of reach (a node lost NATS): ops are kept, unacknowledged,
+    /// and applied when it is back.
+    LogAway,
+    /// The world's log is back: ops are acknowledged again.
+    LogBack,
+}
+
+/// A [`ServerMessage::Notice`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Notice {
+    /// What it is about.
+    pub kind: NoticeKind,
+    /// For the player, in English.
+    pub text: String,
+}
+
 /// A message from the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -428,6 +450,9 @@ pub enum ServerMessage {
         /// Why.
         reason: String,
     },
+    /// Something about the server the player should know, not ordered with the ops: sent
+    /// when it happens, and to a client that joins while it holds.
+    Notice(Notice),
     /// Part of the world's generator JSON ([`WorldMeta::generator_json`], UTF-8 bytes in
     /// order), sent before the welcome when the welcome would not fit a message (a
     /// heightmap world carries its DEM). The welcome's `generator_json` is then empty and

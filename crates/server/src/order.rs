@@ -32,7 +32,7 @@ mod node_blocks;
 mod release;
 mod writing;
 
-pub(crate) use logged::{NodeLink, Outgoing};
+pub(crate) use logged::{NodeLink, Outgoing, log_notice};
 pub(crate) use node_blocks::NodeBlocks;
 
 pub(super) use hashes::hash_of;
@@ -80,6 +80,10 @@ pub(crate) enum Command {
     Logged {
         seq: u64,
         bytes: Bytes,
+    },
+    /// A node's NATS connection went (`up` false) or came back.
+    LogReach {
+        up: bool,
     },
     /// A node's lease task took the world's block lease (its epoch) or lost it (`None`).
     Lease {
@@ -625,6 +629,7 @@ impl Order {
                 self.let_in_joins();
             }
             Command::Lease { epoch } => self.lease_changed(epoch),
+            Command::LogReach { up } => self.log_reach(up),
             Command::BlockOp {
                 client,
                 op_id,

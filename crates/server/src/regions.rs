@@ -168,6 +168,9 @@ impl Order {
         budget.lock().expect("not poisoned").charge(owed);
         bricks.budget = Some((budget.clone(), block_bytes));
         frames.push(Frame::CatchUp(Box::new(bricks)));
+        if self.node.as_ref().is_some_and(|n| n.log_away) {
+            frames.push(Bytes::from(super::order::log_notice(true).encode()).into());
+        }
         let peer = Peer {
             conn,
             link,
@@ -401,6 +404,7 @@ impl Order {
             Command::Op { .. }
             | Command::Logged { .. }
             | Command::Lease { .. }
+            | Command::LogReach { .. }
             | Command::BlockOp { .. }
             | Command::Shutdown { .. } => {
                 unreachable!("handled by dispatch")

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use async_nats::header::NATS_MESSAGE_ID;
-use loam_client::{Client, ClientConfig};
+use loam_client::{Client, ClientConfig, ClientEvent};
 use loam_field::{CsgMode, EditOp, Falloff, FieldSettings};
+use loam_protocol::NoticeKind;
 use loam_server::cluster::{ClusterError, NodeConfig, create_world, export_world};
 use loam_server::{ServerError, ServerHandle};
 
@@ -584,15 +585,52 @@ async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
     settle(&mut c).await;
     nats.kill();
     c.send_op(2, random_op(&mut rng)).await.unwrap();
-    // Not acknowledged while NATS is away.
-    let waited = tokio::time::timeout(Duration::from_millis(1500), settle(&mut c)).await;
-    assert!(
-        waited.is_err(),
+    // Not acknowledged while NATS is away; the client is told it is.
+    let mut notices = Vec::new();
+    let outage = async {
+        loop {
+            if let ClientEvent::Notice { kind, .. } = c.next_event().await.unwrap() {
+                notices.push(kind);
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(1500), outage).await;
+    assert_eq!(
+        c.pending_ops(),
+        1,
         "an op was acknowledged while NATS was down"
     );
-    assert_eq!(c.pending_ops(), 1);
+    assert_eq!(notices, [NoticeKind::LogAway]);
+    // A client that joins meanwhile is told too.
+    let mut late = Client::connect(ClientConfig::new(
+        a.url(),
+        viewer(0.0, 0.0, 0.0, 8.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let told = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let ClientEvent::Notice { kind, text } = late.next_event().await.unwrap() {
+                return (kind, text);
+            }
+        }
+    })
+    .await
+    .expect("a joiner is told NATS is away");
+    assert_eq!(told.0, NoticeKind::LogAway, "{}", told.1);
     nats.restart();
-    settle(&mut c).await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while c.pending_ops() > 0 || notices.len() < 2 {
+            if let ClientEvent::Notice { kind, .. } = c.next_event().await.unwrap() {
+                notices.push(kind);
+            }
+        }
+    })
+    .await
+    .expect("the op is acknowledged and NATS said back");
+    assert_eq!(notices, [NoticeKind::LogAway, NoticeKind::LogBack]);
+    drop(late);
     let (seq, _) = a.hash(None).await.unwrap();
     assert_eq!(seq, 2, "the op is in the log once");
     let r = c.sync(false).await.unwrap();
@@ -1122,6 +1160,76 @@ async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
     assert_eq!(hash_both, hash);
     nodes_agree(&[&a, &b], 1).await;
     drop(cb);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+/// A client of one node walks 600 m across four cells (256 m each: x = −256, 0 and 256 are
+/// borders) while a client of the other node digs and builds just ahead of it and just
+/// behind it: ops come in the one order with no gap and none twice (the client refuses
+/// either), the catch-ups of each new place meet the ops, and where it stops its field is
+/// the nodes'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_walking_across_cells_sees_no_gap_and_no_duplicate() {
+    let Some(nats) = Nats::start() else { return };
+    new_flat_cluster_world(&nats, "walk").await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&nats, "walk", &dir.path().join("a.loam"), 1).await;
+    let b = node(&nats, "walk", &dir.path().join("b.loam"), 2).await;
+    let mut walker = Client::connect(ClientConfig::new(
+        a.url(),
+        viewer(-300.0, 0.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let mut digger = Client::connect(ClientConfig::new(
+        b.url(),
+        viewer(0.0, 0.0, 0.0, 8.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let mut rng = Rng(41);
+    let mut x = -300.0;
+    let mut stroke = 0u64;
+    let mut seen = 0u64;
+    while x <= 300.0 {
+        for dx in [-12.0, 6.0, 20.0] {
+            stroke += 1;
+            let op = EditOp::Sphere {
+                mode: if rng.chance(0.5) {
+                    CsgMode::Subtract
+                } else {
+                    CsgMode::Union
+                },
+                center: [x + dx, rng.range(-1.0, 1.0), rng.range(-6.0, 6.0)],
+                radius: rng.range(1.0, 2.5),
+                material: 2,
+                blend: 0.0,
+            };
+            digger.send_op(stroke, op).await.unwrap();
+        }
+        settle(&mut digger).await;
+        x += 16.0;
+        walker.set_viewer(viewer(x, 0.0, 0.0, 24.0)).await.unwrap();
+        // Take in what came; the client checks every op follows the one before.
+        while let Ok(e) = tokio::time::timeout(Duration::from_millis(30), walker.next_event()).await
+        {
+            if let ClientEvent::Op { seq, .. } = e.unwrap() {
+                assert!(seq > seen, "op {seq} after op {seen}");
+                seen = seq;
+            }
+        }
+    }
+    nodes_agree(&[&a, &b], stroke).await;
+    let r = walker.sync(false).await.unwrap();
+    assert!(
+        r.matches(),
+        "the walker's field differs where it stopped: {r:?}"
+    );
+    assert!(seen > 0, "the walker saw ops on its way");
+    drop((walker, digger));
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }

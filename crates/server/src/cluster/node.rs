@@ -156,6 +156,16 @@ pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sende
     }
 }
 
+/// Tells the ordering thread each time NATS goes or comes back (its clients are told).
+async fn tell_reach(mut up: tokio::sync::watch::Receiver<bool>, tx: mpsc::Sender<Command>) {
+    while up.changed().await.is_ok() {
+        let now = *up.borrow_and_update();
+        if tx.send(Command::LogReach { up: now }).await.is_err() {
+            return;
+        }
+    }
+}
+
 /// A node's tasks: the publisher and the follower, and the lease keeper with the signal
 /// that makes it give its leases up.
 #[derive(Default)]
@@ -320,6 +330,7 @@ impl Prepared {
                 )
             }),
             node_id: self.node_id,
+            log_away: false,
             blocks: crate::order::NodeBlocks {
                 replica: self.replica,
                 islands: order.sim_islands(),
@@ -340,8 +351,10 @@ impl Prepared {
             publish_tx,
             released,
         );
+        let reach = tell_reach(self.world.up.clone(), tx.clone());
         NodeTasks {
             tasks: vec![
+                tokio::spawn(reach),
                 tokio::spawn(publish(js, publish_rx)),
                 tokio::spawn(follow(self.world, self.applied.seq, tx)),
             ],

@@ -66,6 +66,8 @@ pub struct WorldStream {
     /// Told each time the client connects again after losing NATS (a consumer then has to
     /// be made again: on NATS 2.9 a pull consumer does not survive a server restart).
     pub(crate) reconnected: Arc<tokio::sync::Notify>,
+    /// Whether NATS is connected now (its clients are told: `order/logged.rs`).
+    pub(crate) up: tokio::sync::watch::Receiver<bool>,
 }
 
 pub(crate) fn js_err(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> ClusterError {
@@ -82,6 +84,7 @@ pub(crate) async fn connect(
     url: &str,
     timeout: Duration,
     reconnected: Arc<tokio::sync::Notify>,
+    up: Arc<tokio::sync::watch::Sender<bool>>,
 ) -> Result<async_nats::Client, ClusterError> {
     ConnectOptions::new()
         .name("loam")
@@ -89,10 +92,15 @@ pub(crate) async fn connect(
         .reconnect_delay_callback(|n| Duration::from_millis((n as u64 * 100).min(2_000)))
         .event_callback(move |event| {
             let reconnected = reconnected.clone();
+            let up = up.clone();
             async move {
                 match event {
-                    async_nats::Event::Connected => reconnected.notify_waiters(),
+                    async_nats::Event::Connected => {
+                        up.send_replace(true);
+                        reconnected.notify_waiters();
+                    }
                     async_nats::Event::Disconnected => {
+                        up.send_replace(false);
                         tracing::warn!("lost NATS: ops wait until it is back");
                     }
                     _ => {}
@@ -156,7 +164,8 @@ pub async fn create_world(
         fingerprint: hex(&generator_fingerprint(&g, &field)),
         resume_secret: hex(&secret),
     };
-    let client = connect(url, Duration::from_secs(5), Arc::default()).await?;
+    let up = Arc::new(tokio::sync::watch::channel(true).0);
+    let client = connect(url, Duration::from_secs(5), Arc::default(), up).await?;
     let js = jetstream::new(client);
     if let Ok(mut s) = js.get_stream(names.stream()).await {
         let messages = s.info().await.map_or(0, |i| i.state.messages);
@@ -230,7 +239,14 @@ impl WorldStream {
     pub async fn open(cfg: &NodeConfig) -> Result<Self, ClusterError> {
         let names = names_of(&cfg.world_id)?;
         let reconnected = Arc::new(tokio::sync::Notify::new());
-        let client = connect(&cfg.nats_url, cfg.connect_timeout, reconnected.clone()).await?;
+        let (up_tx, up) = tokio::sync::watch::channel(true);
+        let client = connect(
+            &cfg.nats_url,
+            cfg.connect_timeout,
+            reconnected.clone(),
+            Arc::new(up_tx),
+        )
+        .await?;
         let js = jetstream::new(client);
         let stream = patiently("looking up the world's stream", || async {
             match js.get_stream(names.stream()).await {
@@ -310,6 +326,7 @@ impl WorldStream {
             names,
             genesis,
             reconnected,
+            up,
         })
     }
 

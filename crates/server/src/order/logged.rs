@@ -47,6 +47,26 @@ pub(crate) struct NodeLink {
     /// Its blocks: the replica its clients see, and whether it decides them
     /// (`order/node_blocks.rs`).
     pub blocks: super::node_blocks::NodeBlocks,
+    /// Whether NATS is out of reach now (the clients were told, and joiners are).
+    pub log_away: bool,
+}
+
+/// The notice a node's clients get when its NATS goes (`away`) or comes back.
+pub(crate) fn log_notice(away: bool) -> crate::protocol::ServerMessage {
+    use crate::protocol::{Notice, NoticeKind, ServerMessage};
+    ServerMessage::Notice(if away {
+        Notice {
+            kind: NoticeKind::LogAway,
+            text: "the world's log (NATS) is out of reach: your edits wait and are applied \
+                   when it is back"
+                .into(),
+        }
+    } else {
+        Notice {
+            kind: NoticeKind::LogBack,
+            text: "the world's log (NATS) is back: edits are applied again".into(),
+        }
+    })
 }
 
 /// How long a resuming join waits for its node to catch up with the client's last op.
@@ -164,6 +184,21 @@ impl Order {
                 );
             }
         }
+    }
+
+    /// NATS went away (`up` false) or came back: every client is told once.
+    pub(super) fn log_reach(&mut self, up: bool) {
+        let Some(node) = &mut self.node else { return };
+        if node.log_away != up {
+            return;
+        }
+        node.log_away = !up;
+        let frame: bytes::Bytes = log_notice(!up).encode().into();
+        let mut dead = Vec::new();
+        for (id, peer) in &self.clients.peers {
+            crate::frames::push(*id, peer, frame.clone(), self.clients.outbox, &mut dead);
+        }
+        self.bury(dead);
     }
 
     /// Whether `cmd` is a join that resumes from beyond what this node has applied: it
