@@ -324,22 +324,14 @@ impl Order {
     /// Opens and loads the world, refills the resume ring from its log and starts the
     /// writer.
     pub fn open(cfg: &ServerConfig) -> Result<Self, ServerError> {
-        let mut store = Store::open(&cfg.world)?;
-        // A node's snapshot follows its world's stream: ops appended to it here would be
-        // lost to every other node and make the file differ from the stream for good.
-        if cfg.node.is_none()
-            && let Some(at) = store.followed()?
-        {
-            return Err(ServerError::Config {
-                name: "world",
-                why: format!(
-                    "{} is a node's copy of a world on NATS JetStream (at {at:?}): serve it \
-                     with `--nats URL --world-id NAME`, or export the world \
-                     (`loam world export --nats`) and serve the export's copy",
-                    cfg.world.display()
-                ),
-            });
-        }
+        // A node's snapshot follows its world's stream: only the node writes it (ops
+        // appended here would part it from every other node for good), and the store
+        // refuses it to anyone else (`StoreError::Followed`).
+        let mut store = if cfg.node.is_some() {
+            Store::open_followed(&cfg.world)?
+        } else {
+            Store::open(&cfg.world)?
+        };
         let json = store.generator_json()?;
         let generator = (cfg.generator)(&json).map_err(ServerError::Generator)?;
         let settings = store.field_settings()?;

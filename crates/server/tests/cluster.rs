@@ -537,12 +537,18 @@ async fn bad_worlds_and_files_are_refused_with_typed_errors() {
         matches!(&e, ClusterError::OtherSnapshot { why, .. } if why.contains("tagged")),
         "{e:?}"
     );
-    // A node's file served on its own would fork the world: refused.
+    // A node's file served on its own would fork the world: refused, by the store, to
+    // every writer but its node (read-only opening stays open to all).
     match loam_server::serve(config(&dir.path().join("one.loam"))).await {
-        Err(ServerError::Config { name: "world", .. }) => {}
+        Err(ServerError::Store(loam_store::StoreError::Followed { .. })) => {}
         Err(e) => panic!("a node's file served alone: {e:?}"),
         Ok(_) => panic!("a node's file was served alone"),
     }
+    assert!(matches!(
+        loam_store::Store::open(&dir.path().join("one.loam")),
+        Err(loam_store::StoreError::Followed { .. })
+    ));
+    assert!(loam_store::Store::open_read_only(&dir.path().join("one.loam")).is_ok());
     // A plain world file (not a node's), even of the same terrain.
     let plain = new_world(dir.path());
     let e = cluster_err(try_node(&nats, "one", &plain, 1).await);

@@ -412,8 +412,13 @@ mod tests {
         // A plain append keeps it.
         store.append_records(&[dig(3)]).unwrap();
         drop(store);
-        // The sealed meta table still checks out on opening.
-        let store = Store::open(&path).unwrap();
+        // Only the node opens it to write; the sealed meta table still checks out.
+        match Store::open(&path) {
+            Err(StoreError::Followed { followed, .. }) => assert_eq!(followed, "9 open"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a node's file opened for any writer"),
+        }
+        let store = Store::open_followed(&path).unwrap();
         assert_eq!(store.followed().unwrap().as_deref(), Some("9 open"));
         assert_eq!(store.last_seq(), 3);
         // Out of order: nothing is written, the position included.

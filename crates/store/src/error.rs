@@ -63,6 +63,23 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The file is a Loam node's copy of a world on NATS JetStream
+    /// ([`Store::append_records_followed`]): only its node writes it (an op appended
+    /// elsewhere would part it from the stream for good). [`Store::open_followed`] opens it
+    /// for the node; [`Store::open_read_only`] for anyone.
+    ///
+    /// [`Store::append_records_followed`]: crate::Store::append_records_followed
+    /// [`Store::open_followed`]: crate::Store::open_followed
+    /// [`Store::open_read_only`]: crate::Store::open_read_only
+    #[error(
+        "{path:?} is a node's copy of a world on NATS JetStream (at {followed:?}): only its node writes it; serve it with `loam serve --nats URL --world-id NAME --world FILE`, or export the world (`loam world export --nats`) for a copy to open"
+    )]
+    Followed {
+        /// The file.
+        path: PathBuf,
+        /// Where it stands in the log it follows, as saved.
+        followed: String,
+    },
     /// A baked brick's blob does not decode.
     #[error("brick ({}, {}, {}) is corrupt", key[0], key[1], key[2])]
     CorruptBrick {

@@ -284,24 +284,46 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::NotSqlite`], [`StoreError::Foreign`],
-    /// [`StoreError::NewerVersion`], [`StoreError::InUse`]; none of them writes to the file.
+    /// [`StoreError::NewerVersion`], [`StoreError::InUse`], [`StoreError::Followed`] (a
+    /// node's copy of a world on NATS: [`Store::open_followed`]); none of them writes to
+    /// the file.
     /// [`StoreError::CorruptBrick`] or [`StoreError::CorruptMeta`] if a migration meets a
     /// damaged brick or setting (rolled back).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_writable(path, false)
+    }
+
+    /// [`Store::open`] for the Loam node whose copy of a world on NATS JetStream the file
+    /// is (it may also be a plain world file, or new).
+    ///
+    /// # Errors
+    /// As [`Store::open`], less [`StoreError::Followed`].
+    pub fn open_followed(path: &Path) -> Result<Self, StoreError> {
+        Self::open_writable(path, true)
+    }
+
+    fn open_writable(path: &Path, followed_ok: bool) -> Result<Self, StoreError> {
         check_header(path)?;
         let lock = crate::lock::hold(path, true)?;
-        // Read-only first: a foreign or newer file is never written to.
-        match Self::read_only_with(path, None) {
-            Ok(s) => drop(s),
+        // Read-only first: a foreign or newer file, or a node's, is never written to.
+        let first = match Self::read_only_with(path, None) {
+            Ok(s) => s,
             Err(e) if has_hot_journal(&e) => {
                 // Killed inside a rollback-journal transaction (the switch to WAL): a read-only
                 // connection cannot roll it back. SQLite's own recovery on a writable
                 // connection restores the file as it was before that transaction; then check.
                 recover_hot_journal(path)?;
-                drop(Self::read_only_with(path, None)?);
+                Self::read_only_with(path, None)?
             }
             Err(e) => return Err(e),
+        };
+        if !followed_ok && let Some(followed) = first.followed()? {
+            return Err(StoreError::Followed {
+                path: path.to_path_buf(),
+                followed,
+            });
         }
+        drop(first);
         let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         let mut store = Self::configure(conn, path, lock)?;
         store.migrate()?;

@@ -89,6 +89,7 @@ pub(crate) async fn publish(js: jetstream::Context, mut rx: mpsc::UnboundedRecei
 /// when the ordering thread is gone.
 pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sender<Command>) {
     let mut next = applied + 1;
+    let mut up = world.up.clone();
     loop {
         let mut msgs = match world.messages_from(next).await {
             Ok(m) => m,
@@ -101,15 +102,20 @@ pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sende
         loop {
             let m = tokio::select! {
                 m = msgs.next() => m,
-                () = world.reconnected.notified() => {
-                    tracing::info!("NATS is back: following the stream again from {next}");
-                    break;
+                Ok(()) = up.changed() => {
+                    if *up.borrow_and_update() {
+                        tracing::info!("NATS is back: following the stream again from {next}");
+                        break;
+                    }
+                    continue;
                 }
                 () = tokio::time::sleep(QUIET) => {
                     // A consumer can vanish without a word (its server of a cluster died,
                     // or restarted): when the stream holds what it did not deliver, a new
-                    // one is made.
-                    match world.last_seq().await {
+                    // one is made. (The question is not let to hang: a cluster electing
+                    // leaders may not answer it.)
+                    let last = tokio::time::timeout(QUIET * 2, world.last_seq()).await;
+                    match last.unwrap_or_else(|_| Ok(0)) {
                         Ok(last) if last >= next => {
                             tracing::warn!(
                                 "the stream holds messages up to {last} and its consumer \

@@ -63,10 +63,10 @@ pub struct WorldStream {
     pub names: Names,
     /// Its genesis.
     pub genesis: Genesis,
-    /// Told each time the client connects again after losing NATS (a consumer then has to
-    /// be made again: on NATS 2.9 a pull consumer does not survive a server restart).
-    pub(crate) reconnected: Arc<tokio::sync::Notify>,
-    /// Whether NATS is connected now (its clients are told: `order/logged.rs`).
+    /// Whether NATS is connected now: set each time the client connects again after losing
+    /// it (a consumer then has to be made again: on NATS 2.9 a pull consumer does not
+    /// survive a server restart), and the node's clients are told (`order/logged.rs`). A
+    /// watch, so that a reconnection is never missed by a task busy elsewhere when it came.
     pub(crate) up: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -83,7 +83,6 @@ pub(crate) fn js_err(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> C
 pub(crate) async fn connect(
     url: &str,
     timeout: Duration,
-    reconnected: Arc<tokio::sync::Notify>,
     up: Arc<tokio::sync::watch::Sender<bool>>,
 ) -> Result<async_nats::Client, ClusterError> {
     ConnectOptions::new()
@@ -91,13 +90,11 @@ pub(crate) async fn connect(
         .connection_timeout(timeout)
         .reconnect_delay_callback(|n| Duration::from_millis((n as u64 * 100).min(2_000)))
         .event_callback(move |event| {
-            let reconnected = reconnected.clone();
             let up = up.clone();
             async move {
                 match event {
                     async_nats::Event::Connected => {
                         up.send_replace(true);
-                        reconnected.notify_waiters();
                     }
                     async_nats::Event::Disconnected => {
                         up.send_replace(false);
@@ -165,7 +162,7 @@ pub async fn create_world(
         resume_secret: hex(&secret),
     };
     let up = Arc::new(tokio::sync::watch::channel(true).0);
-    let client = connect(url, Duration::from_secs(5), Arc::default(), up).await?;
+    let client = connect(url, Duration::from_secs(5), up).await?;
     let js = jetstream::new(client);
     if let Ok(mut s) = js.get_stream(names.stream()).await {
         let messages = s.info().await.map_or(0, |i| i.state.messages);
@@ -238,15 +235,8 @@ impl WorldStream {
     /// world's stream, a genesis that does not read), [`ClusterError::JetStream`].
     pub async fn open(cfg: &NodeConfig) -> Result<Self, ClusterError> {
         let names = names_of(&cfg.world_id)?;
-        let reconnected = Arc::new(tokio::sync::Notify::new());
         let (up_tx, up) = tokio::sync::watch::channel(true);
-        let client = connect(
-            &cfg.nats_url,
-            cfg.connect_timeout,
-            reconnected.clone(),
-            Arc::new(up_tx),
-        )
-        .await?;
+        let client = connect(&cfg.nats_url, cfg.connect_timeout, Arc::new(up_tx)).await?;
         let js = jetstream::new(client);
         let stream = patiently("looking up the world's stream", || async {
             match js.get_stream(names.stream()).await {
@@ -325,7 +315,6 @@ impl WorldStream {
             stream,
             names,
             genesis,
-            reconnected,
             up,
         })
     }
