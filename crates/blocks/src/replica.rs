@@ -135,6 +135,12 @@ impl BlockWorld {
             self.drop_held(physics, pos);
         }
         for p in &delta.pieces {
+            // A piece's record replaces its body, not what rests on it: the held blocks on
+            // it keep that support unless their own records (applied below) say otherwise,
+            // as the authority only sends those whose support changed. (Dropping it here
+            // left such a block marked as on rubble with no rubble under it, which a save
+            // of the replica then failed to load.)
+            let held_on = self.holds.get(&p.id).cloned().unwrap_or_default();
             self.drop_piece(physics, p.id);
             let asleep = matches!(p.state, PieceState::Rubble { .. })
                 && p.velocity == [0.0; 3]
@@ -150,6 +156,12 @@ impl BlockWorld {
             let top = p.blocks.iter().map(|b| b.block.id.0 + 1).max().unwrap_or(0);
             self.store.next_id = self.store.next_id.max(top);
             self.pieces.insert(p.id, p.clone());
+            for pos in held_on {
+                if self.store.get(pos).is_some() {
+                    self.holds.entry(p.id).or_default().insert(pos);
+                    self.rests_on.entry(pos).or_default().insert(p.id);
+                }
+            }
         }
         for h in &delta.held {
             self.drop_held(physics, h.pos);

@@ -80,3 +80,51 @@ fn a_replica_applying_the_deltas_ends_bit_for_bit_like_the_authority() {
     assert!(replica.apply_delta(&mut rp, &bad).is_err());
     assert_eq!(replica.save(), before);
 }
+
+/// A piece's record sent again (rubble nudged, woken, or sent as a node's events) leaves
+/// the held blocks resting on it resting on it in the replica, as they do at the authority:
+/// the replica saves and loads, and equals the authority. (The replica used to drop that
+/// support with the piece's old body, leaving a block marked on rubble with none under it;
+/// a Loam node that made its block world from such a replica could not load it.)
+#[test]
+fn a_piece_record_again_keeps_what_rests_on_it_in_the_replica() {
+    let mut physics = physics_with_floor(PhysicsSettings::default());
+    let mut w = block_world();
+    w.set_tracking(true);
+    let mut rp = physics_with_floor(PhysicsSettings::default());
+    let mut replica = block_world();
+    let rubble = drop_block(&mut w, &mut physics, full(0, 2, 0));
+    settle(&mut w, &mut physics, 300);
+    let top = full(0, 1, 0);
+    w.place(&mut physics, &flat, top, stone()).unwrap();
+    replica.apply_delta(&mut rp, &w.take_delta()).unwrap();
+    assert_eq!(replica.rests_on(top).collect::<Vec<_>>(), vec![rubble]);
+    // The rubble's record alone, again.
+    let again = BlockDelta {
+        pieces: vec![w.piece(rubble).unwrap().clone()],
+        ..Default::default()
+    };
+    replica.apply_delta(&mut rp, &again).unwrap();
+    assert_eq!(replica.rests_on(top).collect::<Vec<_>>(), vec![rubble]);
+    let saved = replica.save();
+    assert_eq!(
+        (&saved.blocks, &saved.pieces),
+        (&w.save().blocks, &w.save().pieces)
+    );
+    let mut p2 = physics_with_floor(PhysicsSettings::default());
+    BlockWorld::load(saved, &mut p2).expect("the replica's save loads");
+    // The rubble gone: the block's own record (sent by the authority with it) ends the
+    // support.
+    let body = w.piece_body(rubble).unwrap();
+    physics
+        .set_body_velocity(body, [0.0, 0.0, 8.0], [0.0; 3])
+        .unwrap();
+    for _ in 0..400 {
+        w.step(&mut physics, DT).unwrap();
+        replica.apply_delta(&mut rp, &w.take_delta()).unwrap();
+    }
+    let (a, r) = (w.save(), replica.save());
+    assert_eq!((&r.blocks, &r.pieces), (&a.blocks, &a.pieces));
+    let mut p3 = physics_with_floor(PhysicsSettings::default());
+    BlockWorld::load(r, &mut p3).expect("still loads");
+}

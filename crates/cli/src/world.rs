@@ -401,12 +401,14 @@ pub fn run(args: &WorldArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("exporting world {id} from {url} to {out:?}"))?;
             writeln!(
                 o,
-                "exported world {id} up to stream sequence {} to {}: {} ops, {} refused, {} skipped",
+                "exported world {id} up to stream sequence {} to {}: {} ops, {} refused, {} skipped, \
+                 {} late block outcomes (of an authority after its lease passed on) skipped",
                 s.stream_seq,
                 out.display(),
                 s.ops,
                 s.refused,
-                s.skipped
+                s.skipped,
+                s.late
             )?;
             writeln!(o, "field-hash: {}", s.field_hash)?;
             writeln!(o, "blocks: {} held, {} pieces", s.blocks, s.pieces)?;

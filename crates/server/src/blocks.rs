@@ -116,6 +116,10 @@ impl Order {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
+            if self.node.is_some() {
+                // Sent again after a resume, and in the stream already (see `admit_op`).
+                return None;
+            }
             let why = format!("op id {op_id} is not above the last one taken ({last})");
             self.refuse(client, op_id, why);
             return None;

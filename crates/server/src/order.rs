@@ -724,6 +724,11 @@ impl Order {
         if let Some(&last) = self.last_op.get(&client)
             && op_id <= last
         {
+            if self.node.is_some() {
+                // A node: an op sent again after a resume that the stream holds already (its
+                // record reaches the client in the order). Not a refusal.
+                return None;
+            }
             let why = format!("op id {op_id} is not above the last one taken ({last})");
             self.refuse(client, op_id, why);
             return None;

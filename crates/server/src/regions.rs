@@ -144,7 +144,13 @@ impl Order {
             world,
             seq: self.journal.last_seq(),
             resumed: plan.is_some(),
-            last_op_id: self.last_op.get(&id).copied(),
+            // A node knows every op of the stream (`cluster/node.rs` reads them at its
+            // start): none there means none taken, never "cannot tell".
+            last_op_id: match (self.last_op.get(&id), &self.node) {
+                (Some(&last), _) => Some(last),
+                (None, Some(_)) => Some(0),
+                (None, None) => None,
+            },
         };
         let welcome_resumed = welcome.resumed;
         frames.push(Bytes::from(ServerMessage::Welcome(welcome).encode()).into());

@@ -233,6 +233,15 @@ async fn new_flat_cluster_world(nats: &Nats, world: &str) {
     .unwrap();
 }
 
+/// The cluster error a node's start failed with.
+fn cluster_err(r: Result<ServerHandle, ServerError>) -> ClusterError {
+    match r {
+        Err(ServerError::Cluster(e)) => e,
+        Err(e) => panic!("not a cluster error: {e:?}"),
+        Ok(_) => panic!("the node started"),
+    }
+}
+
 /// Takes in events until none of `c`'s ops are pending (30 s at most).
 async fn settle(c: &mut Client) {
     tokio::time::timeout(Duration::from_secs(30), async {
@@ -517,11 +526,6 @@ async fn bad_worlds_and_files_are_refused_with_typed_errors() {
         made("a.b", gen_json()).await,
         Err(ClusterError::BadWorldId { .. })
     ));
-    let cluster_err = |r: Result<ServerHandle, ServerError>| match r {
-        Err(ServerError::Cluster(e)) => e,
-        Err(e) => panic!("not a cluster error: {e:?}"),
-        Ok(_) => panic!("the node started"),
-    };
     // No such world.
     let e = cluster_err(try_node(&nats, "nowhere", &dir.path().join("n.loam"), 1).await);
     assert!(matches!(e, ClusterError::NoSuchWorld { .. }), "{e:?}");
@@ -1167,6 +1171,14 @@ async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
     nodes_agree(&[&a, &b], 1).await;
     drop(cb);
     a.shutdown().await.unwrap();
+    // Stopped cleanly, its file holds its blocks as baked records (a load replays nothing
+    // after the bake), though only block outcomes came after its restart.
+    let store = loam_store::Store::open_read_only(&a_file).unwrap();
+    let saved = store.blocks().unwrap().expect("baked with its blocks");
+    assert_eq!(saved.seq, store.last_seq(), "the bake covers the whole log");
+    let baked = loam_blocks::BlocksFile::decode(&saved.data).unwrap();
+    assert_eq!(crate::blocks::block_hash_of(&baked), hash);
+    drop(store);
     b.shutdown().await.unwrap();
 }
 
@@ -1238,4 +1250,122 @@ async fn a_client_walking_across_cells_sees_no_gap_and_no_duplicate() {
     drop((walker, digger));
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
+}
+
+/// An op a client sent to a node that died before publishing it (NATS was away) is not
+/// lost: the node that takes the client in, restarted on its file here, knows from the
+/// stream which of the client's ops the world holds, so the client sends the rest again.
+/// (A restarted node used to answer "cannot tell", and the client dropped the op as lost.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_op_its_dead_node_never_published_is_sent_again_to_the_next() {
+    let Some(mut nats) = Nats::start() else {
+        return;
+    };
+    new_cluster_world(&nats, "unpublished").await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.loam");
+    let a = node(&nats, "unpublished", &file, 1).await;
+    let mut c = Client::connect(ClientConfig::new(
+        a.url(),
+        viewer(0.0, 0.0, 0.0, 24.0),
+        factory(),
+    ))
+    .await
+    .unwrap();
+    let mut rng = Rng(9);
+    c.send_op(1, random_op(&mut rng)).await.unwrap();
+    settle(&mut c).await;
+    // NATS goes; the op waits in the node's publisher; the node stops: it is gone.
+    nats.kill();
+    c.send_op(2, random_op(&mut rng)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.shutdown().await.unwrap();
+    nats.restart();
+    let a = node(&nats, "unpublished", &file, 1).await;
+    c.set_url(a.url());
+    assert!(c.reconnect().await.unwrap(), "resumed");
+    let mut lost = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while c.pending_ops() > 0 {
+            if let ClientEvent::Lost { op_ids } = c.next_event().await.unwrap() {
+                lost.extend(op_ids);
+            }
+        }
+    })
+    .await
+    .expect("the op comes back");
+    assert!(lost.is_empty(), "ops dropped as lost: {lost:?}");
+    let (seq, _) = a.hash(None).await.unwrap();
+    assert_eq!(seq, 2, "both ops, once");
+    drop(c);
+    a.shutdown().await.unwrap();
+}
+
+/// A NATS server without JetStream, or no server in `--nats`, is named at once, by every
+/// command (no half-made world, no 30 s of retries).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_without_jetstream_or_no_url_is_refused_at_once() {
+    if !have_nats() {
+        return;
+    }
+    let port = free_port();
+    let mut child = Command::new("nats-server")
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("nats://127.0.0.1:{port}");
+    let t = Instant::now();
+    let made = loop {
+        let r = create_world(
+            &url,
+            "nojs",
+            1,
+            &gen_json(),
+            FieldSettings::default(),
+            None,
+            &factory(),
+        )
+        .await;
+        match r {
+            Err(ClusterError::Unreachable { .. }) if t.elapsed() < Duration::from_secs(10) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            r => break r,
+        }
+    };
+    assert!(
+        matches!(made, Err(ClusterError::NoJetStream { .. })),
+        "{made:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let e = cluster_err(node_at(&url, "nojs", &dir.path().join("a.loam"), 1).await);
+    assert!(matches!(e, ClusterError::NoJetStream { .. }), "{e:?}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(e.to_string().contains("-js"), "{e}");
+    let e = export_world(
+        &node_cfg_at(&url, "nojs", 2),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, ClusterError::NoJetStream { .. }), "{e:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+    for empty in ["", " , "] {
+        let e = export_world(
+            &node_cfg_at(empty, "x", 2),
+            &dir.path().join("y.loam"),
+            &factory(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&e, ClusterError::Unreachable { why, .. } if why.contains("no server")),
+            "{e:?}"
+        );
+    }
 }

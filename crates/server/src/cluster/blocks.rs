@@ -116,6 +116,12 @@ pub enum BlockApplied {
     },
     /// A request, noted as undecided.
     Requested,
+    /// An outcome of another epoch than the one in force (a late authority's): skipped
+    /// by every replica alike.
+    Late {
+        /// Its epoch.
+        epoch: u64,
+    },
     /// Not a block message (a terrain op or a cut, for the field's rule).
     NotBlocks,
     /// Skipped by every replica alike: why.
@@ -241,10 +247,9 @@ impl BlockReplica {
                     Err(e) => return BlockApplied::Skipped(format!("an outcome: {e}")),
                 };
                 if outcome.epoch != self.epoch {
-                    return BlockApplied::Skipped(format!(
-                        "an outcome of epoch {}, the authority's is {}",
-                        outcome.epoch, self.epoch
-                    ));
+                    return BlockApplied::Late {
+                        epoch: outcome.epoch,
+                    };
                 }
                 if !matches!(outcome.verdict, Verdict::Event)
                     && self.undecided.remove(&(m.author, m.op_id)).is_none()
@@ -317,7 +322,7 @@ mod tests {
         let early = outcome(3, Verdict::Accepted(op.clone()), delta.clone());
         assert!(matches!(
             r.apply(2, &msg(Kind::Outcome, 9, 1, early.clone())),
-            BlockApplied::Skipped(_)
+            BlockApplied::Late { epoch: 3 }
         ));
         assert!(matches!(
             r.apply(3, &authority_message(2, 3)),
@@ -348,7 +353,7 @@ mod tests {
         let late = outcome(3, Verdict::Accepted(op2.clone()), delta2.clone());
         assert!(matches!(
             r.apply(9, &msg(Kind::Outcome, 9, 2, late)),
-            BlockApplied::Skipped(_)
+            BlockApplied::Late { epoch: 3 }
         ));
         assert_eq!(r.world.store().len(), 1);
         assert_eq!(

@@ -142,6 +142,8 @@ pub(crate) async fn hold(
         at: Instant::now(),
     };
     let mut blocks: Option<Held> = None;
+    // Another node holds this node id's lease (said once).
+    let mut clash = false;
     loop {
         tokio::select! {
             () = tokio::time::sleep(RENEW) => {}
@@ -161,18 +163,28 @@ pub(crate) async fn hold(
                     at: Instant::now(),
                 }
             }
-            Ok(None) => {
-                tracing::error!(
-                    "the lease of node id {node_id} was taken by another node: two nodes \
-                     run with this id (client ids may collide)"
-                );
-            }
-            Err(e) if node.at.elapsed() > LEASE_TTL => {
-                tracing::warn!("the lease of node id {node_id} lapsed: {e}");
-                if let Ok(rev) = kv.create(node_key(node_id), me.clone().into()).await {
-                    node.rev = rev;
+            // Written by someone else since, or lapsed (NATS away longer than its life):
+            // taken again if nobody holds it now.
+            Ok(None) => match kv.create(node_key(node_id), me.clone().into()).await {
+                Ok(rev) => {
+                    tracing::warn!("the lease of node id {node_id} had lapsed: taken again");
+                    node = Held {
+                        rev,
+                        at: Instant::now(),
+                    };
+                    clash = false;
                 }
-            }
+                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                    if !clash {
+                        tracing::error!(
+                            "the lease of node id {node_id} is held by another node: two \
+                             nodes run with this id (client ids may collide)"
+                        );
+                    }
+                    clash = true;
+                }
+                Err(_) => {}
+            },
             Err(_) => {}
         }
         let lost = match &blocks {

@@ -123,6 +123,15 @@ pub enum ClusterError {
         /// The id given.
         id: u16,
     },
+    /// The NATS server has no JetStream.
+    #[error(
+        "NATS at {url} answers, but without JetStream: start nats-server with -js (and -sd \
+         DIR for its storage)"
+    )]
+    NoJetStream {
+        /// The URL given.
+        url: String,
+    },
     /// Another node serves the world with this node id (its lease is held: `lease.rs`).
     #[error(
         "node id {id} is in use by another node of this world (its lease did not lapse in \

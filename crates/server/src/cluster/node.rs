@@ -3,7 +3,7 @@
 //! JetStream's ack) and the follower (every message of the stream, in order, to the
 //! ordering thread).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -206,28 +206,38 @@ pub(crate) struct Prepared {
     stream_last: u64,
     /// The blocks as of `applied` (`cluster/blocks.rs`).
     replica: super::blocks::BlockReplica,
+    /// Each author's last op id in the stream up to `applied`.
+    last_ops: BTreeMap<u64, u64>,
     /// The world's lease bucket and the revision of this node id's lease.
     leases: (async_nats::jetstream::kv::Store, u64),
 }
 
-/// The blocks every node shows as of stream sequence `upto`: the block messages of the
-/// stream up to there, by the one rule ([`super::blocks::BlockReplica::apply`]). A node
-/// keeps no copy of them in its world file, so a restart reads them again.
+/// The blocks every node shows as of stream sequence `upto` (the block messages of the
+/// stream up to there, by the one rule, [`super::blocks::BlockReplica::apply`]) and each
+/// author's last op id there. A node keeps neither in its world file, so a restart reads
+/// them again: a client that resumes on it is told the last op of its that the stream
+/// holds, and sends again those after it (ops its last node never published).
 async fn blocks_upto(
     world: &WorldStream,
     upto: u64,
-) -> Result<super::blocks::BlockReplica, ClusterError> {
+) -> Result<(super::blocks::BlockReplica, BTreeMap<u64, u64>), ClusterError> {
     let mut replica = super::blocks::BlockReplica::new();
+    let mut last_ops = BTreeMap::new();
     if upto == 0 {
-        return Ok(replica);
+        return Ok((replica, last_ops));
     }
     let start = std::time::Instant::now();
     let mut applied = 0u64;
     world
         .read_upto(upto, |seq, _, payload| {
-            if let Ok(op) = super::log::OpMessage::decode(payload)
-                && op.kind != super::log::Kind::Terrain
-            {
+            let Ok(op) = super::log::OpMessage::decode(payload) else {
+                return Ok(());
+            };
+            if matches!(op.kind, super::log::Kind::Terrain | super::log::Kind::Block) {
+                let last = last_ops.entry(op.author).or_insert(op.op_id);
+                *last = (*last).max(op.op_id);
+            }
+            if op.kind != super::log::Kind::Terrain {
                 replica.apply(seq, &op);
                 applied += 1;
             }
@@ -238,7 +248,7 @@ async fn blocks_upto(
         "read the blocks of the stream up to {upto} ({applied} messages) in {:.3} s",
         start.elapsed().as_secs_f64()
     );
-    Ok(replica)
+    Ok((replica, last_ops))
 }
 
 /// Opens the node's world on the stream, checks (or makes, from the genesis) its world
@@ -296,7 +306,7 @@ pub(crate) async fn prepare(
         })?;
     let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
     let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
-    let replica = blocks_upto(&world, applied.seq).await?;
+    let (replica, last_ops) = blocks_upto(&world, applied.seq).await?;
     Ok(Prepared {
         world,
         node_id: node.node_id,
@@ -304,6 +314,7 @@ pub(crate) async fn prepare(
         secret,
         stream_last,
         replica,
+        last_ops,
         leases: (kv, node_rev),
     })
 }
@@ -345,6 +356,7 @@ impl Prepared {
         });
         // A node decides nothing until it holds the block lease.
         order.empty_simulation();
+        order.note_op_ids(self.last_ops);
         let js = self.world.js.clone();
         let (kv, node_rev) = self.leases;
         let (release, released) = tokio::sync::oneshot::channel();

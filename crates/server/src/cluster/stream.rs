@@ -85,7 +85,20 @@ pub(crate) async fn connect(
     timeout: Duration,
     up: Arc<tokio::sync::watch::Sender<bool>>,
 ) -> Result<async_nats::Client, ClusterError> {
-    ConnectOptions::new()
+    let servers: Vec<&str> = url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    if servers.is_empty() {
+        return Err(ClusterError::Unreachable {
+            url: url.into(),
+            why: "no server given (--nats takes nats://HOST:PORT, or several separated by \
+                  commas)"
+                .into(),
+        });
+    }
+    let client = ConnectOptions::new()
         .name("loam")
         .connection_timeout(timeout)
         .reconnect_delay_callback(|n| Duration::from_millis((n as u64 * 100).min(2_000)))
@@ -104,17 +117,20 @@ pub(crate) async fn connect(
                 }
             }
         })
-        .connect(
-            url.split(',')
-                .map(str::trim)
-                .filter(|u| !u.is_empty())
-                .collect::<Vec<_>>(),
-        )
+        .connect(servers)
         .await
         .map_err(|e| ClusterError::Unreachable {
             url: url.into(),
             why: e.to_string(),
-        })
+        })?;
+    // A server without JetStream answers nothing on its API: said at once, rather than
+    // after the patient retries of the first JetStream request.
+    match client.request("$JS.API.INFO", "".into()).await {
+        Err(e) if e.kind() == async_nats::client::RequestErrorKind::NoResponders => {
+            Err(ClusterError::NoJetStream { url: url.into() })
+        }
+        _ => Ok(client),
+    }
 }
 
 fn names_of(world_id: &str) -> Result<Names, ClusterError> {
@@ -475,6 +491,9 @@ pub struct ExportSummary {
     pub refused: u64,
     /// Messages skipped (not ops, or kinds nodes do not apply).
     pub skipped: u64,
+    /// Outcomes of a block authority that came after another took over, skipped by every
+    /// node alike (`cluster/blocks.rs`).
+    pub late: u64,
     /// The field hash of the exported world.
     pub field_hash: FieldHash,
     /// Held blocks in it.
@@ -513,6 +532,7 @@ pub async fn export_world(
         ops: 0,
         refused: 0,
         skipped: 0,
+        late: 0,
         field_hash: field.hash(),
         blocks: 0,
         pieces: 0,
@@ -566,6 +586,8 @@ pub async fn export_world(
                         tracing::warn!(stream_seq = seq, "skipped: {why}");
                         summary.skipped += 1;
                     }
+                    // A late authority's outcomes: every node skips them too.
+                    BlockApplied::Late { .. } => summary.late += 1,
                     _ => {}
                 },
                 Applied::Refused { .. } => summary.refused += 1,

@@ -246,6 +246,13 @@ impl Order {
         }
     }
 
+    /// Each author's last op id in the stream before this node's start (read there).
+    pub(crate) fn note_op_ids(&mut self, last: std::collections::BTreeMap<u64, u64>) {
+        for (author, op_id) in last {
+            self.note_op_id(author, op_id);
+        }
+    }
+
     /// The last op id taken from `author`, as every node sees it in the stream (the
     /// welcome's `last_op_id` on whichever node the client joins next).
     pub(super) fn note_op_id(&mut self, author: u64, op_id: u64) {

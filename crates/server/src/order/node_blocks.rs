@@ -43,6 +43,9 @@ pub(crate) struct NodeBlocks {
     pub published: u64,
     /// The lump search while it decides ([`crate::ServerConfig::islands`]).
     pub islands: Option<IslandSettings>,
+    /// The epoch of the last late outcome logged (one line per late authority, not one
+    /// per outcome).
+    pub late_logged: u64,
 }
 
 impl Order {
@@ -233,6 +236,18 @@ impl Order {
                     self.start_authority(epoch);
                 } else if node.blocks.acting.is_some() {
                     self.stop_authority();
+                }
+            }
+            BlockApplied::Late { epoch } => {
+                if node.blocks.late_logged != epoch {
+                    node.blocks.late_logged = epoch;
+                    tracing::info!(
+                        stream_seq = seq,
+                        "skipping the outcomes of the authority of epoch {epoch}, which came \
+                         after the authority of epoch {} took over (its undecided requests are \
+                         decided again)",
+                        node.blocks.replica.epoch
+                    );
                 }
             }
             BlockApplied::NotBlocks => {}

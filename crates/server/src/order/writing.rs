@@ -97,13 +97,19 @@ impl Order {
         }
         // Applied ops not yet written go first (nobody saw them acknowledged, but the bake
         // below covers them).
-        if !self.durability.unsent.is_empty() {
+        // A node saves where it stands even with no record to write: block outcomes and
+        // skipped messages move it without adding any.
+        if !self.durability.unsent.is_empty() || self.node.is_some() {
             self.durability.writer.send(Write::Append(
                 std::mem::take(&mut self.durability.unsent),
                 self.followed(),
             ));
         }
-        let last = (self.journal.last_seq() > self.durability.baked).then(|| self.bake_write());
+        // A node always bakes: its blocks come from the stream's outcomes, which add no op,
+        // and a load of its file replays block ops by the single server's rule, not the
+        // replica's, so the file must hold the replica as it is.
+        let last = (self.journal.last_seq() > self.durability.baked || self.node.is_some())
+            .then(|| self.bake_write());
         self.durability.writer.finish(last)
     }
 }
