@@ -113,20 +113,8 @@ impl Order {
         op_id: u64,
         bytes: &[u8],
     ) -> Option<BlockOp> {
-        if let Some(&last) = self.last_op.get(&client)
-            && op_id <= last
-        {
-            if self.node.is_some() {
-                // Sent again after a resume, and in the stream already (see `admit_op`).
-                return None;
-            }
-            let why = format!("op id {op_id} is not above the last one taken ({last})");
-            self.refuse(client, op_id, why);
+        if !self.take_op_id(client, op_id) {
             return None;
-        }
-        // A node learns an op's id when the op comes back from the stream.
-        if self.node.is_none() {
-            self.last_op.insert(client, op_id);
         }
         let op = match BlockOp::decode(bytes) {
             Ok(op) => op,

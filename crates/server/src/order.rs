@@ -711,6 +711,27 @@ impl Order {
         });
     }
 
+    /// The op-id rule for a client's op of either kind: ids increase. A lower or equal id
+    /// is refused on a single server; a node drops it without a refusal (an op sent again
+    /// after a resume that the stream holds already: its record reaches the client in the
+    /// order), and learns ids only from the stream (an op sent again while on its way is
+    /// published again, and JetStream keeps one). `false`: the op goes no further.
+    pub(super) fn take_op_id(&mut self, client: u64, op_id: u64) -> bool {
+        if let Some(&last) = self.last_op.get(&client)
+            && op_id <= last
+        {
+            if self.node.is_none() {
+                let why = format!("op id {op_id} is not above the last one taken ({last})");
+                self.refuse(client, op_id, why);
+            }
+            return false;
+        }
+        if self.node.is_none() {
+            self.last_op.insert(client, op_id);
+        }
+        true
+    }
+
     /// The checks every client op passes before it is applied (here) or published (a node,
     /// `order/logged.rs`): op ids increase, the record decodes, the edit budget admits its
     /// footprint (an undo's is known only once applied). Refuses the op and returns `None`
@@ -721,22 +742,8 @@ impl Order {
         op_id: u64,
         entry: Result<LogEntry, String>,
     ) -> Option<Admitted> {
-        if let Some(&last) = self.last_op.get(&client)
-            && op_id <= last
-        {
-            if self.node.is_some() {
-                // A node: an op sent again after a resume that the stream holds already (its
-                // record reaches the client in the order). Not a refusal.
-                return None;
-            }
-            let why = format!("op id {op_id} is not above the last one taken ({last})");
-            self.refuse(client, op_id, why);
+        if !self.take_op_id(client, op_id) {
             return None;
-        }
-        // A node learns an op's id when the op comes back from the stream (an op sent again
-        // while on its way is published again, and JetStream keeps one).
-        if self.node.is_none() {
-            self.last_op.insert(client, op_id);
         }
         let entry = match entry {
             Ok(e) => e,

@@ -240,6 +240,13 @@ async fn new_flat_cluster_world(nats: &Nats, world: &str) {
     .unwrap();
 }
 
+/// A client of the node at `url` (connected, or the test fails).
+async fn connect(url: impl Into<String>, viewer: loam_protocol::Viewer) -> Client {
+    Client::connect(ClientConfig::new(url, viewer, factory()))
+        .await
+        .unwrap()
+}
+
 /// The cluster error a node's start failed with.
 fn cluster_err(r: Result<ServerHandle, ServerError>) -> ClusterError {
     match r {
@@ -382,13 +389,7 @@ async fn a_restarted_node_replays_only_the_tail_after_its_file() {
     let a = node(&nats, "restart", &a_file, 1).await;
     let b = node(&nats, "restart", &dir.path().join("b.loam"), 2).await;
     let mut rng = Rng(11);
-    let mut on_a = Client::connect(ClientConfig::new(
-        a.url(),
-        viewer(0.0, 0.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut on_a = connect(a.url(), viewer(0.0, 0.0, 0.0, 24.0)).await;
     for i in 0..5 {
         on_a.send_op(i + 1, random_op(&mut rng)).await.unwrap();
     }
@@ -405,13 +406,7 @@ async fn a_restarted_node_replays_only_the_tail_after_its_file() {
         assert!(seq >= 6, "genesis plus five ops: {at}");
     }
     // Meanwhile the world goes on through b; a comes back and catches up.
-    let mut on_b = Client::connect(ClientConfig::new(
-        b.url(),
-        viewer(0.0, 0.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut on_b = connect(b.url(), viewer(0.0, 0.0, 0.0, 24.0)).await;
     for i in 0..4 {
         on_b.send_op(i + 1, random_op(&mut rng)).await.unwrap();
     }
@@ -588,13 +583,7 @@ async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
     new_cluster_world(&nats, "outage").await;
     let dir = tempfile::tempdir().unwrap();
     let a = node(&nats, "outage", &dir.path().join("a.loam"), 1).await;
-    let mut c = Client::connect(ClientConfig::new(
-        a.url(),
-        viewer(0.0, 0.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut c = connect(a.url(), viewer(0.0, 0.0, 0.0, 24.0)).await;
     let mut rng = Rng(5);
     c.send_op(1, random_op(&mut rng)).await.unwrap();
     settle(&mut c).await;
@@ -617,13 +606,7 @@ async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
     );
     assert_eq!(notices, [NoticeKind::LogAway]);
     // A client that joins meanwhile is told too.
-    let mut late = Client::connect(ClientConfig::new(
-        a.url(),
-        viewer(0.0, 0.0, 0.0, 8.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut late = connect(a.url(), viewer(0.0, 0.0, 0.0, 8.0)).await;
     let told = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
             if let ClientEvent::Notice { kind, text } = late.next_event().await.unwrap() {
@@ -1044,7 +1027,7 @@ async fn sixteen_clients_on_two_nodes_with_blocks_and_moves_converge() {
             settle_all(c).await;
         }
     }
-    let (hash, file) = nodes_hold_blocks(&[&a, &b], None).await;
+    let (_, file) = nodes_hold_blocks(&[&a, &b], None).await;
     for at in &bridge {
         assert!(
             !file.blocks.iter().any(|h| h.pos == *at),
@@ -1075,7 +1058,6 @@ async fn sixteen_clients_on_two_nodes_with_blocks_and_moves_converge() {
     .unwrap();
     assert_eq!(s.field_hash, field);
     assert_eq!(s.blocks, file.blocks.len());
-    let _ = hash;
     drop(clients);
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
@@ -1137,13 +1119,7 @@ async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
     let b = node(&nats, "killauth", &dir.path().join("b.loam"), 2).await;
     assert_eq!(b.status().await.unwrap().block_authority, None);
     let mut cb = crate::blocks::client(&b, 4.0).await;
-    let mut ca = Client::connect(ClientConfig::new(
-        a_url,
-        viewer(4.0, 4.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut ca = connect(a_url, viewer(4.0, 4.0, 0.0, 24.0)).await;
     let mut last = 0;
     for y in 0..6 {
         last = cb.send_block_op(&place(full(4, y, 0))).await.unwrap();
@@ -1203,20 +1179,8 @@ async fn a_client_walking_across_cells_sees_no_gap_and_no_duplicate() {
     new_flat_cluster_world(&nats, "walk").await;
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_nodes(&nats, "walk", dir.path()).await;
-    let mut walker = Client::connect(ClientConfig::new(
-        a.url(),
-        viewer(-300.0, 0.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
-    let mut digger = Client::connect(ClientConfig::new(
-        b.url(),
-        viewer(0.0, 0.0, 0.0, 8.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut walker = connect(a.url(), viewer(-300.0, 0.0, 0.0, 24.0)).await;
+    let mut digger = connect(b.url(), viewer(0.0, 0.0, 0.0, 8.0)).await;
     let mut rng = Rng(41);
     let mut x = -300.0;
     let mut stroke = 0u64;
@@ -1274,13 +1238,7 @@ async fn an_op_its_dead_node_never_published_is_sent_again_to_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.loam");
     let a = node(&nats, "unpublished", &file, 1).await;
-    let mut c = Client::connect(ClientConfig::new(
-        a.url(),
-        viewer(0.0, 0.0, 0.0, 24.0),
-        factory(),
-    ))
-    .await
-    .unwrap();
+    let mut c = connect(a.url(), viewer(0.0, 0.0, 0.0, 24.0)).await;
     let mut rng = Rng(9);
     c.send_op(1, random_op(&mut rng)).await.unwrap();
     settle(&mut c).await;

@@ -18,7 +18,9 @@
 
 use std::time::Instant;
 
-use loam_blocks::{BlockDelta, BlockOp, BlockWorld, Island, IslandSettings};
+use loam_blocks::{
+    BlockDelta, BlockOp, BlockSettings, BlockWorld, Island, IslandSettings, MaterialTable,
+};
 use loam_physics::{PhysicsSettings, PhysicsWorld};
 use loam_session::TerrainColliders;
 
@@ -336,10 +338,10 @@ impl Order {
                 .map(|p| (p.id, loam_protocol::blocks::brick_of_piece(p, vs)))
                 .collect();
         }
-        let mut physics = PhysicsWorld::new(PhysicsSettings::default())
+        let physics = PhysicsWorld::new(PhysicsSettings::default())
             .expect("the default physics settings are valid");
-        self.sim.blocks = BlockWorld::load(BlockReplica::new().save(), &mut physics)
-            .expect("an empty block world loads");
+        self.sim.blocks = BlockWorld::new(MaterialTable::standard(), BlockSettings::default())
+            .expect("the standard materials and default settings are valid");
         self.sim.physics = physics;
         self.sim.colliders = TerrainColliders::default();
         self.sim.stepping = None;
