@@ -167,21 +167,21 @@ impl Names {
     /// a lump.
     pub fn block_subject(&self, op: &loam_blocks::BlockOp, voxel_size: f64) -> String {
         use loam_blocks::BlockOp;
-        let at = match op {
+        match op {
+            // The brick of the block by the one conversion of block positions to bricks
+            // (the protocol's, with the field's rounding rule), then its cell.
             BlockOp::Place { at, .. } | BlockOp::Break { at } | BlockOp::Chisel { at, .. } => {
-                Some(at.min_corner())
+                let b = loam_protocol::blocks::brick_of_block(*at, voxel_size);
+                format!(
+                    "loam.{}.cell.{}.{}",
+                    self.world,
+                    b[0].div_euclid(CELL_BRICKS),
+                    b[2].div_euclid(CELL_BRICKS)
+                )
             }
-            BlockOp::BreakOff { .. } | BlockOp::Lump { .. } => None,
-        };
-        let cell_m = f64::from(CELL_BRICKS * loam_field::BRICK_SAMPLES) * voxel_size;
-        match at.filter(|p| p.iter().all(|c| c.is_finite())) {
-            Some(p) => format!(
-                "loam.{}.cell.{}.{}",
-                self.world,
-                (p[0] / cell_m).floor() as i64,
-                (p[2] / cell_m).floor() as i64
-            ),
-            None => format!("loam.{}.cell.any", self.world),
+            BlockOp::BreakOff { .. } | BlockOp::Lump { .. } => {
+                format!("loam.{}.cell.any", self.world)
+            }
         }
     }
     /// The block authority's announcements and outcomes: `loam.<world>.blocks` (a node
@@ -454,6 +454,23 @@ mod tests {
         for bad in ["", "7", "ab 1 2", "ab x", "zz 1", " 1"] {
             assert_eq!(Position::decode(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn block_requests_go_to_the_cell_of_their_block() {
+        use loam_blocks::{BlockOp, BlockPos, BlockSize, PieceId};
+        let names = Names { world: "w".into() };
+        let at = |x, z| BlockOp::Break {
+            at: BlockPos::new(BlockSize::Full, [x, 0, z]).unwrap(),
+        };
+        assert_eq!(names.block_subject(&at(-1, 0), 1.0), "loam.w.cell.-1.0");
+        assert_eq!(names.block_subject(&at(0, 0), 1.0), "loam.w.cell.0.0");
+        assert_eq!(names.block_subject(&at(0, -1), 1.0), "loam.w.cell.0.-1");
+        let off = BlockOp::BreakOff {
+            piece: PieceId(3),
+            block: loam_blocks::BlockId(1),
+        };
+        assert_eq!(names.block_subject(&off, 1.0), "loam.w.cell.any");
     }
 
     #[test]
