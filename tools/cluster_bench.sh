@@ -4,7 +4,8 @@
 # clients whose views overlap, SPACING m apart, RATE ops/s each, SECONDS measured), with
 # the CPU seconds each server process (and nats-server) used per 1 000 ops confirmed
 # (utime + stime from /proc over the run). Then the catch-up of a node restarted after the
-# other took CATCHUP_S seconds of load alone. Servers and clients are the release
+# other took CATCHUP_S seconds of load alone, and the start of a new node without a file
+# from the snapshot the other put (every 5 s). Servers and clients are the release
 # `bench_local` example (no Bevy: `cargo build --release -p loam-bench --example
 # bench_local`), as for the single-server rows of BENCHMARKS.md; the servers run without
 # the search for cut-loose lumps (on nodes it runs on the one holding the block lease),
@@ -103,7 +104,7 @@ stop "$srv_pid"
 # Two nodes, the clients split over them.
 serve two1 LOAM_BENCH_NATS="$nats" LOAM_BENCH_WORLD_ID=two LOAM_BENCH_NODE_ID=1 LOAM_BENCH_FILE="$out/node1.loam"
 p1=$srv_pid; u1=$srv_url
-serve two2 LOAM_BENCH_NATS="$nats" LOAM_BENCH_WORLD_ID=two LOAM_BENCH_NODE_ID=2
+serve two2 LOAM_BENCH_NATS="$nats" LOAM_BENCH_WORLD_ID=two LOAM_BENCH_NODE_ID=2 LOAM_BENCH_SNAPSHOT_EVERY=5
 p2=$srv_pid; u2=$srv_url
 watch="$p1 $p2 $nats_pid"; watch_names="node1 node2 nats"
 bench two-nodes "$u1,$u2"
@@ -123,5 +124,17 @@ for _ in $(seq 6000); do
 done
 echo "catch-up of node 1 on its file: $(grep -o "caught up with the world's stream.*" "$out/again.log" || echo never)"
 echo "before it, node 1 read the stream's blocks again: $(grep -o "read the blocks of the stream.*" "$out/again.log" || echo never)"
+stop "$srv_pid"
+
+# A new node 3 without a file starts from the snapshot node 2 put (every 5 s) and replays
+# only the stream after it.
+serve fresh LOAM_BENCH_NATS="$nats" LOAM_BENCH_WORLD_ID=two LOAM_BENCH_NODE_ID=3
+for _ in $(seq 6000); do
+  grep -q "caught up with the world's stream" "$out/fresh.log" && break
+  sleep 0.1
+done
+echo "new node 3: $(grep -o "started from the world's snapshot.*" "$out/fresh.log" || echo "no snapshot taken")"
+echo "new node 3 read the stream's blocks: $(grep -o "read the blocks of the stream.*" "$out/fresh.log" || echo never)"
+echo "new node 3 caught up: $(grep -o "caught up with the world's stream.*" "$out/fresh.log" || echo never)"
 stop "$srv_pid"
 stop "$p2"

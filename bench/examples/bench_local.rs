@@ -145,6 +145,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(1);
+        // Seconds between the node's snapshots (`cluster/snapshot.rs`); 0: never.
+        if let Some(every) = std::env::var("LOAM_BENCH_SNAPSHOT_EVERY")
+            .ok()
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            node.snapshot_every = (every > 0).then(|| std::time::Duration::from_secs(every));
+        }
         config.node = Some(node);
     }
     let server = serve(config).await?;

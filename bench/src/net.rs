@@ -116,8 +116,9 @@ impl BenchConfig {
 /// The figures ([`BenchReport::json`] prints them as one line).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BenchReport {
-    /// Ops sent in the measured window and confirmed by the server, per second of that
-    /// window, all clients together.
+    /// Terrain ops sent in the measured window and confirmed by the server, per second of
+    /// that window, all clients together (block ops are counted apart, `block_confirmed`:
+    /// with `--blocks 1` this is 0).
     pub ops_per_s: f64,
     /// Median latency from sending an op to receiving it back ordered, milliseconds; `None`
     /// (JSON null) when no op of the window came back.

@@ -36,6 +36,13 @@ pub struct ServeArgs {
     /// Each node of a world needs its own.
     #[arg(long, default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u16).range(1..=4095))]
     pub node_id: u16,
+    /// Seconds between two copies of this node's world file put as the world's snapshot
+    /// (with `--nats`; 0: never), in a JetStream object store `LOAM_<world>_SNAP`: a node
+    /// started without its file takes the newest and replays only the stream after it.
+    /// The copies are made in `WORLD.snapshots` beside the file (the last one kept). With
+    /// `--backups`, each backup is put instead.
+    #[arg(long, default_value_t = 600, requires = "nats", value_parser = clap::value_parser!(u64).range(0..=2_592_000))]
+    pub snapshot_every: u64,
     /// Address to listen on, HOST:PORT (a name such as localhost is resolved, its first
     /// address taken). Loopback unless told otherwise.
     #[arg(long, default_value = "127.0.0.1:7878", value_parser = parse_listen)]
@@ -253,6 +260,8 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
             args.world_id.clone().unwrap_or_default(),
         );
         n.node_id = args.node_id;
+        n.snapshot_every =
+            (args.snapshot_every > 0).then(|| Duration::from_secs(args.snapshot_every));
         n
     });
     let world = match (&args.world, &node) {

@@ -80,6 +80,9 @@ pub(crate) struct Backups {
     copied: Arc<Mutex<Option<u64>>>,
     /// The threads completing copies.
     completing: Vec<std::thread::JoinHandle<()>>,
+    /// Where each finished copy's path goes (a node's snapshot uploader,
+    /// `cluster/snapshot.rs`).
+    then: Option<tokio::sync::mpsc::UnboundedSender<PathBuf>>,
 }
 
 impl Backups {
@@ -100,7 +103,21 @@ impl Backups {
             next: Instant::now(),
             copied: Arc::default(),
             completing: Vec::new(),
+            then: None,
         }
+    }
+
+    /// These backups, the first one due after one interval rather than now.
+    pub fn first_after_interval(mut self) -> Self {
+        self.next = Instant::now() + self.plan.every;
+        self
+    }
+
+    /// These backups, each finished copy's path sent to `then` (before older copies are
+    /// pruned: with one copy kept, the copy stays until the next one is finished).
+    pub fn then_send(mut self, then: tokio::sync::mpsc::UnboundedSender<PathBuf>) -> Self {
+        self.then = Some(then);
+        self
     }
 
     /// Waits for the copies being completed (a server stopping leaves no part behind).
@@ -153,6 +170,7 @@ impl Backups {
     fn complete(&mut self, copy: BackupCopy) {
         self.completing.retain(|t| !t.is_finished());
         let (copied, plan, stem) = (self.copied.clone(), self.plan.clone(), self.stem.clone());
+        let then = self.then.clone();
         let work = move || match copy.complete() {
             Ok(done) => {
                 *lock(&copied) = Some(done.last_seq);
@@ -162,6 +180,9 @@ impl Backups {
                     bytes = done.pages * 4096,
                     "backed up the world"
                 );
+                if let Some(then) = &then {
+                    let _ = then.send(done.path.clone());
+                }
                 prune(&plan, &stem);
             }
             Err(e) => tracing::warn!("a backup failed: {}", crate::error_chain(&e)),

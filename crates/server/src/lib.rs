@@ -307,6 +307,11 @@ impl ServerConfig {
         if let Some(b) = &self.backups {
             b.check()?;
         }
+        if let Some(every) = self.node.as_ref().and_then(|n| n.snapshot_every)
+            && !(Duration::from_secs(1)..=Duration::from_secs(30 * 86_400)).contains(&every)
+        {
+            return bad("snapshot_every", "in [1 s, 30 days]");
+        }
         Ok(())
     }
 }
@@ -384,6 +389,8 @@ pub struct ServerHandle {
     ticker: tokio::task::JoinHandle<()>,
     /// A node's publisher, follower and lease keeper (`cluster/node.rs`).
     node_tasks: cluster::node::NodeTasks,
+    /// Where a node started in the world's stream.
+    node_start: Option<cluster::NodeStart>,
     order: Option<std::thread::JoinHandle<Result<(), ServerError>>>,
     stopped: watch::Receiver<Option<String>>,
 }
@@ -414,6 +421,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
         .map_err(|e| ServerError::ServerStopped(e.to_string()))??;
     let (tx, rx) = mpsc::channel(4096);
     let mut node_tasks = cluster::node::NodeTasks::default();
+    let node_start = node.as_ref().map(cluster::node::Prepared::start_info);
     if let Some(prepared) = node {
         node_tasks = prepared.start(&mut order, tx.clone());
     }
@@ -476,6 +484,7 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
         http,
         ticker,
         node_tasks,
+        node_start,
         order: Some(thread),
         stopped: stop_rx,
     })
@@ -516,6 +525,11 @@ impl ServerHandle {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where a node started in the world's stream (`None` for a server of a world file).
+    pub fn node_start(&self) -> Option<cluster::NodeStart> {
+        self.node_start
     }
 
     /// The URL clients connect to, `ws://ADDR/ws`.

@@ -258,6 +258,9 @@ pub(crate) struct Durability {
     /// Commands waiting for nothing to be in flight, in order.
     pub(super) deferred: VecDeque<Command>,
     pub(super) bake_every: u64,
+    /// A node's finished copies of its world file, for its snapshot uploader to take
+    /// (`cluster/snapshot.rs`).
+    pub(crate) snapshot_copies: Option<UnboundedReceiver<std::path::PathBuf>>,
     pub(super) baked: u64,
 }
 
@@ -427,10 +430,7 @@ impl Order {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_micros() as u64);
         let (ack_tx, acks) = mpsc::unbounded_channel();
-        let backups = cfg
-            .backups
-            .clone()
-            .map(|plan| super::backups::Backups::new(plan, &cfg.world));
+        let (backups, snapshot_copies) = backups_of(cfg)?;
         let writer = Writer::start(store, backups, ack_tx)?;
         Ok(Self {
             durability: Durability {
@@ -443,6 +443,7 @@ impl Order {
                 released: loaded.last_seq,
                 deferred: VecDeque::new(),
                 bake_every: cfg.bake_every_ops,
+                snapshot_copies,
                 baked: loaded.last_seq,
             },
             sim: Simulation {
@@ -845,4 +846,49 @@ impl Order {
                 patches,
             })));
     }
+}
+
+/// The writer's backups: the configured ones, or on a node that makes snapshots, one copy
+/// kept in `<world>.snapshots` every [`crate::cluster::NodeConfig::snapshot_every`]; on
+/// such a node each finished copy is also handed to the snapshot uploader (the receiver).
+#[allow(clippy::type_complexity)]
+fn backups_of(
+    cfg: &ServerConfig,
+) -> Result<
+    (
+        Option<super::backups::Backups>,
+        Option<UnboundedReceiver<std::path::PathBuf>>,
+    ),
+    ServerError,
+> {
+    let snapshots = cfg.node.as_ref().and_then(|n| n.snapshot_every);
+    let plan = match (&cfg.backups, snapshots) {
+        (Some(plan), _) => Some(plan.clone()),
+        (None, Some(every)) => {
+            let plan = super::BackupPlan {
+                dir: crate::cluster::snapshot::copies_dir(&cfg.world),
+                every,
+                keep: 1,
+            };
+            plan.check()?;
+            Some(plan)
+        }
+        (None, None) => None,
+    };
+    let Some(plan) = plan else {
+        return Ok((None, None));
+    };
+    let backups = super::backups::Backups::new(plan, &cfg.world);
+    if snapshots.is_none() {
+        return Ok((Some(backups), None));
+    }
+    // A node's start has nothing to copy that the last snapshot lacks, unless it is the
+    // user's backups.
+    let backups = if cfg.backups.is_none() {
+        backups.first_after_interval()
+    } else {
+        backups
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    Ok((Some(backups.then_send(tx)), Some(rx)))
 }

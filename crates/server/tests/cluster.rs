@@ -14,6 +14,7 @@ use async_nats::header::NATS_MESSAGE_ID;
 use loam_client::{Client, ClientConfig, ClientEvent};
 use loam_field::{CsgMode, EditOp, Falloff, FieldSettings};
 use loam_protocol::NoticeKind;
+use loam_server::cluster::snapshot::snapshot_info;
 use loam_server::cluster::{ClusterError, NodeConfig, create_world, export_world};
 use loam_server::{ServerError, ServerHandle};
 
@@ -330,6 +331,7 @@ fn random_op(rng: &mut Rng) -> EditOp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_apply_every_op_in_the_streams_order_and_their_clients_converge() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     new_cluster_world(&nats, "converge").await;
     let dir = tempfile::tempdir().unwrap();
@@ -382,6 +384,7 @@ async fn two_nodes_apply_every_op_in_the_streams_order_and_their_clients_converg
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_node_replays_only_the_tail_after_its_file() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     new_cluster_world(&nats, "restart").await;
     let dir = tempfile::tempdir().unwrap();
@@ -420,6 +423,7 @@ async fn a_restarted_node_replays_only_the_tail_after_its_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_op_published_twice_is_applied_once_and_a_corrupt_message_is_skipped_alike() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     new_cluster_world(&nats, "dupes").await;
     let dir = tempfile::tempdir().unwrap();
@@ -498,6 +502,7 @@ async fn an_op_published_twice_is_applied_once_and_a_corrupt_message_is_skipped_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_worlds_and_files_are_refused_with_typed_errors() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     let dir = tempfile::tempdir().unwrap();
     let url = nats.url();
@@ -573,10 +578,21 @@ async fn bad_worlds_and_files_are_refused_with_typed_errors() {
     assert!(matches!(e, ClusterError::Unreachable { .. }), "{e:?}");
     assert!(t.elapsed() < Duration::from_secs(5));
     assert!(!dir.path().join("dead.loam").exists());
+    // A second node with a running node's id: refused once the first's lease has not
+    // lapsed in its life and a second (6 s), and no file made.
+    let first = node(&nats, "one", &dir.path().join("n1.loam"), 1).await;
+    let e = cluster_err(try_node(&nats, "one", &dir.path().join("dup.loam"), 1).await);
+    assert!(matches!(e, ClusterError::NodeIdInUse { id: 1 }), "{e:?}");
+    assert!(!dir.path().join("dup.loam").exists());
+    first.shutdown().await.unwrap();
+    // Given up at a clean stop: the id is free at once.
+    let again = node(&nats, "one", &dir.path().join("dup.loam"), 1).await;
+    again.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
+    crate::util::trace();
     let Some(mut nats) = Nats::start() else {
         return;
     };
@@ -639,6 +655,7 @@ async fn ops_sent_while_nats_is_down_are_acknowledged_once_it_is_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_move_to_the_other_node_keeping_their_id_undo_and_unacknowledged_ops() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     new_cluster_world(&nats, "move").await;
     let dir = tempfile::tempdir().unwrap();
@@ -704,6 +721,7 @@ async fn clients_move_to_the_other_node_keeping_their_id_undo_and_unacknowledged
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_nats_server_of_three_loses_nothing_acknowledged() {
+    crate::util::trace();
     let Some(mut cluster) = NatsCluster::start() else {
         return;
     };
@@ -765,21 +783,15 @@ async fn a_killed_nats_server_of_three_loses_nothing_acknowledged() {
         sent,
         "every acknowledged op, once"
     );
-    // An export read while the cluster still settles may be refused (seen twice in CI
-    // under load, cause not yet found): said on stderr, and tried again.
-    let mut tries = 0;
-    let s = loop {
-        tries += 1;
-        let out = dir.path().join(format!("x{tries}.loam"));
-        match export_world(&node_cfg_at(&url, "r3", 3), &out, &factory()).await {
-            Ok(s) => break s,
-            Err(e) if tries < 3 => {
-                eprintln!("export try {tries} failed: {e:?}");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            Err(e) => panic!("export failed three times: {e:?}"),
-        }
-    };
+    // Read while the cluster may still place consumers on the dead server: the export
+    // reads on message by message (`WorldStream::read_upto`).
+    let s = export_world(
+        &node_cfg_at(&url, "r3", 3),
+        &dir.path().join("x.loam"),
+        &factory(),
+    )
+    .await
+    .unwrap();
     assert_eq!((s.ops, s.field_hash), (sent, hash));
     drop(clients);
     a.shutdown().await.unwrap();
@@ -834,6 +846,7 @@ async fn nodes_hold_blocks(
 /// the other takes the lease over and decides what comes next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_node_decides_the_blocks_and_every_node_and_client_holds_them_alike() {
+    crate::util::trace();
     use crate::blocks::{box_dig, client, confirmed, full, place, same_as_server, undermine_tower};
     let Some(nats) = Nats::start() else { return };
     new_flat_cluster_world(&nats, "blocks").await;
@@ -942,6 +955,7 @@ async fn settle_all(c: &mut Client) {
 /// and the same blocks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_clients_on_two_nodes_with_blocks_and_moves_converge() {
+    crate::util::trace();
     use crate::blocks::{confirmed, full, place};
     let Some(nats) = Nats::start() else { return };
     new_flat_cluster_world(&nats, "sixteen").await;
@@ -1073,6 +1087,7 @@ const CHILD_ID: &str = "LOAM_CLUSTER_CHILD_ID";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the node process of a_killed_block_authority_is_replaced_and_nothing_decided_is_lost"]
 async fn cluster_child_node() {
+    crate::util::trace();
     let Ok(url) = std::env::var(CHILD_NATS) else {
         return;
     };
@@ -1108,6 +1123,7 @@ async fn spawn_node(nats: &Nats, world: &str, file: &Path, id: u16) -> (ChildSer
 /// blocks again from the stream and holds what the other holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
+    crate::util::trace();
     use crate::blocks::{confirmed, full, place, undermine_tower};
     let Some(nats) = Nats::start() else { return };
     new_flat_cluster_world(&nats, "killauth").await;
@@ -1175,6 +1191,7 @@ async fn a_killed_block_authority_is_replaced_and_nothing_decided_is_lost() {
 /// the nodes'.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_walking_across_cells_sees_no_gap_and_no_duplicate() {
+    crate::util::trace();
     let Some(nats) = Nats::start() else { return };
     new_flat_cluster_world(&nats, "walk").await;
     let dir = tempfile::tempdir().unwrap();
@@ -1231,6 +1248,7 @@ async fn a_client_walking_across_cells_sees_no_gap_and_no_duplicate() {
 /// (A restarted node used to answer "cannot tell", and the client dropped the op as lost.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_op_its_dead_node_never_published_is_sent_again_to_the_next() {
+    crate::util::trace();
     let Some(mut nats) = Nats::start() else {
         return;
     };
@@ -1272,6 +1290,7 @@ async fn an_op_its_dead_node_never_published_is_sent_again_to_the_next() {
 /// command (no half-made world, no 30 s of retries).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nats_without_jetstream_or_no_url_is_refused_at_once() {
+    crate::util::trace();
     if !have_nats() {
         return;
     }
@@ -1335,4 +1354,90 @@ async fn nats_without_jetstream_or_no_url_is_refused_at_once() {
             "{e:?}"
         );
     }
+}
+
+/// A node that starts without a world file takes the world's snapshot (a copy of another
+/// node's file, put in the world's object store) and replays only the stream after it; a
+/// snapshot that does not read is said and left, and the node replays the whole stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_node_starts_from_the_snapshot_and_replays_only_the_tail() {
+    crate::util::trace();
+    let Some(nats) = Nats::start() else { return };
+    new_cluster_world(&nats, "snap").await;
+    let dir = tempfile::tempdir().unwrap();
+    let with_snapshots = |file: &Path, id: u16| {
+        let mut c = config(file);
+        let mut n = node_cfg(&nats, "snap", id);
+        n.snapshot_every = Some(Duration::from_secs(1));
+        c.node = Some(n);
+        c
+    };
+    let a = loam_server::serve(with_snapshots(&dir.path().join("a.loam"), 1))
+        .await
+        .unwrap();
+    let start = a.node_start().unwrap();
+    assert_eq!((start.file_seq, start.from_snapshot), (0, None));
+    let mut rng = Rng(5);
+    let mut on_a = connect(a.url(), viewer(0.0, 0.0, 0.0, 24.0)).await;
+    for i in 0..12 {
+        on_a.send_op(i + 1, random_op(&mut rng)).await.unwrap();
+    }
+    settle(&mut on_a).await;
+    // Wait for a's copy of at least those twelve ops.
+    let mut world = loam_server::cluster::WorldStream::open(&node_cfg(&nats, "snap", 9))
+        .await
+        .unwrap();
+    let last = world.last_seq().await.unwrap();
+    let t = Instant::now();
+    let snap = loop {
+        match snapshot_info(&node_cfg(&nats, "snap", 9)).await.unwrap() {
+            Some(s) if s.seq >= last => break s,
+            s => {
+                assert!(t.elapsed() < Duration::from_secs(30), "no snapshot: {s:?}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert_eq!(snap.node, 1);
+    // Five more ops after it; b starts with no file.
+    for i in 12..17 {
+        on_a.send_op(i + 1, random_op(&mut rng)).await.unwrap();
+    }
+    settle(&mut on_a).await;
+    let b = node(&nats, "snap", &dir.path().join("b.loam"), 2).await;
+    let start = b.node_start().unwrap();
+    assert!(
+        start.from_snapshot.is_some_and(|s| s >= snap.seq),
+        "{start:?}"
+    );
+    assert_eq!(Some(start.file_seq), start.from_snapshot);
+    assert!(start.stream_last > start.file_seq, "{start:?}");
+    let hash = nodes_agree(&[&a, &b], 17).await;
+    b.shutdown().await.unwrap();
+    // A snapshot that does not read (here: not a world file at all, at a position no node
+    // reaches, so none replaces it): node c says so and replays the whole stream.
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    let store = js.get_object_store("LOAM_snap_SNAP").await.unwrap();
+    let meta = async_nats::jetstream::object_store::ObjectMetadata {
+        name: loam_server::cluster::snapshot::SNAPSHOT_OBJECT.into(),
+        metadata: [
+            ("seq".to_string(), u64::MAX.to_string()),
+            ("node".to_string(), "7".to_string()),
+        ]
+        .into(),
+        ..Default::default()
+    };
+    store
+        .put(meta, &mut b"not a world file".as_slice())
+        .await
+        .unwrap();
+    let c_file = dir.path().join("c.loam");
+    let c = node(&nats, "snap", &c_file, 3).await;
+    let start = c.node_start().unwrap();
+    assert_eq!((start.file_seq, start.from_snapshot), (0, None));
+    assert!(!dir.path().join("c.loam.snapshot-part").exists());
+    assert_eq!(nodes_agree(&[&a, &c], 17).await, hash);
+    drop(on_a);
+    a.shutdown().await.unwrap();
+    c.shutdown().await.unwrap();
 }

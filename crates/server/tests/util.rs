@@ -338,19 +338,39 @@ pub async fn spawn_child_server(test: &str, env: &[(&str, String)]) -> (ChildSer
         .unwrap();
     let out = child.stdout.take().unwrap();
     let child = ChildServer(child);
-    let port = tokio::task::spawn_blocking(move || {
+    // Its output is read to the end (a child whose pipe is closed dies on its next line of
+    // log) and shown in this test's output.
+    let (port_tx, port_rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut port_tx = Some(port_tx);
         for line in BufReader::new(out).lines() {
-            let line = line.unwrap();
+            let Ok(line) = line else { break };
             // The harness's "test … " precedes it on the same line.
-            if let Some(at) = line.find("LISTENING ") {
-                return line[at + 10..].trim().parse::<u16>().unwrap();
+            match line.find("LISTENING ") {
+                Some(at) if port_tx.is_some() => {
+                    let port = line[at + 10..].trim().parse::<u16>().unwrap();
+                    let _ = port_tx.take().unwrap().send(port);
+                }
+                _ => println!("[child] {line}"),
             }
         }
-        panic!("the server process ended without listening");
     });
-    let port = tokio::time::timeout(std::time::Duration::from_secs(60), port)
+    let port = tokio::time::timeout(std::time::Duration::from_secs(60), port_rx)
         .await
         .expect("the server process starts within 60 s")
-        .unwrap();
+        .expect("the server process ended without listening");
     (child, port)
+}
+
+/// Sends the server's log (warnings, and `loam_server`'s info) to the test's captured
+/// output, so a test that fails shows what the server said; `RUST_LOG` overrides the level.
+/// Once per test binary; later calls do nothing.
+pub fn trace() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,loam_server=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .with_ansi(false)
+        .try_init();
 }

@@ -105,6 +105,12 @@ pub(crate) async fn claim_node_id(kv: &kv::Store, id: u16) -> Result<u64, Cluste
     }
 }
 
+/// Gives node id `id`'s lease (taken at `rev`) up, if it is still that one: a node that
+/// fails to start after claiming it.
+pub(crate) async fn give_up_node_id(kv: &kv::Store, id: u16, rev: u64) {
+    let _ = kv.delete_expect_revision(node_key(id), Some(rev)).await;
+}
+
 /// Renews `key` (written last at `rev`), or tells why not: `Ok(None)` when someone else
 /// wrote it since (the lease is lost), `Err` when NATS did not answer (try again).
 async fn renew(kv: &kv::Store, key: &str, value: &str, rev: u64) -> Result<Option<u64>, String> {

@@ -13,6 +13,9 @@
 //! - A node ([`crate::ServerConfig::node`]) follows the stream into its own world file (its
 //!   snapshot: the records and, in the same transaction, the stream position), so a restart
 //!   replays only the tail; its clients' ops are published and applied when they come back.
+//! - Now and then a node puts a copy of its world file into the world's object store
+//!   (`snapshot.rs`); a node started without a world file starts from it and replays only
+//!   the tail.
 //! - [`export_world`] (`loam world export --nats`) replays the stream into a world file by
 //!   the same rule ([`log::apply`]).
 //! - Blocks: one node at a time, the holder of the world's block lease (`lease.rs`, a
@@ -23,6 +26,7 @@ pub mod blocks;
 pub(crate) mod lease;
 pub mod log;
 pub(crate) mod node;
+pub mod snapshot;
 mod stream;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +50,11 @@ pub struct NodeConfig {
     pub node_id: u16,
     /// How long to wait for NATS when connecting. Default 5 s.
     pub connect_timeout: Duration,
+    /// How often the node copies its world file and puts the copy as the world's snapshot
+    /// (`snapshot.rs`; only when ops came since the last copy), in `[1 s, 30 days]`;
+    /// `None`: never. Default [`snapshot::SNAPSHOT_EVERY`]. A node with
+    /// [`crate::ServerConfig::backups`] puts each backup instead, at the backups' interval.
+    pub snapshot_every: Option<Duration>,
 }
 
 impl NodeConfig {
@@ -56,8 +65,23 @@ impl NodeConfig {
             world_id: world_id.into(),
             node_id: 1,
             connect_timeout: Duration::from_secs(5),
+            snapshot_every: Some(snapshot::SNAPSHOT_EVERY),
         }
     }
+}
+
+/// Where a node started in the world's stream ([`crate::ServerHandle::node_start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeStart {
+    /// The stream sequence its world file stood at: every message up to it was in the file
+    /// (0: a new file, made from the genesis).
+    pub file_seq: u64,
+    /// The stream sequence of the world's snapshot its file was made from, if it was
+    /// (`snapshot.rs`): the node had no file.
+    pub from_snapshot: Option<u64>,
+    /// The stream's last sequence at its start: it replays the messages after `file_seq`
+    /// up to here before it has caught up.
+    pub stream_last: u64,
 }
 
 /// What a world on the stream starts with: written once by [`create_world`], read by every

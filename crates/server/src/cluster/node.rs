@@ -23,6 +23,13 @@ pub(crate) const IN_FLIGHT: usize = 256;
 /// How long the follower waits for a message before it asks whether the stream holds one.
 const QUIET: Duration = Duration::from_secs(1);
 
+/// How long the follower reads the stream message by message, when no consumer could be
+/// made, before it asks for one again.
+const BY_SEQUENCE: Duration = Duration::from_secs(5);
+
+/// How often the follower asks for the next message while it reads message by message.
+const POLL: Duration = Duration::from_millis(50);
+
 /// How long to wait between tries while NATS is away.
 const RETRY: Duration = Duration::from_millis(250);
 
@@ -85,8 +92,9 @@ pub(crate) async fn publish(js: jetstream::Context, mut rx: mpsc::UnboundedRecei
 }
 
 /// Feeds every message of the stream after `applied` to the ordering thread, in order,
-/// for ever: a consumer that fails (NATS away) is made again from the next sequence. Ends
-/// when the ordering thread is gone.
+/// for ever: a consumer that fails (NATS away, its server of a cluster dead) is made again
+/// from the next sequence, and while none can be made, the stream's leader is asked for the
+/// messages one by one. Ends when the ordering thread is gone.
 pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sender<Command>) {
     let mut next = applied + 1;
     let mut up = world.up.clone();
@@ -94,8 +102,28 @@ pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sende
         let mut msgs = match world.messages_from(next).await {
             Ok(m) => m,
             Err(e) => {
-                tracing::warn!("following the world's stream from {next}: {e}; trying again");
-                tokio::time::sleep(RETRY).await;
+                tracing::warn!(
+                    "following the world's stream from {next}: {e}; reading it message by \
+                     message meanwhile"
+                );
+                // Polled for a while (a new op shows within `POLL`), then a consumer is
+                // asked for again.
+                let until = tokio::time::Instant::now() + BY_SEQUENCE;
+                while tokio::time::Instant::now() < until {
+                    match world.message_at(next).await {
+                        Ok(Some(m)) => {
+                            if !hand_on(&world, &tx, m.seq, &m.subject, &m.payload, &mut next).await
+                            {
+                                return;
+                            }
+                        }
+                        Ok(None) => tokio::time::sleep(POLL).await,
+                        Err(e) => {
+                            tracing::warn!("reading message {next} of the world's stream: {e}");
+                            tokio::time::sleep(RETRY).await;
+                        }
+                    }
+                }
                 continue;
             }
         };
@@ -143,23 +171,41 @@ pub(crate) async fn follow(mut world: WorldStream, applied: u64, tx: mpsc::Sende
                     break;
                 }
             };
-            if seq < next {
-                continue;
+            if seq > next {
+                tracing::warn!("the consumer skipped from {next} to {seq}: following again");
+                break;
             }
-            next = seq + 1;
-            if m.subject.as_str() == world.names.meta() {
-                continue;
-            }
-            let cmd = Command::Logged {
-                seq,
-                bytes: m.payload.clone(),
-            };
-            if tx.send(cmd).await.is_err() {
+            if !hand_on(&world, &tx, seq, m.subject.as_str(), &m.payload, &mut next).await {
                 return;
             }
         }
         tokio::time::sleep(RETRY).await;
     }
+}
+
+/// Hands message `seq` to the ordering thread if it is the `next` one (a redelivered one is
+/// dropped, the genesis is not an op) and moves `next` on; `false` when the ordering
+/// thread is gone.
+async fn hand_on(
+    world: &WorldStream,
+    tx: &mpsc::Sender<Command>,
+    seq: u64,
+    subject: &str,
+    payload: &bytes::Bytes,
+    next: &mut u64,
+) -> bool {
+    if seq < *next {
+        return true;
+    }
+    *next = seq + 1;
+    if subject == world.names.meta() {
+        return true;
+    }
+    let cmd = Command::Logged {
+        seq,
+        bytes: payload.clone(),
+    };
+    tx.send(cmd).await.is_ok()
 }
 
 /// Tells the ordering thread each time NATS goes or comes back (its clients are told).
@@ -199,6 +245,10 @@ impl NodeTasks {
 /// A node, its world opened and its world file ready, before its ordering thread runs.
 pub(crate) struct Prepared {
     world: WorldStream,
+    /// The world's snapshot store (`snapshot.rs`).
+    snapshots: async_nats::jetstream::object_store::ObjectStore,
+    /// The stream sequence of the snapshot the node's file was made from, if it was.
+    from_snapshot: Option<u64>,
     node_id: u16,
     applied: super::log::Position,
     secret: [u8; 32],
@@ -270,11 +320,73 @@ pub(crate) async fn prepare(
     world.generator(&cfg.generator)?;
     let stream_last = world.last_seq_patiently().await?;
     let g = &world.genesis;
-    let applied = match super::check_snapshot(&cfg.world, g)? {
+    let secret: [u8; 32] = super::unhex(&g.resume_secret)
+        .and_then(|v| v.try_into().ok())
+        .ok_or_else(|| ClusterError::Genesis {
+            stream: world.names.stream(),
+            world_id: g.world_id.clone(),
+            why: "its resume secret is not 64 hex digits".into(),
+        })?;
+    // The node id first: a node refused for a clash leaves no file behind.
+    let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
+    let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
+    let made = world_file(&world, &cfg.world, stream_last).await;
+    let (applied, from_snapshot, snapshots) = match made {
+        Ok(m) => m,
+        Err(e) => {
+            super::lease::give_up_node_id(&kv, node.node_id, node_rev).await;
+            return Err(e);
+        }
+    };
+    let (replica, last_ops) = match blocks_upto(&world, applied.seq).await {
+        Ok(r) => r,
+        Err(e) => {
+            super::lease::give_up_node_id(&kv, node.node_id, node_rev).await;
+            return Err(e);
+        }
+    };
+    Ok(Prepared {
+        world,
+        snapshots,
+        from_snapshot: from_snapshot.map(|p| p.seq),
+        node_id: node.node_id,
+        applied,
+        secret,
+        stream_last,
+        replica,
+        last_ops,
+        leases: (kv, node_rev),
+    })
+}
+
+/// The node's world file at `path`, checked against the world, or made: from the world's
+/// snapshot if there is one, else from the genesis. Returns where it stands, the snapshot's
+/// position if it was made from one, and the world's snapshot store.
+async fn world_file(
+    world: &WorldStream,
+    path: &std::path::Path,
+    stream_last: u64,
+) -> Result<
+    (
+        super::log::Position,
+        Option<super::log::Position>,
+        async_nats::jetstream::object_store::ObjectStore,
+    ),
+    ClusterError,
+> {
+    let snapshots = super::snapshot::bucket(&world.js, &world.names, world.replicas()).await?;
+    // A node without its file starts from the world's snapshot, if a node made one.
+    let from_snapshot = if path.exists() {
+        None
+    } else {
+        super::snapshot::download(&snapshots, &world.genesis, path).await
+    };
+    let g = &world.genesis;
+    let applied = match super::check_snapshot(path, g)? {
         Some(p) => p,
         None => {
             let mut store = loam_store::Store::create(
-                &cfg.world,
+                path,
                 &g.generator_json,
                 &g.field,
                 g.heightmap_blake3.as_deref(),
@@ -289,7 +401,7 @@ pub(crate) async fn prepare(
     };
     if applied.seq > stream_last {
         return Err(ClusterError::OtherSnapshot {
-            file: cfg.world.clone(),
+            file: path.into(),
             world_id: g.world_id.clone(),
             why: format!(
                 "it has applied the stream up to {}, and the stream ends at {stream_last}",
@@ -297,29 +409,19 @@ pub(crate) async fn prepare(
             ),
         });
     }
-    let secret: [u8; 32] = super::unhex(&g.resume_secret)
-        .and_then(|v| v.try_into().ok())
-        .ok_or_else(|| ClusterError::Genesis {
-            stream: world.names.stream(),
-            world_id: g.world_id.clone(),
-            why: "its resume secret is not 64 hex digits".into(),
-        })?;
-    let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
-    let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
-    let (replica, last_ops) = blocks_upto(&world, applied.seq).await?;
-    Ok(Prepared {
-        world,
-        node_id: node.node_id,
-        applied,
-        secret,
-        stream_last,
-        replica,
-        last_ops,
-        leases: (kv, node_rev),
-    })
+    Ok((applied, from_snapshot, snapshots))
 }
 
 impl Prepared {
+    /// Where the node starts in the stream.
+    pub(crate) fn start_info(&self) -> super::NodeStart {
+        super::NodeStart {
+            file_seq: self.applied.seq,
+            from_snapshot: self.from_snapshot,
+            stream_last: self.stream_last,
+        }
+    }
+
     /// Makes `order` a node (its client ids, the world's resume secret, where it stands in
     /// the stream) and starts the publisher, the follower and the lease keeper.
     pub(crate) fn start(
@@ -370,12 +472,17 @@ impl Prepared {
             released,
         );
         let reach = tell_reach(self.world.up.clone(), tx.clone());
+        let mut tasks = vec![
+            tokio::spawn(reach),
+            tokio::spawn(publish(js, publish_rx)),
+            tokio::spawn(follow(self.world, self.applied.seq, tx)),
+        ];
+        if let Some(copies) = order.durability.snapshot_copies.take() {
+            let up = super::snapshot::uploader(self.snapshots, self.node_id, copies);
+            tasks.push(tokio::spawn(up));
+        }
         NodeTasks {
-            tasks: vec![
-                tokio::spawn(reach),
-                tokio::spawn(publish(js, publish_rx)),
-                tokio::spawn(follow(self.world, self.applied.seq, tx)),
-            ],
+            tasks,
             lease: Some((tokio::spawn(lease), release)),
         }
     }

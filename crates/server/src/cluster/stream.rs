@@ -28,6 +28,10 @@ pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// cluster that lost a server takes some seconds to elect new leaders.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
+/// How long making a consumer may take before it is given up (and made again, the stream
+/// read message by message meanwhile): on loopback it takes milliseconds.
+pub const CONSUMER_PATIENCE: Duration = Duration::from_secs(3);
+
 /// Runs `ask` until it answers `Ok`, for up to [`PATIENCE`]; its last error is then a
 /// [`ClusterError::JetStream`] about `what`.
 async fn patiently<T, F, Fut>(what: &'static str, mut ask: F) -> Result<T, ClusterError>
@@ -390,8 +394,9 @@ impl WorldStream {
 
     /// Hands every message of the stream from its start up to sequence `upto` to `each`
     /// (sequence, subject, payload), in order. A consumer that fails on the way (a cluster
-    /// electing new leaders after losing a server) is made again from the next message, for
-    /// up to [`PATIENCE`] without progress.
+    /// electing new leaders after losing a server) is made again from the next message;
+    /// while none can be made, the stream's leader is asked for the messages one by one
+    /// ([`WorldStream::message_at`]); an error after [`PATIENCE`] without progress.
     ///
     /// # Errors
     /// `each`'s error; [`ClusterError::JetStream`] when the stream cannot be read for
@@ -404,28 +409,54 @@ impl WorldStream {
         let mut next = 1;
         let mut progress = std::time::Instant::now();
         while next <= upto {
-            let mut msgs = self.messages_from_patiently(next).await?;
-            let why = loop {
-                let m = match msgs.next().await {
-                    Some(Ok(m)) => m,
-                    Some(Err(e)) => break e.to_string(),
-                    None => break "the consumer ended".to_string(),
-                };
-                let seq = match m.info() {
-                    Ok(i) => i.stream_sequence,
-                    Err(e) => break e.to_string(),
-                };
-                if seq < next {
-                    continue;
-                }
-                if seq > upto {
-                    return Ok(());
-                }
-                each(seq, m.subject.as_str(), &m.payload)?;
-                next = seq + 1;
-                progress = std::time::Instant::now();
-                if seq == upto {
-                    return Ok(());
+            let why = match self.messages_from(next).await {
+                Ok(mut msgs) => loop {
+                    let m = match msgs.next().await {
+                        Some(Ok(m)) => m,
+                        Some(Err(e)) => break e.to_string(),
+                        None => break "the consumer ended".to_string(),
+                    };
+                    let seq = match m.info() {
+                        Ok(i) => i.stream_sequence,
+                        Err(e) => break e.to_string(),
+                    };
+                    if seq < next {
+                        continue;
+                    }
+                    if seq > next {
+                        break format!("the consumer skipped from {next} to {seq}");
+                    }
+                    each(seq, m.subject.as_str(), &m.payload)?;
+                    next = seq + 1;
+                    progress = std::time::Instant::now();
+                    if seq == upto {
+                        return Ok(());
+                    }
+                },
+                Err(e) => {
+                    // No consumer now: the leader answers reads by sequence.
+                    let mut why = e.to_string();
+                    while next <= upto {
+                        match self.message_at(next).await {
+                            Ok(Some(m)) => {
+                                each(m.seq, &m.subject, &m.payload)?;
+                                next = m.seq + 1;
+                                progress = std::time::Instant::now();
+                            }
+                            Ok(None) => {
+                                why = format!("{why}; the stream holds no message {next}");
+                                break;
+                            }
+                            Err(e) => {
+                                why = format!("{why}; reading message {next}: {e}");
+                                break;
+                            }
+                        }
+                    }
+                    if next > upto {
+                        return Ok(());
+                    }
+                    why
                 }
             };
             if progress.elapsed() > PATIENCE {
@@ -445,39 +476,72 @@ impl WorldStream {
         self.stream.cached_info().config.num_replicas.max(1)
     }
 
-    /// An ordered consumer of every op from stream sequence `start` (at least 1).
+    /// An ordered consumer of every op from stream sequence `start` (at least 1), made
+    /// within [`CONSUMER_PATIENCE`].
+    ///
+    /// # Errors
+    /// [`ClusterError::JetStream`]: JetStream refused it or did not make it in time. (A
+    /// cluster that lost a server may place the new consumer on the dead one and never
+    /// answer; asked again, it may place it elsewhere.)
     pub(crate) async fn messages_from(
         &self,
         start: u64,
     ) -> Result<jetstream::consumer::pull::Ordered, ClusterError> {
-        let consumer = self
-            .stream
-            .create_consumer(jetstream::consumer::pull::OrderedConfig {
-                filter_subject: self.names.all(),
-                deliver_policy: DeliverPolicy::ByStartSequence {
-                    start_sequence: start.max(1),
-                },
-                ..Default::default()
+        let make = async {
+            let consumer = self
+                .stream
+                .create_consumer(jetstream::consumer::pull::OrderedConfig {
+                    filter_subject: self.names.all(),
+                    deliver_policy: DeliverPolicy::ByStartSequence {
+                        start_sequence: start.max(1),
+                    },
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| js_err("creating a consumer")(&e))?;
+            consumer
+                .messages()
+                .await
+                .map_err(|e| js_err("reading the stream")(&e))
+        };
+        tokio::time::timeout(CONSUMER_PATIENCE, make)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ClusterError::JetStream {
+                    what: "creating a consumer",
+                    why: format!("no answer in {} s", CONSUMER_PATIENCE.as_secs()),
+                })
             })
-            .await
-            .map_err(|e| js_err("creating a consumer")(&e))?;
-        consumer
-            .messages()
-            .await
-            .map_err(|e| js_err("reading the stream")(&e))
     }
 
-    /// [`WorldStream::messages_from`], tried again for up to [`PATIENCE`] (a cluster that
-    /// lost a server elects new leaders meanwhile).
-    pub(crate) async fn messages_from_patiently(
-        &self,
-        start: u64,
-    ) -> Result<jetstream::consumer::pull::Ordered, ClusterError> {
-        patiently("creating a consumer", || async {
-            self.messages_from(start).await.map_err(|e| e.to_string())
-        })
-        .await
+    /// Message `seq` of the stream, asked of its leader (no consumer needed): `None` when
+    /// the stream holds none there yet. Slower than a consumer (one request per message),
+    /// so only for while no consumer can be made.
+    ///
+    /// # Errors
+    /// JetStream's, or no answer within [`CONSUMER_PATIENCE`], as text.
+    pub(crate) async fn message_at(&self, seq: u64) -> Result<Option<LoggedMessage>, String> {
+        match tokio::time::timeout(CONSUMER_PATIENCE, self.stream.get_raw_message(seq)).await {
+            Err(_) => Err(format!("no answer in {} s", CONSUMER_PATIENCE.as_secs())),
+            Ok(Ok(m)) => Ok(Some(LoggedMessage {
+                seq: m.sequence,
+                subject: m.subject.to_string(),
+                payload: m.payload,
+            })),
+            Ok(Err(e)) if e.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(None),
+            Ok(Err(e)) => Err(e.to_string()),
+        }
     }
+}
+
+/// A message of the world's stream read by its sequence ([`WorldStream::message_at`]).
+pub(crate) struct LoggedMessage {
+    /// Its stream sequence.
+    pub seq: u64,
+    /// Its subject.
+    pub subject: String,
+    /// Its payload.
+    pub payload: bytes::Bytes,
 }
 
 /// What [`export_world`] wrote.
