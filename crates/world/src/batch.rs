@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::Instant;
 
 use loam_field::ChunkKey;
 use loam_mesh::MeshBuffer;

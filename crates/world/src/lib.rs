@@ -9,7 +9,9 @@
 //!   Chunks the column bounds prove all air or all solid are loaded without meshing.
 //! - **Workers**: a job reads an immutable snapshot of the field (a [`loam_field::Field`]
 //!   clone) and carries the chunk version it was started for; older results are dropped and
-//!   counted. Edited chunks are built first, then the ones nearest a viewer.
+//!   counted. Edited chunks are built first, then the ones nearest a viewer. Without
+//!   threads (a browser page), [`WorldSettings::main_thread`] builds the jobs in
+//!   [`World::update`] within a time budget, in the same order.
 //! - **Batches**: an op marks every chunk whose grid (halo included) holds a changed sample,
 //!   loaded or newly in view; the ops applied before one [`World::update`] form one batch,
 //!   delivered by [`World::pull`] only when all of its chunks are built, as one [`Group`].
@@ -45,6 +47,14 @@
 //! assert_eq!(world.metrics().batches_delivered, 1);
 //! ```
 #![deny(missing_docs)]
+
+/// The clock the pipeline times itself with: `std::time::Instant`, or on wasm32, which has
+/// no clock in `std`, `web_time::Instant` (the same API over the page's
+/// `performance.now()`).
+#[cfg(not(target_arch = "wasm32"))]
+pub use std::time::Instant;
+#[cfg(target_arch = "wasm32")]
+pub use web_time::Instant;
 
 mod batch;
 mod bricks;

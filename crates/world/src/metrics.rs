@@ -92,9 +92,9 @@ pub(crate) struct Recorder {
     /// Ops applied since the metrics were last reset.
     pub edits: u64,
     /// The first update (the initial load's start).
-    pub started: Option<std::time::Instant>,
+    pub started: Option<crate::Instant>,
     /// When the newest chunk job finished (the initial load's end).
-    pub last_built: Option<std::time::Instant>,
+    pub last_built: Option<crate::Instant>,
 }
 
 /// Most raw values kept per measurement; older ones are dropped first so a long session's

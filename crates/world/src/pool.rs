@@ -1,10 +1,13 @@
 //! The worker pool: threads that take the most urgent chunk job from a shared queue, fill the
-//! chunk's grid from the job's field snapshot and mesh it.
+//! chunk's grid from the job's field snapshot and mesh it; or, with no threads (a browser
+//! page), the same builds on the caller's thread, a time budget at a time
+//! ([`Pool::build_here`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Instant;
+
+use crate::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 use loam_field::{BrickKey, CHUNK_CELLS, Field};
@@ -93,6 +96,9 @@ pub(crate) struct Pool {
     shared: Shared,
     threads: Vec<JoinHandle<()>>,
     results: Receiver<JobResult>,
+    /// Without threads: the builder that runs jobs on the caller's thread, and where its
+    /// results go (the channel workers report on).
+    here: Option<(Builder, Sender<JobResult>)>,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, Queue> {
@@ -101,7 +107,8 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Queue> {
 }
 
 impl Pool {
-    /// Starts `threads` workers for a field of `voxel_size` metres.
+    /// Starts `threads` workers for a field of `voxel_size` metres; with 0, none: jobs are
+    /// built by [`Pool::build_here`].
     pub fn new(
         threads: usize,
         voxel_size: f64,
@@ -113,16 +120,42 @@ impl Pool {
             shared,
             threads: Vec::new(),
             results,
+            here: None,
         };
-        for i in 0..threads.max(1) {
+        if threads == 0 {
+            pool.here = Some((Builder::new(cache, voxel_size as f32), tx));
+            return Ok(pool);
+        }
+        for i in 0..threads {
             let (shared, tx, cache) = (pool.shared.clone(), tx.clone(), cache.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("loam-mesh-{i}"))
-                .spawn(move || work(&shared, &tx, &cache, voxel_size as f32))
+                .spawn(move || work(&shared, &tx, Builder::new(cache, voxel_size as f32)))
                 .map_err(|e| WorldError::Thread(e.to_string()))?;
             pool.threads.push(handle);
         }
         Ok(pool)
+    }
+
+    /// Without worker threads: builds the most urgent queued jobs on this thread (edited
+    /// chunks first, as the workers take them) until `budget` is spent, at least one if
+    /// any is queued; their results are on [`Pool::results`]. Returns how many it built (0
+    /// with worker threads: they build).
+    pub fn build_here(&mut self, budget: std::time::Duration) -> usize {
+        let Some((builder, tx)) = self.here.as_mut() else {
+            return 0;
+        };
+        let start = Instant::now();
+        let mut built = 0;
+        while built == 0 || start.elapsed() < budget {
+            let Some((key, job)) = lock(&self.shared).pop() else {
+                break;
+            };
+            // The receiver is this pool's own: it cannot be gone.
+            let _ = tx.send(builder.build(key, job));
+            built += 1;
+        }
+        built
     }
 
     /// Queues `job` for `key`, replacing a queued job of the same chunk; returns whether one
@@ -175,12 +208,7 @@ impl Drop for Pool {
     }
 }
 
-fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_size: f32) {
-    let side = CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize;
-    let n = side.pow(3);
-    let (mut values, mut materials) = (vec![0.0f32; n], vec![0u8; n]);
-    let mut buffer = MeshBuffer::default();
-    let mut lod = LodBuilder::default();
+fn work(shared: &Shared, tx: &Sender<JobResult>, mut builder: Builder) {
     loop {
         let (key, job) = {
             let mut q = lock(shared);
@@ -194,6 +222,40 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
                 q = shared.1.wait(q).unwrap_or_else(|e| e.into_inner());
             }
         };
+        if tx.send(builder.build(key, job)).is_err() {
+            return;
+        }
+    }
+}
+
+/// What builds jobs: the grid and mesh buffers it reuses, and the generator cache it reads
+/// and fills. One per worker thread, or one on the caller's thread.
+struct Builder {
+    cache: Arc<GeneratorCache>,
+    voxel_size: f32,
+    values: Vec<f32>,
+    materials: Vec<u8>,
+    buffer: MeshBuffer,
+    lod: LodBuilder,
+}
+
+impl Builder {
+    fn new(cache: Arc<GeneratorCache>, voxel_size: f32) -> Self {
+        let side = CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize;
+        let n = side.pow(3);
+        Self {
+            cache,
+            voxel_size,
+            values: vec![0.0; n],
+            materials: vec![0; n],
+            buffer: MeshBuffer::default(),
+            lod: LodBuilder::default(),
+        }
+    }
+
+    /// Fills `key`'s grid from the job's field snapshot and meshes it.
+    fn build(&mut self, key: LodKey, job: Job) -> JobResult {
+        let side = CHUNK_CELLS as usize + 1 + 2 * CHUNK_HALO as usize;
         let start = Instant::now();
         let colors = |mesh: &MeshBuffer| {
             job.colors.as_ref().map_or_else(Vec::new, |f| {
@@ -203,11 +265,11 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             })
         };
         if let Some(levels) = job.lod {
-            let (mesh, mesher) = lod.build_with(&job.field, key, job.mesher, levels);
+            let (mesh, mesher) = self.lod.build_with(&job.field, key, job.mesher, levels);
             let mesh = mesh.detach();
             let colors = colors(&mesh);
             let finished = Instant::now();
-            let result = JobResult {
+            return JobResult {
                 key,
                 version: job.version,
                 // MC33 is drawn by Marching Cubes across levels (Transvoxel's seams).
@@ -217,31 +279,33 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
                 mesh_s: (finished - start).as_secs_f64(),
                 finished,
             };
-            if tx.send(result).is_err() {
-                return;
-            }
-            continue;
         }
         let (lod_key, key) = (key, key.chunk());
-        let min = job
-            .field
-            .fill_chunk_with(key, CHUNK_HALO, &mut values, &mut materials, &|k| {
-                cache.get(k)
-            });
+        let cache = &self.cache;
+        let min = job.field.fill_chunk_with(
+            key,
+            CHUNK_HALO,
+            &mut self.values,
+            &mut self.materials,
+            &|k| cache.get(k),
+        );
         // The chunk's own brick (bricks and chunks are aligned), if unedited, is generator
         // output: keep it for the edits to come.
         let own = BrickKey::new(key.x, key.y, key.z);
         if job.field.brick(own).is_none() && !cache.contains(own) {
-            cache.insert(own, brick_from_grid(&values, side, min.to_array(), own));
+            cache.insert(
+                own,
+                brick_from_grid(&self.values, side, min.to_array(), own),
+            );
         }
         job.mesher.mesh(
-            &Grid::chunk(&values, &materials, CHUNK_HALO, voxel_size),
-            &mut buffer,
+            &Grid::chunk(&self.values, &self.materials, CHUNK_HALO, self.voxel_size),
+            &mut self.buffer,
         );
-        let mesh = buffer.detach();
+        let mesh = self.buffer.detach();
         let colors = colors(&mesh);
         let finished = Instant::now();
-        let result = JobResult {
+        JobResult {
             key: lod_key,
             version: job.version,
             mesher: job.mesher,
@@ -249,9 +313,6 @@ fn work(shared: &Shared, tx: &Sender<JobResult>, cache: &GeneratorCache, voxel_s
             colors,
             mesh_s: (finished - start).as_secs_f64(),
             finished,
-        };
-        if tx.send(result).is_err() {
-            return;
         }
     }
 }

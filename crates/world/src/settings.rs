@@ -24,6 +24,12 @@ pub struct WorldSettings {
     /// Worker threads, `[1, 256]`, or 0 for the default: the machine's cores minus one for the
     /// frame, at least 1.
     pub threads: usize,
+    /// Builds chunks on the thread that calls [`World::update`](crate::World::update)
+    /// instead of on worker threads (a browser page has none; `threads` is then not used):
+    /// each update builds queued jobs, edited chunks first, until this much time is spent
+    /// (at least one job if any is queued), and an op's bricks are generated and packed on
+    /// that thread too. `[0.1 ms, 1 s]`; `None` (the default): worker threads.
+    pub main_thread: Option<Duration>,
     /// The mesher the workers use.
     pub mesher: Mesher,
     /// How long a newer edit waits for an older edit's chunks to be built: the newer ops
@@ -59,6 +65,7 @@ impl Default for WorldSettings {
             view_depth: 4,
             unload_margin: 2,
             threads: 0,
+            main_thread: None,
             mesher: Mesher::MarchingCubes,
             merge_window: Duration::from_millis(250),
             generator_cache_bricks: 512,
@@ -110,6 +117,10 @@ impl WorldSettings {
         check("view_depth", self.view_depth.into(), 0, 64, "[0, 64]")?;
         check("unload_margin", self.unload_margin.into(), 1, 16, "[1, 16]")?;
         check("threads", self.threads as u64, 0, 256, "0 or [1, 256]")?;
+        if let Some(b) = self.main_thread {
+            let us = u64::try_from(b.as_micros()).unwrap_or(u64::MAX);
+            check("main_thread", us, 100, 1_000_000, "[100, 1000000] µs")?;
+        }
         check(
             "generator_cache_bricks",
             self.generator_cache_bricks as u64,
@@ -164,8 +175,12 @@ impl WorldSettings {
         })
     }
 
-    /// The worker count these settings give on this machine.
+    /// The worker count these settings give on this machine: 0 with
+    /// [`WorldSettings::main_thread`].
     pub fn worker_count(&self) -> usize {
+        if self.main_thread.is_some() {
+            return 0;
+        }
         match self.threads {
             0 => std::thread::available_parallelism()
                 .map_or(1, |n| n.get().saturating_sub(1))
@@ -198,6 +213,28 @@ mod tests {
         // 12 levels reach 128 m · 2^11 = 262 144 m: a longer view is cut there.
         let far = WorldSettings::default().with_view_distance(1e6, 1.0);
         assert_eq!((far.lod_levels, far.view_distance), (12, 262_144.0));
+    }
+
+    #[test]
+    fn a_main_thread_budget_is_checked_and_takes_the_workers_away() {
+        let at = |us| WorldSettings {
+            main_thread: Some(Duration::from_micros(us)),
+            threads: 4,
+            ..Default::default()
+        };
+        assert_eq!(at(100).validate(), Ok(()));
+        assert_eq!(at(1_000_000).validate(), Ok(()));
+        assert_eq!(
+            at(99).validate(),
+            Err(WorldError::OutOfRange {
+                name: "main_thread",
+                value: 99,
+                range: "[100, 1000000] µs"
+            })
+        );
+        assert!(at(1_000_001).validate().is_err());
+        assert_eq!(at(100).worker_count(), 0);
+        assert_eq!(WorldSettings::default().worker_count().min(1), 1);
     }
 
     #[test]

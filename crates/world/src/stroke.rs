@@ -1,7 +1,9 @@
 //! Strokes as a front end makes them: the ops of one held button, repeated at an interval,
 //! with what a brush takes once at the start of the stroke (the flatten plane).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::Instant;
 
 /// The default interval between the ops of a held button.
 pub const DEFAULT_REPEAT: Duration = Duration::from_millis(120);

@@ -197,8 +197,18 @@ fn one_two_and_eight_threads_show_the_same_meshes() {
         })
         .collect();
     let mut results = Vec::new();
-    for threads in [1, 2, 8] {
-        let mut world = World::new(base.clone(), small(threads)).unwrap();
+    // 0: no worker threads, the jobs built in each update within 1 ms (a browser page).
+    for threads in [1, 2, 8, 0] {
+        let settings = if threads == 0 {
+            loam_world::WorldSettings {
+                main_thread: Some(Duration::from_millis(1)),
+                ..small(1)
+            }
+        } else {
+            small(threads)
+        };
+        assert_eq!(settings.worker_count(), threads);
+        let mut world = World::new(base.clone(), settings).unwrap();
         let mut shown = Shown::default();
         let v = [Viewer::at([20.0, h, 20.0])];
         world.update(&v);
@@ -218,7 +228,50 @@ fn one_two_and_eight_threads_show_the_same_meshes() {
             .collect();
         results.push(meshes);
     }
-    assert!(results[0] == results[1] && results[1] == results[2]);
+    assert!(results[0] == results[1] && results[1] == results[2] && results[2] == results[3]);
+}
+
+/// Without worker threads, each update builds at least one queued job on its own thread,
+/// the edited chunks before the streaming ones: an edit is ready to pull after the update
+/// that took it while most of the initial load still waits, and updates alone (no
+/// `wait_idle`) finish the load.
+#[test]
+fn without_threads_updates_build_edited_chunks_first() {
+    let base = flat_field(0.5, 4.0);
+    let settings = loam_world::WorldSettings {
+        // The least budget: one job an update on any machine that meshes a chunk in more
+        // than 0.1 ms, a few more otherwise.
+        main_thread: Some(Duration::from_micros(100)),
+        ..small(4)
+    };
+    let mut world = World::new(base.clone(), settings).unwrap();
+    let v = [Viewer::at([16.0, 4.0, 16.0])];
+    world.update(&v);
+    let m = world.metrics();
+    assert!(m.chunks_built >= 1, "{m:?}");
+    let loaded = m.chunks_loaded;
+    assert!(m.queue_depth > 10, "most of the load waits: {m:?}");
+    // A build in the air of chunk (0, 0, 0): only that chunk reads its samples.
+    let op = sphere(CsgMode::Union, [16.0, 16.0, 16.0], 3.0);
+    world.apply(&op).unwrap();
+    world.update(&v);
+    let updates = world.pull(PullBudget::ALL);
+    check_current(&world, &updates);
+    let edits = groups(&updates, BatchKind::Edit);
+    assert_eq!(edits.len(), 1, "the edit is ready after its update");
+    assert_eq!(edits[0].meshes.len(), 1);
+    assert!(world.metrics().queue_depth > 5, "{:?}", world.metrics());
+    let mut shown = Shown::default();
+    shown.apply(updates).unwrap();
+    let mut frames = 2;
+    while world.metrics().chunks_waiting > 0 {
+        world.update(&v);
+        shown.apply(world.pull(PullBudget::ALL)).unwrap();
+        frames += 1;
+        assert!(frames < 10 * loaded + 100, "{:?}", world.metrics());
+    }
+    assert_eq!(world.metrics().queue_depth, 0);
+    assert_matches_scratch(&world, &shown, &base, &[op]);
 }
 
 #[test]

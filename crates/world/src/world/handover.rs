@@ -2,8 +2,8 @@
 //! the front end ([`World::pull`], complete edits first) and a field edited elsewhere
 //! ([`World::replace_bricks`], [`World::take_patch`]: a network client's).
 
+use crate::Instant;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use loam_field::{BRICK_SAMPLES, BrickKey, BrickPatch, Field, SampleBox, SamplePos};
 

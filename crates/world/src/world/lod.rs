@@ -3,8 +3,8 @@
 //! change level or leave, and the chunks whose transition faces change with them — forms one
 //! batch, so a level change never shows a crack or an overlap for a frame.
 
+use crate::Instant;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use loam_field::{BRICK_SAMPLES, ColumnBounds, SampleBox};
 

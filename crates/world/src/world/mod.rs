@@ -8,7 +8,9 @@ mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::Instant;
 
 use loam_field::{
     BRICK_SAMPLES, CHUNK_CELLS, ChunkKey, DEFAULT_HOT_BRICKS, EditError, EditOp, EditOutcome,
@@ -339,6 +341,12 @@ impl World {
         }
         let depth = self.pool.queued();
         self.rec.queue_depth_max = self.rec.queue_depth_max.max(depth);
+        // No worker threads: this frame's share of the jobs, edited chunks first, so an
+        // edit whose chunks fit the budget is ready to pull now.
+        if let Some(budget) = self.settings.main_thread {
+            self.pool.build_here(budget);
+            self.drain();
+        }
         self.check_initial_load();
     }
 
@@ -399,7 +407,7 @@ impl World {
 
     /// Blocks until every loaded chunk's current version is built (and the batches are ready
     /// to pull), or `timeout` passes; returns whether it got there. Call after
-    /// [`World::update`].
+    /// [`World::update`]. With [`WorldSettings::main_thread`] it builds the jobs itself.
     pub fn wait_idle(&mut self, timeout: Duration) -> bool {
         let end = Instant::now() + timeout;
         loop {
@@ -414,6 +422,13 @@ impl World {
                 return true;
             }
             let left = end.saturating_duration_since(Instant::now());
+            if self.settings.main_thread.is_some() {
+                // The jobs are built here: as many as the time left allows.
+                if left.is_zero() || self.pool.build_here(left) == 0 {
+                    return false;
+                }
+                continue;
+            }
             match self.pool.results().recv_timeout(left) {
                 Ok(r) => self.on_result(r),
                 Err(_) => return false,

@@ -1,6 +1,6 @@
 //! The world's streaming: which chunks load and drop as viewers move and edits raise columns.
 
-use std::time::Instant;
+use crate::Instant;
 
 use loam_field::ChunkKey;
 use loam_mesh::LevelNeighbours;
