@@ -36,11 +36,11 @@ pub struct ServeArgs {
     /// Each node of a world needs its own.
     #[arg(long, default_value_t = 1, requires = "nats", value_parser = clap::value_parser!(u16).range(1..=4095))]
     pub node_id: u16,
-    /// Seconds between two copies of this node's world file put as the world's snapshot
-    /// (with `--nats`; 0: never), in a JetStream object store `LOAM_<world>_SNAP`: a node
-    /// started without its file takes the newest and replays only the stream after it.
-    /// The copies are made in `WORLD.snapshots` beside the file (the last one kept). With
-    /// `--backups`, each backup is put instead.
+    /// Seconds between two copies of this node's world file for the world's snapshot (with
+    /// `--nats`; 0: never), made in `WORLD.snapshots` beside the file (the last one kept);
+    /// the node holding the block lease puts its copy in the JetStream object store
+    /// `LOAM_<world>_SNAP`, and a node started without its file takes it and replays only
+    /// the stream after it. With `--backups`, each backup is the copy.
     #[arg(long, default_value_t = 600, requires = "nats", value_parser = clap::value_parser!(u64).range(0..=2_592_000))]
     pub snapshot_every: u64,
     /// Address to listen on, HOST:PORT (a name such as localhost is resolved, its first

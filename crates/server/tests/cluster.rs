@@ -1414,30 +1414,54 @@ async fn a_new_node_starts_from_the_snapshot_and_replays_only_the_tail() {
     assert!(start.stream_last > start.file_seq, "{start:?}");
     let hash = nodes_agree(&[&a, &b], 17).await;
     b.shutdown().await.unwrap();
-    // A snapshot that does not read (here: not a world file at all, at a position no node
-    // reaches, so none replaces it): node c says so and replays the whole stream.
+    // A snapshot of an earlier world of the same id (its bucket outlived its stream), then
+    // one of this world that does not read (not a world file at all), both at a position no
+    // node reaches, so none replaces them: a new node says so and replays the whole stream.
+    // (Once a has put its copy of every op: it has nothing newer to put over them.)
+    let last = world.last_seq().await.unwrap();
+    let t = Instant::now();
+    while snapshot_info(&node_cfg(&nats, "snap", 9))
+        .await
+        .unwrap()
+        .is_none_or(|s| s.seq < last)
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "no snapshot of all");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
     let store = js.get_object_store("LOAM_snap_SNAP").await.unwrap();
-    let meta = async_nats::jetstream::object_store::ObjectMetadata {
-        name: loam_server::cluster::snapshot::SNAPSHOT_OBJECT.into(),
-        metadata: [
-            ("seq".to_string(), u64::MAX.to_string()),
-            ("node".to_string(), "7".to_string()),
-        ]
-        .into(),
-        ..Default::default()
-    };
-    store
-        .put(meta, &mut b"not a world file".as_slice())
-        .await
-        .unwrap();
-    let c_file = dir.path().join("c.loam");
-    let c = node(&nats, "snap", &c_file, 3).await;
-    let start = c.node_start().unwrap();
-    assert_eq!((start.file_seq, start.from_snapshot), (0, None));
-    assert!(!dir.path().join("c.loam.snapshot-part").exists());
-    assert_eq!(nodes_agree(&[&a, &c], 17).await, hash);
+    let tag = world.genesis.tag();
+    for (n, world_tag) in [(3u16, "0123456789abcdef"), (4, tag.as_str())] {
+        let meta = async_nats::jetstream::object_store::ObjectMetadata {
+            name: loam_server::cluster::snapshot::SNAPSHOT_OBJECT.into(),
+            metadata: [
+                ("seq".to_string(), u64::MAX.to_string()),
+                ("node".to_string(), "7".to_string()),
+                ("world".to_string(), world_tag.to_string()),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        store
+            .put(meta, &mut b"not a world file".as_slice())
+            .await
+            .unwrap();
+        let file = dir.path().join(format!("n{n}.loam"));
+        let c = node(&nats, "snap", &file, n).await;
+        let start = c.node_start().unwrap();
+        assert_eq!((start.file_seq, start.from_snapshot), (0, None));
+        assert!(!dir.path().join(format!("n{n}.loam.snapshot-part")).exists());
+        assert_eq!(nodes_agree(&[&a, &c], 17).await, hash);
+        c.shutdown().await.unwrap();
+    }
+    // Only this world's snapshots are told.
+    assert_eq!(
+        snapshot_info(&node_cfg(&nats, "snap", 9))
+            .await
+            .unwrap()
+            .map(|s| s.seq),
+        Some(u64::MAX)
+    );
     drop(on_a);
     a.shutdown().await.unwrap();
-    c.shutdown().await.unwrap();
 }

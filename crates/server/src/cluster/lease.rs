@@ -105,10 +105,62 @@ pub(crate) async fn claim_node_id(kv: &kv::Store, id: u16) -> Result<u64, Cluste
     }
 }
 
-/// Gives node id `id`'s lease (taken at `rev`) up, if it is still that one: a node that
-/// fails to start after claiming it.
-pub(crate) async fn give_up_node_id(kv: &kv::Store, id: u16, rev: u64) {
-    let _ = kv.delete_expect_revision(node_key(id), Some(rev)).await;
+/// Node id `id`'s lease, claimed and renewed every [`RENEW`] by a task of its own while the
+/// node gets ready (a start that reads a long stream or loads a large file must not let it
+/// lapse), until [`hold`] takes it over ([`NodeIdKeeper::stop`]).
+pub(crate) struct NodeIdKeeper {
+    kv: kv::Store,
+    id: u16,
+    task: tokio::task::JoinHandle<()>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    /// The revision written last.
+    rev: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl NodeIdKeeper {
+    /// Keeps node id `id`'s lease, taken at `rev`.
+    pub(crate) fn start(kv: kv::Store, id: u16, rev: u64) -> Self {
+        use std::sync::atomic::Ordering;
+        let shared = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(rev));
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let (kv2, last) = (kv.clone(), shared.clone());
+        let task = tokio::spawn(async move {
+            let me = id.to_string();
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(RENEW) => {}
+                    _ = &mut stopped => return,
+                }
+                // Not stopped while a renewal is on its way: its revision is always known.
+                if let Ok(Some(r)) =
+                    renew(&kv2, &node_key(id), &me, last.load(Ordering::SeqCst)).await
+                {
+                    last.store(r, Ordering::SeqCst);
+                }
+            }
+        });
+        Self {
+            kv,
+            id,
+            task,
+            stop,
+            rev: shared,
+        }
+    }
+
+    /// Stops renewing and returns the revision written last.
+    pub(crate) async fn stop(self) -> u64 {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+        self.rev.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops renewing and gives the lease up (a node that fails to start).
+    pub(crate) async fn give_up(self) {
+        let (kv, id) = (self.kv.clone(), self.id);
+        let rev = self.stop().await;
+        let _ = kv.delete_expect_revision(node_key(id), Some(rev)).await;
+    }
 }
 
 /// Renews `key` (written last at `rev`), or tells why not: `Ok(None)` when someone else
@@ -132,16 +184,21 @@ struct Held {
 /// ([`Command::Lease`]) and announcing a lease taken on the stream (the authority acts
 /// only from its announcement on: `blocks.rs`). When `release` fires (the node stops), the
 /// leases it holds are given up at once, so that a node restarted with the same id, or
-/// another node taking over the blocks, need not wait for them to lapse.
+/// another node taking over the blocks, need not wait for them to lapse. `holds_blocks` says
+/// whether it holds the block lease now (the node's snapshot uploader puts only then: one
+/// node puts at a time). It takes the node id's lease over from `keeper`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn hold(
     kv: kv::Store,
     names: Names,
     node_id: u16,
-    node_rev: u64,
+    keeper: NodeIdKeeper,
     tx: mpsc::Sender<Command>,
     publish: mpsc::UnboundedSender<Outgoing>,
+    holds_blocks: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut release: tokio::sync::oneshot::Receiver<()>,
 ) {
+    let node_rev = keeper.stop().await;
     let me = node_id.to_string();
     let mut node = Held {
         rev: node_rev,
@@ -213,6 +270,7 @@ pub(crate) async fn hold(
                         at: Instant::now(),
                     });
                     tracing::info!("took the world's block lease (epoch {epoch})");
+                    holds_blocks.store(true, std::sync::atomic::Ordering::SeqCst);
                     let m = authority_message(node_id, epoch);
                     let out = Outgoing {
                         subject: names.blocks(),
@@ -234,6 +292,7 @@ pub(crate) async fn hold(
         if lost {
             tracing::warn!("lost the world's block lease: deciding no more block ops");
             blocks = None;
+            holds_blocks.store(false, std::sync::atomic::Ordering::SeqCst);
             if tx.send(Command::Lease { epoch: None }).await.is_err() {
                 return;
             }

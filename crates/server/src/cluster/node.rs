@@ -245,8 +245,8 @@ impl NodeTasks {
 /// A node, its world opened and its world file ready, before its ordering thread runs.
 pub(crate) struct Prepared {
     world: WorldStream,
-    /// The world's snapshot store (`snapshot.rs`).
-    snapshots: async_nats::jetstream::object_store::ObjectStore,
+    /// The world's snapshot store (`snapshot.rs`), if it could be had.
+    snapshots: Option<async_nats::jetstream::object_store::ObjectStore>,
     /// The stream sequence of the snapshot the node's file was made from, if it was.
     from_snapshot: Option<u64>,
     node_id: u16,
@@ -258,8 +258,8 @@ pub(crate) struct Prepared {
     replica: super::blocks::BlockReplica,
     /// Each author's last op id in the stream up to `applied`.
     last_ops: BTreeMap<u64, u64>,
-    /// The world's lease bucket and the revision of this node id's lease.
-    leases: (async_nats::jetstream::kv::Store, u64),
+    /// The world's lease bucket and the keeper of this node id's lease.
+    leases: (async_nats::jetstream::kv::Store, super::lease::NodeIdKeeper),
 }
 
 /// The blocks every node shows as of stream sequence `upto` (the block messages of the
@@ -318,7 +318,6 @@ pub(crate) async fn prepare(
     }
     let mut world = WorldStream::open(node).await?;
     world.generator(&cfg.generator)?;
-    let stream_last = world.last_seq_patiently().await?;
     let g = &world.genesis;
     let secret: [u8; 32] = super::unhex(&g.resume_secret)
         .and_then(|v| v.try_into().ok())
@@ -327,21 +326,38 @@ pub(crate) async fn prepare(
             world_id: g.world_id.clone(),
             why: "its resume secret is not 64 hex digits".into(),
         })?;
-    // The node id first: a node refused for a clash leaves no file behind.
+    // The node id first: a node refused for a clash leaves no file behind. Kept from here
+    // on, however long the start takes.
     let kv = super::lease::bucket(&world.js, &world.names, world.replicas()).await?;
     let node_rev = super::lease::claim_node_id(&kv, node.node_id).await?;
-    let made = world_file(&world, &cfg.world, stream_last).await;
-    let (applied, from_snapshot, snapshots) = match made {
-        Ok(m) => m,
-        Err(e) => {
-            super::lease::give_up_node_id(&kv, node.node_id, node_rev).await;
-            return Err(e);
+    let keeper = super::lease::NodeIdKeeper::start(kv.clone(), node.node_id, node_rev);
+    let rest = async {
+        let (applied, from_snapshot, snapshots) = world_file(&world, &cfg.world).await?;
+        let stream_last = world.last_seq_patiently().await?;
+        if applied.seq > stream_last {
+            return Err(ClusterError::OtherSnapshot {
+                file: cfg.world.clone(),
+                world_id: world.genesis.world_id.clone(),
+                why: format!(
+                    "it has applied the stream up to {}, and the stream ends at {stream_last}",
+                    applied.seq
+                ),
+            });
         }
+        let (replica, last_ops) = blocks_upto(&world, applied.seq).await?;
+        Ok((
+            applied,
+            from_snapshot,
+            snapshots,
+            stream_last,
+            replica,
+            last_ops,
+        ))
     };
-    let (replica, last_ops) = match blocks_upto(&world, applied.seq).await {
+    let (applied, from_snapshot, snapshots, stream_last, replica, last_ops) = match rest.await {
         Ok(r) => r,
         Err(e) => {
-            super::lease::give_up_node_id(&kv, node.node_id, node_rev).await;
+            keeper.give_up().await;
             return Err(e);
         }
     };
@@ -355,31 +371,36 @@ pub(crate) async fn prepare(
         stream_last,
         replica,
         last_ops,
-        leases: (kv, node_rev),
+        leases: (kv, keeper),
     })
 }
 
 /// The node's world file at `path`, checked against the world, or made: from the world's
 /// snapshot if there is one, else from the genesis. Returns where it stands, the snapshot's
-/// position if it was made from one, and the world's snapshot store.
+/// position if it was made from one, and the world's snapshot store (`None` if it cannot
+/// be had: the node then neither takes nor puts snapshots).
 async fn world_file(
     world: &WorldStream,
     path: &std::path::Path,
-    stream_last: u64,
 ) -> Result<
     (
         super::log::Position,
         Option<super::log::Position>,
-        async_nats::jetstream::object_store::ObjectStore,
+        Option<async_nats::jetstream::object_store::ObjectStore>,
     ),
     ClusterError,
 > {
-    let snapshots = super::snapshot::bucket(&world.js, &world.names, world.replicas()).await?;
+    let snapshots = match super::snapshot::bucket(&world.js, &world.names, world.replicas()).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("no snapshots for this node: {}", crate::error_chain(&e));
+            None
+        }
+    };
     // A node without its file starts from the world's snapshot, if a node made one.
-    let from_snapshot = if path.exists() {
-        None
-    } else {
-        super::snapshot::download(&snapshots, &world.genesis, path).await
+    let from_snapshot = match &snapshots {
+        Some(s) if !path.exists() => super::snapshot::download(s, &world.genesis, path).await,
+        _ => None,
     };
     let g = &world.genesis;
     let applied = match super::check_snapshot(path, g)? {
@@ -399,16 +420,6 @@ async fn world_file(
             start
         }
     };
-    if applied.seq > stream_last {
-        return Err(ClusterError::OtherSnapshot {
-            file: path.into(),
-            world_id: g.world_id.clone(),
-            why: format!(
-                "it has applied the stream up to {}, and the stream ends at {stream_last}",
-                applied.seq
-            ),
-        });
-    }
     Ok((applied, from_snapshot, snapshots))
 }
 
@@ -460,25 +471,44 @@ impl Prepared {
         order.empty_simulation();
         order.note_op_ids(self.last_ops);
         let js = self.world.js.clone();
-        let (kv, node_rev) = self.leases;
+        let (kv, keeper) = self.leases;
         let (release, released) = tokio::sync::oneshot::channel();
+        let holds_blocks = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let lease = super::lease::hold(
             kv,
             self.world.names.clone(),
             self.node_id,
-            node_rev,
+            keeper,
             tx.clone(),
             publish_tx,
+            holds_blocks.clone(),
             released,
         );
         let reach = tell_reach(self.world.up.clone(), tx.clone());
+        let (js_up, names, tag) = (
+            self.world.js.clone(),
+            self.world.names.clone(),
+            self.world.genesis.tag(),
+        );
+        let snapshots = self.snapshots;
         let mut tasks = vec![
             tokio::spawn(reach),
             tokio::spawn(publish(js, publish_rx)),
             tokio::spawn(follow(self.world, self.applied.seq, tx)),
         ];
-        if let Some(copies) = order.durability.snapshot_copies.take() {
-            let up = super::snapshot::uploader(self.snapshots, self.node_id, copies);
+        let copies = order.durability.snapshot_copies.take();
+        if let (Some(copies), Some(store)) = (copies, snapshots) {
+            let up = super::snapshot::uploader(
+                store,
+                super::snapshot::Uploading {
+                    js: js_up,
+                    names,
+                    world: tag,
+                    node: self.node_id,
+                    holds_blocks,
+                },
+                copies,
+            );
             tasks.push(tokio::spawn(up));
         }
         NodeTasks {

@@ -40,6 +40,10 @@ const SEQ_KEY: &str = "seq";
 /// The object's metadata key of the node that made it.
 const NODE_KEY: &str = "node";
 
+/// The object's metadata key of the world's tag ([`Genesis::tag`]): a bucket left by an
+/// earlier world of the same id holds another world's copy.
+const WORLD_KEY: &str = "world";
+
 /// The world's snapshot, as the object store describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotInfo {
@@ -49,6 +53,8 @@ pub struct SnapshotInfo {
     pub bytes: usize,
     /// The node that made it.
     pub node: u16,
+    /// The tag of the world it is of ([`Genesis::tag`]).
+    pub world: String,
 }
 
 /// The world's object store, made if missing with `replicas` copies (by hand: the
@@ -83,34 +89,60 @@ pub(crate) async fn bucket(
         .map_err(|e| js_err("opening the snapshot store")(&e))
 }
 
-/// What the store says of the snapshot, `None` if there is none (or it does not read).
-pub(crate) async fn info(store: &object_store::ObjectStore) -> Option<SnapshotInfo> {
-    let i = store.info(SNAPSHOT_OBJECT).await.ok()?;
-    Some(SnapshotInfo {
-        seq: i.metadata.get(SEQ_KEY)?.parse().ok()?,
-        bytes: i.size,
-        node: i.metadata.get(NODE_KEY)?.parse().ok()?,
-    })
+/// What the store says of the snapshot: `Ok(None)` if there is none, or its description
+/// does not read (a copy no Loam node put).
+///
+/// # Errors
+/// The store did not answer, as text.
+pub(crate) async fn info(
+    store: &object_store::ObjectStore,
+) -> Result<Option<SnapshotInfo>, String> {
+    let i = match store.info(SNAPSHOT_OBJECT).await {
+        Ok(i) => i,
+        Err(e) if e.kind() == object_store::InfoErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let read = || {
+        Some(SnapshotInfo {
+            seq: i.metadata.get(SEQ_KEY)?.parse().ok()?,
+            bytes: i.size,
+            node: i.metadata.get(NODE_KEY)?.parse().ok()?,
+            world: i.metadata.get(WORLD_KEY)?.clone(),
+        })
+    };
+    Ok(read())
 }
 
-/// The snapshot of world `cfg.world_id`, `None` if no node made one yet.
+/// The snapshot of world `cfg.world_id`, `None` if no node made one yet (or the one there
+/// is of an earlier world of that id).
 ///
 /// # Errors
 /// As [`super::WorldStream::open`].
 pub async fn snapshot_info(cfg: &super::NodeConfig) -> Result<Option<SnapshotInfo>, ClusterError> {
     let world = super::WorldStream::open(cfg).await?;
     let store = bucket(&world.js, &world.names, world.replicas()).await?;
-    Ok(info(&store).await)
+    info(&store)
+        .await
+        .map_err(|why| ClusterError::JetStream {
+            what: "reading the snapshot's description",
+            why,
+        })
+        .map(|i| i.filter(|i| i.world == world.genesis.tag()))
 }
 
-/// Puts the world file copy at `copy` (made by node `node`) as the snapshot, unless the one
-/// there stands at the same or a later position. Returns the copy's position if it was put.
+/// Puts the world file copy at `copy` (made by node `node` of the world tagged `world`) as
+/// the snapshot, unless the one there is of this world and stands at the same or a later
+/// position; then drops the data of any other object (a put that failed half-way, or lost a
+/// race to another node's). Returns the copy's position if it was put.
 ///
 /// # Errors
 /// [`ClusterError::Store`] when the copy does not read as a node's file,
 /// [`ClusterError::JetStream`] when the store refuses it.
 pub(crate) async fn upload(
     store: &object_store::ObjectStore,
+    js: &jetstream::Context,
+    names: &Names,
+    world: &str,
     copy: &Path,
     node: u16,
 ) -> Result<Option<u64>, ClusterError> {
@@ -135,7 +167,11 @@ pub(crate) async fn upload(
             why: format!("{} holds no stream position", copy.display()),
         });
     };
-    if info(store).await.is_some_and(|i| i.seq >= seq) {
+    let there = info(store).await.map_err(|why| ClusterError::JetStream {
+        what: "reading the snapshot's description",
+        why,
+    })?;
+    if there.is_some_and(|i| i.world == world && i.seq >= seq) {
         return Ok(None);
     }
     let meta = object_store::ObjectMetadata {
@@ -146,27 +182,85 @@ pub(crate) async fn upload(
         metadata: HashMap::from([
             (SEQ_KEY.to_string(), seq.to_string()),
             (NODE_KEY.to_string(), node.to_string()),
+            (WORLD_KEY.to_string(), world.to_string()),
         ]),
         ..Default::default()
     };
-    store
+    let put = store
         .put(meta, &mut bytes.as_slice())
         .await
         .map_err(|e| js_err("putting the snapshot")(&e))?;
+    if let Err(e) = tidy(js, names, &put.nuid).await {
+        tracing::warn!("the snapshot store keeps data of older puts: {e}");
+    }
     Ok(Some(seq))
+}
+
+/// Purges the data of every object but the one whose data is under `keep` (the store's
+/// own put purges only the object it replaced: a put that failed half-way, or one that two
+/// nodes made at once, would leave its data for ever).
+async fn tidy(js: &jetstream::Context, names: &Names, keep: &str) -> Result<(), String> {
+    use futures_util::TryStreamExt;
+    let bucket = format!("LOAM_{}_SNAP", names.world);
+    let stream = js
+        .get_stream(format!("OBJ_{bucket}"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let chunks = format!("$O.{bucket}.C.");
+    let subjects: Vec<String> = stream
+        .info_with_subjects(format!("{chunks}>"))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_ok(|(subject, _)| subject)
+        .try_collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    for subject in subjects {
+        if subject.strip_prefix(&chunks) != Some(keep) {
+            stream
+                .purge()
+                .filter(subject)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// How long taking the snapshot may take: 30 s, and a second more per MiB.
+fn download_patience(bytes: usize) -> Duration {
+    Duration::from_secs(30 + (bytes >> 20) as u64)
 }
 
 /// Takes the world's snapshot into `path` (which must not exist) if there is one of this
 /// world (checked as a node checks its own file: generator, field settings, world tag)
-/// and returns its position; `None` (and no file) if there is none or it does not check,
-/// said in the log: the node then starts from the genesis.
+/// and returns its position; `None` (and no file) if there is none, it is another world's,
+/// it does not read or check, or it takes too long ([`download_patience`]); the reason is
+/// said in the log, and the node then starts from the genesis.
 pub(crate) async fn download(
     store: &object_store::ObjectStore,
     genesis: &Genesis,
     path: &Path,
 ) -> Option<Position> {
     let start = Instant::now();
-    let snapshot = info(store).await?;
+    let snapshot = match info(store).await {
+        Ok(Some(s)) if s.world == genesis.tag() => s,
+        Ok(Some(s)) => {
+            tracing::warn!(
+                "the world's snapshot is of another world (tagged {}: an earlier world of this \
+                 id); replaying the whole stream",
+                s.world
+            );
+            return None;
+        }
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::warn!(
+                "the world's snapshot store did not answer: {e}; replaying the whole stream"
+            );
+            return None;
+        }
+    };
     let mut bytes = Vec::with_capacity(snapshot.bytes);
     let read = async {
         let mut object = store
@@ -178,18 +272,34 @@ pub(crate) async fn download(
             .await
             .map_err(|e| e.to_string())
     };
-    if let Err(e) = read.await {
+    // A put of a newer snapshot purges the data of the one being read: the read would wait
+    // for ever.
+    let patience = download_patience(snapshot.bytes);
+    let read = tokio::time::timeout(patience, read)
+        .await
+        .unwrap_or_else(|_| Err(format!("not read in {} s", patience.as_secs())));
+    if let Err(e) = read {
         tracing::warn!("the world's snapshot could not be read: {e}; replaying the whole stream");
         return None;
     }
     let part = part_path(path);
     let write = || -> Result<Position, String> {
-        std::fs::write(&part, &bytes).map_err(|e| e.to_string())?;
+        let mut f = std::fs::File::create(&part).map_err(|e| e.to_string())?;
+        std::io::Write::write_all(&mut f, &bytes).map_err(|e| e.to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+        drop(f);
         let at = super::check_snapshot(&part, genesis)
             .map_err(|e| crate::error_chain(&e))?
             .ok_or("it is empty")?;
         loam_store::remove_world_files(path);
         std::fs::rename(&part, path).map_err(|e| e.to_string())?;
+        // SQLite's companions of the part, if the check left any.
+        loam_store::remove_world_files(&part);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| e.to_string())?;
+        }
         Ok(at)
     };
     match write() {
@@ -226,16 +336,46 @@ pub(crate) fn copies_dir(world: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// Puts each finished copy of the node's world file as the snapshot, in turn, until the
-/// writer is gone. A copy that fails is said and skipped (the next one is tried).
+/// Who puts a node's copies, and into which world.
+pub(crate) struct Uploading {
+    pub js: jetstream::Context,
+    pub names: Names,
+    /// The world's tag ([`Genesis::tag`]).
+    pub world: String,
+    pub node: u16,
+    /// Whether the node holds the world's block lease now (`lease.rs`): only that node
+    /// puts, so two nodes seldom put at once (a put tidies the data of any other, which
+    /// would spoil a put under way: the next node to take it would find its digest wrong
+    /// and replay the whole stream).
+    pub holds_blocks: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Puts each finished copy of the node's world file as the snapshot, in turn, while the
+/// node holds the block lease (the newest copy made before it took the lease is put once it
+/// has), until the writer is gone. A copy that fails is said and skipped (the next one is
+/// tried).
 pub(crate) async fn uploader(
     store: object_store::ObjectStore,
-    node: u16,
+    up: Uploading,
     mut copies: UnboundedReceiver<PathBuf>,
 ) {
-    while let Some(copy) = copies.recv().await {
+    // The newest copy not put yet: kept while the node does not hold the block lease (it
+    // may take it later; the copy stays on disk until the next one is finished).
+    let mut pending: Option<PathBuf> = None;
+    loop {
+        tokio::select! {
+            copy = copies.recv() => match copy {
+                Some(copy) => pending = Some(copy),
+                None => return,
+            },
+            () = tokio::time::sleep(Duration::from_secs(1)), if pending.is_some() => {}
+        }
+        if !up.holds_blocks.load(std::sync::atomic::Ordering::SeqCst) {
+            continue;
+        }
+        let Some(copy) = pending.take() else { continue };
         let start = Instant::now();
-        match upload(&store, &copy, node).await {
+        match upload(&store, &up.js, &up.names, &up.world, &copy, up.node).await {
             Ok(Some(seq)) => tracing::info!(
                 "put the world's snapshot at stream sequence {seq} in {:.3} s",
                 start.elapsed().as_secs_f64()

@@ -409,12 +409,21 @@ impl WorldStream {
         let mut next = 1;
         let mut progress = std::time::Instant::now();
         while next <= upto {
-            let why = match self.messages_from(next).await {
+            let mut why = match self.messages_from(next).await {
                 Ok(mut msgs) => loop {
-                    let m = match msgs.next().await {
-                        Some(Ok(m)) => m,
-                        Some(Err(e)) => break e.to_string(),
-                        None => break "the consumer ended".to_string(),
+                    // A message is due (`next` ≤ `upto` ≤ the stream's last): a consumer
+                    // that goes quiet (its server died; the client's ordered consumer then
+                    // makes itself again, for ever) is given up for the reads below.
+                    let m = match tokio::time::timeout(CONSUMER_PATIENCE, msgs.next()).await {
+                        Ok(Some(Ok(m))) => m,
+                        Ok(Some(Err(e))) => break e.to_string(),
+                        Ok(None) => break "the consumer ended".to_string(),
+                        Err(_) => {
+                            break format!(
+                                "the consumer delivered nothing in {} s",
+                                CONSUMER_PATIENCE.as_secs()
+                            );
+                        }
                     };
                     let seq = match m.info() {
                         Ok(i) => i.stream_sequence,
@@ -433,32 +442,31 @@ impl WorldStream {
                         return Ok(());
                     }
                 },
-                Err(e) => {
-                    // No consumer now: the leader answers reads by sequence.
-                    let mut why = e.to_string();
-                    while next <= upto {
-                        match self.message_at(next).await {
-                            Ok(Some(m)) => {
-                                each(m.seq, &m.subject, &m.payload)?;
-                                next = m.seq + 1;
-                                progress = std::time::Instant::now();
-                            }
-                            Ok(None) => {
-                                why = format!("{why}; the stream holds no message {next}");
-                                break;
-                            }
-                            Err(e) => {
-                                why = format!("{why}; reading message {next}: {e}");
-                                break;
-                            }
-                        }
-                    }
-                    if next > upto {
-                        return Ok(());
-                    }
-                    why
-                }
+                Err(e) => e.to_string(),
             };
+            // No consumer now, or one that failed: the leader answers reads by sequence
+            // (for a while: a consumer is much faster, so one is asked for again after).
+            let until = tokio::time::Instant::now() + CONSUMER_PATIENCE;
+            while next <= upto && tokio::time::Instant::now() < until {
+                match self.message_at(next).await {
+                    Ok(Some(m)) => {
+                        each(m.seq, &m.subject, &m.payload)?;
+                        next = m.seq + 1;
+                        progress = std::time::Instant::now();
+                    }
+                    Ok(None) => {
+                        why = format!("{why}; the stream holds no message {next}");
+                        break;
+                    }
+                    Err(e) => {
+                        why = format!("{why}; reading message {next}: {e}");
+                        break;
+                    }
+                }
+            }
+            if next > upto {
+                return Ok(());
+            }
             if progress.elapsed() > PATIENCE {
                 return Err(ClusterError::JetStream {
                     what: "reading the stream",
