@@ -127,14 +127,26 @@ echo "before it, node 1 read the stream's blocks again: $(grep -o "read the bloc
 stop "$srv_pid"
 
 # A new node 3 without a file starts from the snapshot node 2 put (every 5 s) and replays
-# only the stream after it.
+# only the stream after it (nothing, if the last put came after the load's last op).
+# It starts 3 s into 6 s of load on node 2, so the stream goes on past the last snapshot.
+seconds_was=$seconds
+seconds=6
+bench fresh-load "$u2" >"$out/fresh-load.txt" &
+load_pid=$!
+seconds=$seconds_was
+sleep 3
+t0=$(date +%s.%N)
 serve fresh LOAM_BENCH_NATS="$nats" LOAM_BENCH_WORLD_ID=two LOAM_BENCH_NODE_ID=3
-for _ in $(seq 6000); do
+t1=$(date +%s.%N)
+wait "$load_pid"
+cat "$out/fresh-load.txt"
+for _ in $(seq 600); do
   grep -q "caught up with the world's stream" "$out/fresh.log" && break
   sleep 0.1
 done
+echo "new node 3 served after $(python3 -c "print(f'{$t1 - $t0:.2f}')") s (process start to listening: snapshot, blocks, world file loaded)"
 echo "new node 3: $(grep -o "started from the world's snapshot.*" "$out/fresh.log" || echo "no snapshot taken")"
 echo "new node 3 read the stream's blocks: $(grep -o "read the blocks of the stream.*" "$out/fresh.log" || echo never)"
-echo "new node 3 caught up: $(grep -o "caught up with the world's stream.*" "$out/fresh.log" || echo never)"
+echo "new node 3 caught up: $(grep -o "caught up with the world's stream.*" "$out/fresh.log" || echo "nothing to catch up")"
 stop "$srv_pid"
 stop "$p2"
