@@ -26,6 +26,10 @@
 //!
 //! Op numbering, strokes and the terrain undo rule are [`loam_field::Journal`] and
 //! [`loam_field::History`]: one implementation each, which every layer above calls.
+//!
+//! The world file parts (`load`, `flush`, `bake`, [`UndoJournal::from_store`] and
+//! `from_log`) need the default feature `store` (`loam-store`, SQLite in C); without it the
+//! crate builds for wasm32 (a browser keeps its world elsewhere), which CI checks.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -33,7 +37,9 @@
 mod budget;
 mod colliders;
 pub mod generator;
+#[cfg(feature = "store")]
 mod load;
+#[cfg(feature = "store")]
 mod persist;
 mod simulation;
 mod undo;
@@ -41,7 +47,9 @@ mod undo;
 pub use budget::{Bucket, EditBudgetError, EditBudgets};
 pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
 pub use generator::{GeneratorSpec, GeneratorSpecError};
+#[cfg(feature = "store")]
 pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
+#[cfg(feature = "store")]
 pub use persist::{Bake, bake, flush};
 pub use simulation::{pieces_awake, step_replay, terrain_changed};
 pub use undo::{Action, Step, UndoJournal, block_inverse, block_step};

@@ -19,9 +19,13 @@
 //! A journal empty of undo (a world with no log, or more actions than [`UndoJournal::LIMIT`])
 //! falls back to the terrain history, as before block edits were recorded.
 
-use loam_blocks::{BlockOp, BlockSpec, BlockStore, LogInverses};
-use loam_field::EditOp;
-use loam_store::{LogRecord, Store, StoreError};
+use loam_blocks::{BlockOp, BlockSpec, BlockStore};
+#[cfg(feature = "store")]
+use {
+    loam_blocks::LogInverses,
+    loam_field::EditOp,
+    loam_store::{LogRecord, Store, StoreError},
+};
 
 /// One part of an action, undone in reverse order.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,6 +108,7 @@ impl UndoJournal {
     ///
     /// # Errors
     /// As [`Store::log_after`].
+    #[cfg(feature = "store")]
     pub fn from_store(store: &Store) -> Result<Self, StoreError> {
         Ok(Self::from_log(&store.log_after(0)?))
     }
@@ -116,6 +121,7 @@ impl UndoJournal {
     /// its redo. What the log does not tell apart comes back a little otherwise than it was
     /// made: a block placed on a levelled pad and its pad are two actions, and a block placed
     /// and then broken by hand reads as placed and undone.
+    #[cfg(feature = "store")]
     pub fn from_log(records: &[LogRecord]) -> Self {
         let mut journal = Self::default();
         let mut inverses = LogInverses::default();
