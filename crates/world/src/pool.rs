@@ -138,21 +138,26 @@ impl Pool {
     }
 
     /// Without worker threads: builds the most urgent queued jobs on this thread (edited
-    /// chunks first, as the workers take them) until `budget` is spent, at least one if
-    /// any is queued; their results are on [`Pool::results`]. Returns how many it built (0
-    /// with worker threads: they build).
+    /// chunks first, as the workers take them) while the next one is expected to end within
+    /// `budget` (expected: the running mean of the last jobs' times), at least one if any is
+    /// queued; their results are on [`Pool::results`]. Returns how many it built (0 with
+    /// worker threads: they build).
     pub fn build_here(&mut self, budget: std::time::Duration) -> usize {
         let Some((builder, tx)) = self.here.as_mut() else {
             return 0;
         };
         let start = Instant::now();
+        let budget = budget.as_secs_f64();
         let mut built = 0;
-        while built == 0 || start.elapsed() < budget {
+        while built == 0 || start.elapsed().as_secs_f64() + builder.expected_s <= budget {
             let Some((key, job)) = lock(&self.shared).pop() else {
                 break;
             };
+            let result = builder.build(key, job);
+            // A mean over about the last eight jobs.
+            builder.expected_s += (result.mesh_s - builder.expected_s) / 8.0;
             // The receiver is this pool's own: it cannot be gone.
-            let _ = tx.send(builder.build(key, job));
+            let _ = tx.send(result);
             built += 1;
         }
         built
@@ -237,6 +242,8 @@ struct Builder {
     materials: Vec<u8>,
     buffer: MeshBuffer,
     lod: LodBuilder,
+    /// Without threads: how long the next job is expected to take, seconds.
+    expected_s: f64,
 }
 
 impl Builder {
@@ -250,6 +257,7 @@ impl Builder {
             materials: vec![0; n],
             buffer: MeshBuffer::default(),
             lod: LodBuilder::default(),
+            expected_s: 0.0,
         }
     }
 

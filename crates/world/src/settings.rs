@@ -26,9 +26,9 @@ pub struct WorldSettings {
     pub threads: usize,
     /// Builds chunks on the thread that calls [`World::update`](crate::World::update)
     /// instead of on worker threads (a browser page has none; `threads` is then not used):
-    /// each update builds queued jobs, edited chunks first, until this much time is spent
-    /// (at least one job if any is queued), and an op's bricks are generated and packed on
-    /// that thread too. `[0.1 ms, 1 s]`; `None` (the default): worker threads.
+    /// each update builds queued jobs, edited chunks first, while the next one is expected
+    /// to end within this much time (at least one job if any is queued; expected: the mean
+    /// of the last jobs), and an op's bricks are generated and packed on that thread too. `[0.1 ms, 1 s]`; `None` (the default): worker threads.
     pub main_thread: Option<Duration>,
     /// The mesher the workers use.
     pub mesher: Mesher,
