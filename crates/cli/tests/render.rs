@@ -340,6 +340,8 @@ fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
     let before = std::fs::read(d.join("dug.loam")).unwrap();
 
     let mut pictures = Vec::new();
+    // What each render said (its report: chunks shown, frames), for a failure's message.
+    let mut said = String::new();
     for world in ["dug.loam", "plain.loam"] {
         let shown = loam_headless(
             &d,
@@ -364,6 +366,7 @@ fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
         let png = d.join(format!("{world}.png"));
         std::fs::rename(d.join("out/editor-headless.png"), &png).unwrap();
         pictures.push(read_png(&png));
+        said.push_str(&shown);
     }
     assert_eq!(
         std::fs::read(d.join("dug.loam")).unwrap(),
@@ -376,8 +379,11 @@ fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
     let n = dug.len() as f64;
     let terrain_share = plain.iter().filter(|p| terrain(**p)).count() as f64 / n;
     let sky_share = plain.iter().filter(|p| sky(**p)).count() as f64 / n;
-    assert!(terrain_share > 0.4, "terrain covers {terrain_share:.2}");
-    assert!(sky_share > 0.01, "sky covers {sky_share:.3}");
+    assert!(
+        terrain_share > 0.4,
+        "terrain covers {terrain_share:.2}\n{said}"
+    );
+    assert!(sky_share > 0.01, "sky covers {sky_share:.3}\n{said}");
     // The dig fills the middle of the view (the camera looks at its centre from 24 m away)
     // and changes little at the edges.
     let share = |keep: &dyn Fn(f64, f64) -> bool| {
@@ -396,9 +402,12 @@ fn a_world_file_is_drawn_headless_as_the_editor_first_shows_it() {
     let rim = share(&|x, y| !(0.1..0.9).contains(&x) || y < 0.1);
     assert!(
         centre > 0.5,
-        "only {centre:.3} of the centre changed: no hole in view"
+        "only {centre:.3} of the centre changed: no hole in view\n{said}"
     );
-    assert!(rim < 0.05, "{rim:.3} of the rim changed: another view?");
+    assert!(
+        rim < 0.05,
+        "{rim:.3} of the rim changed: another view?\n{said}"
+    );
 }
 
 /// Without a display, a world named on the command line that does not exist is refused with
