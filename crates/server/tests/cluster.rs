@@ -1429,7 +1429,11 @@ async fn a_new_node_starts_from_the_snapshot_and_replays_only_the_tail() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-    let store = js.get_object_store("LOAM_snap_SNAP").await.unwrap();
+    let bucket = loam_server::cluster::log::Names {
+        world: "snap".into(),
+    }
+    .snapshot_bucket();
+    let store = js.get_object_store(bucket).await.unwrap();
     let tag = world.genesis.tag();
     for (n, world_tag) in [(3u16, "0123456789abcdef"), (4, tag.as_str())] {
         let meta = async_nats::jetstream::object_store::ObjectMetadata {

@@ -48,7 +48,7 @@ pub(crate) async fn bucket(
     names: &Names,
     replicas: usize,
 ) -> Result<kv::Store, ClusterError> {
-    let bucket = format!("LOAM_{}_LEASE", names.world);
+    let bucket = names.lease_bucket();
     if let Ok(kv) = js.get_key_value(&bucket).await {
         return Ok(kv);
     }

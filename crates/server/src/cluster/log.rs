@@ -184,6 +184,14 @@ impl Names {
             }
         }
     }
+    /// The world's lease bucket (a key-value bucket): `LOAM_<world>_LEASE`.
+    pub fn lease_bucket(&self) -> String {
+        format!("LOAM_{}_LEASE", self.world)
+    }
+    /// The world's snapshot store (an object store): `LOAM_<world>_SNAP`.
+    pub fn snapshot_bucket(&self) -> String {
+        format!("LOAM_{}_SNAP", self.world)
+    }
     /// The block authority's announcements and outcomes: `loam.<world>.blocks` (a node
     /// that restarts reads these alone to rebuild its blocks).
     pub fn blocks(&self) -> String {

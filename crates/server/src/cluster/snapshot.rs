@@ -67,7 +67,7 @@ pub(crate) async fn bucket(
     names: &Names,
     replicas: usize,
 ) -> Result<object_store::ObjectStore, ClusterError> {
-    let bucket = format!("LOAM_{}_SNAP", names.world);
+    let bucket = names.snapshot_bucket();
     if let Ok(store) = js.get_object_store(&bucket).await {
         return Ok(store);
     }
@@ -201,7 +201,7 @@ pub(crate) async fn upload(
 /// nodes made at once, would leave its data for ever).
 async fn tidy(js: &jetstream::Context, names: &Names, keep: &str) -> Result<(), String> {
     use futures_util::TryStreamExt;
-    let bucket = format!("LOAM_{}_SNAP", names.world);
+    let bucket = names.snapshot_bucket();
     let stream = js
         .get_stream(format!("OBJ_{bucket}"))
         .await
