@@ -2,7 +2,9 @@
 //! meshes within a per-frame time budget, all meshes of one group swapped in the same frame.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use loam_world::Instant;
 
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};

@@ -212,6 +212,15 @@ impl WorldFile {
         Ok(self.lock()?.last_seq())
     }
 
+    /// The world file's bytes as they are now ([`Store::image`]): every op appended so far.
+    /// A world held in memory (a browser's) is kept by keeping these.
+    ///
+    /// # Errors
+    /// [`WorldFileError::Store`]: SQLite failures.
+    pub fn image(&self) -> Result<Vec<u8>, WorldFileError> {
+        Ok(self.lock()?.image()?)
+    }
+
     /// Appends every op applied since the last append (terrain and block, in sequence order)
     /// to the file's log; returns how many. The plugin does this at the end of every frame.
     ///

@@ -16,7 +16,9 @@
 //! shows an edit).
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use loam_world::Instant;
 
 use bevy::prelude::*;
 

@@ -14,7 +14,7 @@ use bevy::render::render_resource::TextureFormat;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
-use loam_field::EditOp;
+use loam_field::{EditOp, Field};
 use loam_world::World;
 
 use bevy::time::TimeUpdateStrategy;
@@ -35,7 +35,44 @@ pub struct CameraPose {
     pub look_at: [f64; 3],
 }
 
+/// Sequence numbers at the end of a world's log searched for its first view
+/// ([`CameraPose::of_world`]).
+pub const LAST_OPS_SEARCHED: u64 = 256;
+
 impl CameraPose {
+    /// Looking at `look_at` (the ground at the origin when `None`) from 24 m south and 12 m
+    /// up, kept 4 m above the generator's ground: the first view of a session or a world.
+    pub fn looking_at(field: &Field, look_at: Option<[f64; 3]>) -> Self {
+        let g = field.generator();
+        let look_at = look_at.unwrap_or([0.0, g.surface_height(0.0, 0.0), 0.0]);
+        let (x, z) = (look_at[0], look_at[2] + 24.0);
+        let y = (look_at[1] + 12.0).max(g.surface_height(x, z) + 4.0);
+        Self {
+            position: [x, y, z],
+            look_at,
+        }
+    }
+
+    /// The first view of a world: [`CameraPose::looking_at`] the newest terrain op with a
+    /// centre ([`EditOp::center`]) among the last [`LAST_OPS_SEARCHED`] sequence numbers of
+    /// its log (where its user last worked); `fallback` when there is none (a new world, a
+    /// compacted one, or only undos, redos and block ops there).
+    ///
+    /// # Errors
+    /// The log cannot be read.
+    pub fn of_world(
+        store: &loam_store::Store,
+        field: &Field,
+        fallback: CameraPose,
+    ) -> Result<Self, loam_store::StoreError> {
+        let last = store.last_seq();
+        let ops = store.ops_after(last.saturating_sub(LAST_OPS_SEARCHED))?;
+        Ok(match ops.iter().rev().find_map(|e| e.op.center()) {
+            Some(c) => Self::looking_at(field, Some(c)),
+            None => fallback,
+        })
+    }
+
     /// The Bevy transform of the pose (y up).
     pub fn transform(&self) -> Transform {
         let p = self.position.map(|v| v as f32);
@@ -171,7 +208,7 @@ struct Script {
     image: Handle<Image>,
     out: PathBuf,
     frames: u64,
-    deadline: std::time::Instant,
+    deadline: loam_world::Instant,
     timeout: Duration,
     result: Arc<Mutex<Option<Result<RenderReport, RenderError>>>>,
 }
@@ -272,7 +309,7 @@ pub fn render(job: RenderJob) -> Result<RenderReport, RenderError> {
         image,
         out: job.out,
         frames: 0,
-        deadline: std::time::Instant::now() + job.timeout,
+        deadline: loam_world::Instant::now() + job.timeout,
         timeout: job.timeout,
         result: result.clone(),
     })
@@ -304,7 +341,7 @@ fn drive(
 ) {
     let (dust, sounds, mut cost) = fx;
     script.frames += 1;
-    if std::time::Instant::now() > script.deadline && script.phase != Phase::Done {
+    if loam_world::Instant::now() > script.deadline && script.phase != Phase::Done {
         let timeout = script.timeout;
         finish(&mut script, Err(RenderError::Timeout(timeout)));
         exit.write(AppExit::Success);

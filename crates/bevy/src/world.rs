@@ -1,6 +1,6 @@
 //! [`LoamWorld`]: the world resource the plugin drives, and the ops applied to it.
 
-use std::time::Instant;
+use loam_world::Instant;
 
 use bevy::prelude::*;
 use loam_field::{EditError, EditOp, EditOutcome, RayHit, SampleBox};

@@ -181,7 +181,8 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
     let (w, blocks) = crate::world::load_with_blocks(&mut store, &world_path)?;
     let camera = {
         let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
-        render::camera_of_world(&store, &w.field, render::camera_of(&loaded.session, &base))?
+        loam_bevy::CameraPose::of_world(&store, &w.field, render::camera_of(&loaded.session, &base))
+            .context("reading the world's last ops")?
     };
     let world = World::resume(w.field, w.history, w.last_seq, settings)?;
     println!(
@@ -200,6 +201,7 @@ pub fn run(args: &EditArgs) -> anyhow::Result<()> {
         lod_fade_s: args.lod_fade,
         keep_view: args.view_distance.is_some(),
         check_seams: args.check_seams,
+        canvas: None,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");
@@ -327,6 +329,7 @@ fn run_connected(args: &EditArgs, url: &str, mesher: Mesher) -> anyhow::Result<(
         lod_fade_s: args.lod_fade,
         keep_view: args.view_distance.is_some(),
         check_seams: args.check_seams,
+        canvas: None,
     });
     if exit.is_error() {
         anyhow::bail!("the editor stopped with an error");

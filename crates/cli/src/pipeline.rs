@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use loam_field::{ChunkKey, EditOp, Field, LogEntry, SampleBox};
+use loam_field::{ChunkKey, Field, LogEntry, SampleBox};
 use loam_mesh::Mesher;
 use loam_world::{IDLE_TIMEOUT, PullBudget, Shown, Viewer, World, chunks_reading};
 
@@ -54,33 +54,14 @@ pub fn viewer_paths(session: &Session, field: &Field) -> Vec<ViewerPath> {
     if !session.viewers.is_empty() {
         return session.viewers.clone();
     }
-    let position = session
-        .ops
-        .iter()
-        .find_map(|o| op_center(&o.op))
-        .unwrap_or([0.0, field.generator().surface_height(0.0, 0.0) + 2.0, 0.0]);
+    let position = session.ops.iter().find_map(|o| o.op.center()).unwrap_or([
+        0.0,
+        field.generator().surface_height(0.0, 0.0) + 2.0,
+        0.0,
+    ]);
     vec![ViewerPath {
         path: vec![Waypoint { t: 0.0, position }],
     }]
-}
-
-/// Where an op acts: its centre, or the middle of its axis.
-pub fn op_center(op: &EditOp) -> Option<[f64; 3]> {
-    match *op {
-        EditOp::Sphere { center, .. }
-        | EditOp::Cuboid { center, .. }
-        | EditOp::Torus { center, .. }
-        | EditOp::Raise { center, .. }
-        | EditOp::Lower { center, .. }
-        | EditOp::Smooth { center, .. }
-        | EditOp::Flatten { center, .. }
-        | EditOp::Noise { center, .. }
-        | EditOp::Paint { center, .. } => Some(center),
-        EditOp::Capsule { a, b, .. } | EditOp::Cylinder { a, b, .. } => {
-            Some([0, 1, 2].map(|i| (a[i] + b[i]) * 0.5))
-        }
-        EditOp::Undo { .. } | EditOp::Redo { .. } => None,
-    }
 }
 
 /// Runs `session`'s timeline over `field` (the session's world before any op), calling

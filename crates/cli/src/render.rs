@@ -12,7 +12,6 @@ use loam_mesh::Mesher;
 use loam_store::Store;
 use loam_world::World;
 
-use crate::pipeline::op_center;
 use crate::session::{self, Session};
 
 /// Arguments of `loam render`.
@@ -70,21 +69,8 @@ pub fn camera_of(session: &Session, field: &Field) -> CameraPose {
             look_at: c.look_at,
         };
     }
-    let look_at = session.ops.iter().find_map(|o| op_center(&o.op));
-    camera_looking_at(field, look_at)
-}
-
-/// Looking at `look_at` (the ground at the origin when `None`) from 24 m south and 12 m up,
-/// kept 4 m above the generator's ground.
-fn camera_looking_at(field: &Field, look_at: Option<[f64; 3]>) -> CameraPose {
-    let g = field.generator();
-    let look_at = look_at.unwrap_or([0.0, g.surface_height(0.0, 0.0), 0.0]);
-    let (x, z) = (look_at[0], look_at[2] + 24.0);
-    let y = (look_at[1] + 12.0).max(g.surface_height(x, z) + 4.0);
-    CameraPose {
-        position: [x, y, z],
-        look_at,
-    }
+    let look_at = session.ops.iter().find_map(|o| o.op.center());
+    CameraPose::looking_at(field, look_at)
 }
 
 /// The mesher named `name`, once the picture `out` is known to be a PNG and its folder is
@@ -109,31 +95,6 @@ fn create_folder_of(file: &Path) -> anyhow::Result<()> {
         }
         None => Ok(()),
     }
-}
-
-/// Sequence numbers at the end of a world's log searched for the first view.
-const LAST_OPS_SEARCHED: u64 = 256;
-
-/// The first view of a world file: looking at the newest terrain op with a centre among the
-/// last 256 sequence numbers of its log (where its user last worked), as [`camera_of`] looks
-/// at a session's first op; `fallback` when there is none (a new world, a compacted one, or
-/// only undos, redos and block ops there).
-///
-/// # Errors
-/// The log cannot be read.
-pub fn camera_of_world(
-    store: &Store,
-    field: &Field,
-    fallback: CameraPose,
-) -> anyhow::Result<CameraPose> {
-    let last = store.last_seq();
-    let ops = store
-        .ops_after(last.saturating_sub(LAST_OPS_SEARCHED))
-        .context("reading the world's last ops")?;
-    Ok(match ops.iter().rev().find_map(|e| op_center(&e.op)) {
-        Some(c) => camera_looking_at(field, Some(c)),
-        None => fallback,
-    })
 }
 
 /// What [`run_world`] draws.
@@ -181,7 +142,8 @@ pub fn run_world(args: &WorldRenderArgs) -> anyhow::Result<()> {
         let base = Field::new(loaded.session.field, Arc::new(loaded.generator))?;
         camera_of(&loaded.session, &base)
     };
-    let camera = camera_of_world(&store, &w.field, fallback)?;
+    let camera =
+        CameraPose::of_world(&store, &w.field, fallback).context("reading the world's last ops")?;
     drop(store);
     let settings = loaded.session.world.settings(args.threads, mesher);
     let last_seq = w.last_seq;

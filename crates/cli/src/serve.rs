@@ -53,6 +53,10 @@ pub struct ServeArgs {
     /// Most clients at once, at least 1.
     #[arg(long, default_value_t = 256, value_parser = parse_max_clients)]
     pub max_clients: usize,
+    /// Serve the browser editor too: the folder `tools/web_build.sh DIR` made (it must hold
+    /// an index.html), at http://HOST:PORT/ beside the WebSocket at /ws.
+    #[arg(long, value_name = "DIR")]
+    pub web: Option<PathBuf>,
     /// Catch-up each client may be sent, MiB a second on average (the bricks of regions its
     /// viewer moves into; 4 times as much at once), from 0.0625 to 65 536: a client
     /// moving faster waits for its latest region rather than slowing everyone.
@@ -291,6 +295,7 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
     config.node = node.clone();
     config.listen = args.listen;
     config.token = args.token.clone();
+    config.web = args.web.clone();
     config.limits.max_clients = args.max_clients;
     config.limits.catch_up_bytes_per_second = args.catch_up_mib_per_s * 1024.0 * 1024.0;
     config.limits.catch_up_burst_bytes = 4.0 * config.limits.catch_up_bytes_per_second;
@@ -314,6 +319,13 @@ pub fn run_serve(args: &ServeArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("serving {what} on {}", args.listen))?;
         println!("loam: serving {what} on {}", server.url());
+        if let Some(dir) = &args.web {
+            println!(
+                "loam: the browser editor ({}) at http://{}/",
+                dir.display(),
+                server.local_addr()
+            );
+        }
         if !args.listen.ip().is_loopback() && args.token.is_none() {
             println!(
                 "loam: warning: {} is reachable beyond this machine and no --token is set: anyone who reaches it can edit the world",

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use loam_bevy::persist::Restored;
@@ -178,16 +177,8 @@ pub(crate) fn load_with_blocks(
 
 /// A fresh field of the world's generator and settings.
 fn base_field(store: &Store, path: &Path) -> anyhow::Result<Field> {
-    let spec: GeneratorSpec =
-        serde_json::from_str(&store.generator_json()?).context("the world's generator settings")?;
-    let (generator, hash) = spec.build(Path::new(""))?;
-    if hash != store.heightmap_blake3()? {
-        bail!(
-            "the heightmap of {path:?} changed since the world was made (BLAKE3 {} expected)",
-            store.heightmap_blake3()?.unwrap_or_default()
-        );
-    }
-    Ok(Field::new(store.field_settings()?, Arc::new(generator))?)
+    loam_session::base_field(store, Path::new(""))
+        .with_context(|| format!("the terrain of {path:?}"))
 }
 
 fn open_read_only(path: &Path) -> anyhow::Result<Store> {

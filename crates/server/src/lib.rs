@@ -226,6 +226,10 @@ pub struct ServerConfig {
     /// and `islands` applies while the node holds the world's block lease
     /// (`cluster/blocks.rs`). Default `None`: the single server on its world file.
     pub node: Option<cluster::NodeConfig>,
+    /// A folder of files served over HTTP at every path but [`WS_PATH`]: the browser
+    /// editor's bundle (`tools/web_build.sh DIR`), so a friend joins with a browser from the
+    /// same address. It must hold an `index.html`. Default `None`: only the WebSocket.
+    pub web: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -255,6 +259,7 @@ impl ServerConfig {
             islands: Some(IslandSettings::default()),
             backups: None,
             node: None,
+            web: None,
         }
     }
 
@@ -265,6 +270,11 @@ impl ServerConfig {
                 why: why.into(),
             })
         };
+        if let Some(dir) = &self.web
+            && !dir.join("index.html").is_file()
+        {
+            return bad("web", &format!("{dir:?} holds no index.html"));
+        }
         let l = &self.limits;
         if l.max_message_bytes < 4096 {
             return bad("max_message_bytes", "at least 4096");
@@ -450,9 +460,11 @@ pub async fn serve(config: ServerConfig) -> Result<ServerHandle, ServerError> {
             std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
         )),
     });
-    let router = Router::new()
-        .route(WS_PATH, get(upgrade))
-        .with_state(shared);
+    let mut router = Router::new().route(WS_PATH, get(upgrade));
+    if let Some(dir) = &config.web {
+        router = router.fallback_service(tower_http::services::ServeDir::new(dir));
+    }
+    let router = router.with_state(shared);
     let received = (
         config.limits.received_bytes_per_second,
         received_burst(config.limits.max_message_bytes),

@@ -22,3 +22,4 @@ mod resume_key;
 mod store_failure;
 mod undo;
 mod util;
+mod web;

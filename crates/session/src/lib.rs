@@ -48,7 +48,7 @@ pub use budget::{Bucket, EditBudgetError, EditBudgets};
 pub use colliders::{NEAR_M, TerrainColliders, pieces_near};
 pub use generator::{GeneratorSpec, GeneratorSpecError};
 #[cfg(feature = "store")]
-pub use load::{LoadedBlocks, LoadedSession, SkippedOp, load};
+pub use load::{BaseFieldError, LoadedBlocks, LoadedSession, SkippedOp, base_field, load};
 #[cfg(feature = "store")]
 pub use persist::{Bake, bake, flush};
 pub use simulation::{pieces_awake, step_replay, terrain_changed};

@@ -162,3 +162,56 @@ fn op_point(world: &BlockWorld, op: &BlockOp) -> Option<[f64; 3]> {
     };
     p.iter().all(|c| c.is_finite()).then_some(p)
 }
+
+/// A world file's own terrain could not be rebuilt ([`base_field`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaseFieldError {
+    /// The file could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The generator JSON the file keeps is not a generator spec.
+    #[error("the world's generator settings do not read")]
+    Spec(#[source] serde_json::Error),
+    /// The generator could not be built (its DEM unreadable, its settings out of range).
+    #[error("the world's generator")]
+    Build(#[from] crate::GeneratorSpecError),
+    /// The DEM file the world names is not the one it was made on.
+    #[error(
+        "the heightmap changed since the world was made (BLAKE3 {held} expected, {found} found)"
+    )]
+    OtherHeightmap {
+        /// The BLAKE3 the world file records ("" for none).
+        held: String,
+        /// The BLAKE3 of the DEM read now ("" for none).
+        found: String,
+    },
+    /// The field settings the file keeps are out of range.
+    #[error("the world's field settings")]
+    Field(#[from] loam_field::SettingsError),
+}
+
+/// The field of a world file's own generator and field settings, with no edits: what
+/// [`load`] applies the file's bricks and ops over. The generator is rebuilt from the JSON
+/// the file keeps ([`crate::GeneratorSpec`]); a DEM it names by path is read relative to
+/// `dir` (a DEM carried in the spec needs no file) and must have the BLAKE3 the file
+/// records.
+///
+/// # Errors
+/// [`BaseFieldError`].
+pub fn base_field(store: &Store, dir: &std::path::Path) -> Result<Field, BaseFieldError> {
+    let spec: crate::GeneratorSpec =
+        serde_json::from_str(&store.generator_json()?).map_err(BaseFieldError::Spec)?;
+    let (generator, found) = spec.build(dir)?;
+    let held = store.heightmap_blake3()?;
+    if found != held {
+        return Err(BaseFieldError::OtherHeightmap {
+            held: held.unwrap_or_default(),
+            found: found.unwrap_or_default(),
+        });
+    }
+    Ok(Field::new(
+        store.field_settings()?,
+        std::sync::Arc::new(generator),
+    )?)
+}

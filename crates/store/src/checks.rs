@@ -61,7 +61,7 @@ pub(crate) fn meta_digest(conn: &Connection) -> rusqlite::Result<String> {
 }
 
 /// The first 16 bytes of every SQLite 3 database.
-const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+pub(crate) const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 pub(crate) fn check_header(path: &Path) -> Result<(), StoreError> {
     let io = |source| StoreError::Io {

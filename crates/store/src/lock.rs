@@ -14,8 +14,9 @@
 
 use std::fs::{File, TryLockError};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::clock::Instant;
 use crate::error::StoreError;
 
 /// Whether a store holds its own lock and SQLite runs in normal locking mode, so that more

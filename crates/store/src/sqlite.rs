@@ -3,7 +3,9 @@
 //! long).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 

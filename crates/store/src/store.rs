@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use crate::clock::{SystemTime, UNIX_EPOCH};
 
 use loam_field::{BrickKey, DecodeError, Field, FieldSettings, History, LogEntry, SharedStroke};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -237,40 +239,50 @@ impl Store {
             )?;
             let lock = crate::lock::hold(&tmp, true)?;
             let mut store = Self::configure(conn, &tmp, lock)?;
-            let now = now_unix().to_string();
-            let field_json = serde_json::to_string(field).expect("settings serialise");
-            // Freed pages go back to the file at compaction (`incremental_vacuum`).
-            store
-                .conn
-                .execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
-            let tx = store.conn.transaction()?;
-            tx.execute_batch(SCHEMA)?;
-            tx.execute_batch(BLOCK_SCHEMA)?;
-            tx.execute_batch(STROKES_SCHEMA)?;
-            tx.execute_batch(BRICKS_SEQ_INDEX)?;
-            {
-                let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
-                for (k, v) in [
-                    ("format", FORMAT),
-                    ("format_version", &FORMAT_VERSION.to_string()),
-                    ("generator", generator_json),
-                    ("field", &field_json),
-                    ("heightmap_blake3", heightmap_blake3.unwrap_or("")),
-                    ("created", &now),
-                    ("modified", &now),
-                    ("bake_seq", "0"),
-                ] {
-                    put.execute(params![k, v])?;
-                }
-            }
-            let digest = meta_digest(&tx)?;
-            tx.execute("INSERT INTO meta (key, value) VALUES ('tag', ?1)", [digest])?;
-            tx.commit()?;
+            store.write_schema(generator_json, field, heightmap_blake3)?;
             // Closing folds the write-ahead log into the file.
             drop(store);
         }
         put_in_place(&tmp, path)?;
         Self::open(path)
+    }
+
+    /// Writes a new world's tables and metadata (`create`, `create_in_memory`).
+    pub(crate) fn write_schema(
+        &mut self,
+        generator_json: &str,
+        field: &FieldSettings,
+        heightmap_blake3: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = now_unix().to_string();
+        let field_json = serde_json::to_string(field).expect("settings serialise");
+        // Freed pages go back to the file at compaction (`incremental_vacuum`).
+        self.conn
+            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
+        let tx = self.conn.transaction()?;
+        tx.execute_batch(SCHEMA)?;
+        tx.execute_batch(BLOCK_SCHEMA)?;
+        tx.execute_batch(STROKES_SCHEMA)?;
+        tx.execute_batch(BRICKS_SEQ_INDEX)?;
+        {
+            let mut put = tx.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
+            for (k, v) in [
+                ("format", FORMAT),
+                ("format_version", &FORMAT_VERSION.to_string()),
+                ("generator", generator_json),
+                ("field", &field_json),
+                ("heightmap_blake3", heightmap_blake3.unwrap_or("")),
+                ("created", &now),
+                ("modified", &now),
+                ("bake_seq", "0"),
+            ] {
+                put.execute(params![k, v])?;
+            }
+        }
+        let digest = meta_digest(&tx)?;
+        tx.execute("INSERT INTO meta (key, value) VALUES ('tag', ?1)", [digest])?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Opens an existing world file, checking it before anything is written: an SQLite file
@@ -326,6 +338,15 @@ impl Store {
         drop(first);
         let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         let mut store = Self::configure(conn, path, lock)?;
+        store.ready_for_writing()?;
+        Ok(store)
+    }
+
+    /// The last steps of a writable open, on a checked world: migrated to this build's
+    /// format, the bricks' index made where missing, a bake that did not commit dropped, the
+    /// log's end found.
+    pub(crate) fn ready_for_writing(&mut self) -> Result<(), StoreError> {
+        let store = self;
         store.migrate()?;
         retry(&store.path, store.busy_wait, Writing::Open, || {
             store.conn.execute_batch(BRICKS_SEQ_INDEX)
@@ -333,7 +354,7 @@ impl Store {
         store.bake_seq = store.meta_u64("bake_seq")?;
         store.drop_unbaked()?;
         store.last_seq = store.find_last_seq()?;
-        Ok(store)
+        Ok(())
     }
 
     /// Deletes what no load reads: rows of a bake that was not committed (a crash while its
@@ -370,7 +391,10 @@ impl Store {
     }
 
     /// [`Store::open_read_only`] holding `lock` (`None`: the caller holds the file).
-    fn read_only_with(path: &Path, lock: Option<std::fs::File>) -> Result<Self, StoreError> {
+    pub(crate) fn read_only_with(
+        path: &Path,
+        lock: Option<std::fs::File>,
+    ) -> Result<Self, StoreError> {
         let conn = connect(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         conn.busy_timeout(Duration::from_millis(200))?;
         let version = check_meta(&conn, path)?;
@@ -516,7 +540,7 @@ impl Store {
     /// WAL with synchronous FULL (an acknowledged append survives a crash). Other processes
     /// are kept out ([`StoreError::InUse`]) by `lock`, the store's own lock (`lock.rs`), or
     /// where there is none by SQLite's exclusive locking mode for the connection's life.
-    fn configure(
+    pub(crate) fn configure(
         conn: Connection,
         path: &Path,
         lock: Option<std::fs::File>,

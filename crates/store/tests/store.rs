@@ -27,7 +27,7 @@ pub fn base() -> Field {
 pub const GEN: &str = r#"{"kind": "noise", "terrain": {"seed": 3}}"#;
 
 /// A deterministic mix of ops, strokes, undo and redo.
-fn script(field: &Field) -> Vec<(u64, EditOp)> {
+pub fn script(field: &Field) -> Vec<(u64, EditOp)> {
     let h = |x: f64| field.generator().surface_height(x, 3.0);
     let mut ops = Vec::new();
     for i in 0..30u64 {

@@ -6,5 +6,6 @@ mod blocks;
 mod busy;
 mod checkpoint;
 mod crash;
+mod image;
 mod migrate;
 mod store;

@@ -274,6 +274,55 @@ fn without_threads_updates_build_edited_chunks_first() {
     assert_matches_scratch(&world, &shown, &base, &[op]);
 }
 
+/// The budget of a world without threads changes while it runs (a page with slow frames
+/// builds more in each): a larger one builds more jobs in one update; one out of range, or
+/// a world with worker threads, is refused and changes nothing.
+#[test]
+fn the_main_thread_budget_changes_while_the_world_runs() {
+    let base = flat_field(0.5, 4.0);
+    let settings = loam_world::WorldSettings {
+        main_thread: Some(Duration::from_micros(100)),
+        ..small(4)
+    };
+    let mut world = World::new(base.clone(), settings).unwrap();
+    let v = [Viewer::at([16.0, 4.0, 16.0])];
+    world.update(&v);
+    let first = world.metrics().chunks_built;
+    let waiting = world.metrics().queue_depth;
+    assert!(waiting > 10, "{:?}", world.metrics());
+    world
+        .set_main_thread_budget(Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(world.settings().main_thread, Some(Duration::from_secs(1)));
+    world.update(&v);
+    let second = world.metrics().chunks_built - first;
+    assert!(
+        second > 10.min(waiting as u64) && second > first,
+        "1 s builds more than 0.1 ms: {first} then {second}"
+    );
+    for bad in [Duration::from_micros(99), Duration::from_millis(1001)] {
+        let e = world.set_main_thread_budget(bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                loam_world::WorldError::OutOfRange {
+                    name: "main_thread",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(world.settings().main_thread, Some(Duration::from_secs(1)));
+    }
+    let mut threaded = World::new(base, small(1)).unwrap();
+    assert!(
+        threaded
+            .set_main_thread_budget(Duration::from_millis(5))
+            .is_err()
+    );
+    assert_eq!(threaded.settings().main_thread, None);
+}
+
 #[test]
 fn edits_out_of_view_make_no_batch_and_bad_ops_change_nothing() {
     let base = flat_field(10.0, 2.0);

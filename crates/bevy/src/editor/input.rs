@@ -1,6 +1,6 @@
 //! The editor's input: mouse capture, keys, camera motion, aiming and the tool.
 
-use std::time::Instant;
+use loam_world::Instant;
 
 use bevy::input::mouse::{AccumulatedMouseMotion, MouseScrollUnit, MouseWheel};
 use bevy::prelude::*;

@@ -79,6 +79,10 @@ pub struct EditorOptions {
     /// Print the seams' open edges whenever the view is complete with a new mesher
     /// ([`crate::chunks::SeamCheck`]).
     pub check_seams: bool,
+    /// In a browser (wasm32): the CSS selector of the page's `<canvas>` the editor draws
+    /// into, sized to its parent element (`size` is then only the first size); `None` opens
+    /// a window of `size`.
+    pub canvas: Option<String>,
 }
 
 /// Fly or walk.
@@ -251,9 +255,16 @@ impl Plugin for EditorPlugin {
     }
 }
 
-/// Opens the editor window on `options` and runs until it is closed: Bevy's default plugins
-/// (sound through [`crate::SoundPlugin`]), [`LoamPlugins`] and the [`EditorPlugin`].
+/// Opens the editor window on `options` and runs until it is closed: [`app`], run. In a
+/// browser this returns at once; the page's event loop runs the app.
 pub fn run(options: EditorOptions) -> AppExit {
+    app(options).run()
+}
+
+/// The editor's app on `options`: Bevy's default plugins with the window (or the page's
+/// canvas), sound through [`crate::SoundPlugin`], [`LoamPlugins`] and the
+/// [`EditorPlugin`], and the world, its file, blocks and connection as resources.
+pub fn app(options: EditorOptions) -> App {
     let EditorOptions {
         world,
         store,
@@ -265,6 +276,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         lod_fade_s,
         keep_view,
         check_seams,
+        canvas,
     } = options;
     let mut app = App::new();
     app.add_plugins(
@@ -273,6 +285,11 @@ pub fn run(options: EditorOptions) -> AppExit {
                 primary_window: Some(Window {
                     title,
                     resolution: size.into(),
+                    fit_canvas_to_parent: canvas.is_some(),
+                    // The page keeps its own keys (reload, the developer tools); the editor's
+                    // (Ctrl+Z, Ctrl+S, Tab) reach it only while the canvas has the focus.
+                    prevent_default_event_handling: canvas.is_some(),
+                    canvas,
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -318,7 +335,7 @@ pub fn run(options: EditorOptions) -> AppExit {
         // The server's blocks come as deltas; nothing is decided here.
         app.world_mut().resource_mut::<LoamBlocks>().replica = true;
     }
-    app.run()
+    app
 }
 
 /// Whether the primary window has the mouse captured.

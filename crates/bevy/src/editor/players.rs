@@ -7,7 +7,9 @@
 //!   RemoteStatus::players ─▶ show_players ─▶ PlayerMarker { body, tool } entities
 //! ```
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use loam_world::Instant;
 
 use bevy::prelude::*;
 

@@ -21,9 +21,9 @@
 //! editor's physics world, which has the terrain colliders the client's lacks, until the
 //! server's records put each piece at its rest.
 
+use loam_world::Instant;
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
-use std::time::Instant;
 
 use bevy::prelude::*;
 use loam_blocks::{BlockDelta, BlockOp};

@@ -246,6 +246,27 @@ pub enum EditOp {
 }
 
 impl EditOp {
+    /// Where the op acts, world metres: its centre, or the middle of its axis (capsule,
+    /// cylinder); `None` for undo and redo, which act where their stroke did. (What a first
+    /// view looks at: the last edit of a world.)
+    pub fn center(&self) -> Option<[f64; 3]> {
+        match *self {
+            EditOp::Sphere { center, .. }
+            | EditOp::Cuboid { center, .. }
+            | EditOp::Torus { center, .. }
+            | EditOp::Raise { center, .. }
+            | EditOp::Lower { center, .. }
+            | EditOp::Smooth { center, .. }
+            | EditOp::Flatten { center, .. }
+            | EditOp::Noise { center, .. }
+            | EditOp::Paint { center, .. } => Some(center),
+            EditOp::Capsule { a, b, .. } | EditOp::Cylinder { a, b, .. } => {
+                Some([0, 1, 2].map(|i| (a[i] + b[i]) * 0.5))
+            }
+            EditOp::Undo { .. } | EditOp::Redo { .. } => None,
+        }
+    }
+
     /// The op's kind as written in JSON (`"sphere"`, `"box"`, …).
     pub fn kind(&self) -> &'static str {
         match self {

@@ -350,6 +350,29 @@ impl World {
         self.check_initial_load();
     }
 
+    /// Changes the time each [`World::update`] builds jobs for, in a world without worker
+    /// threads ([`WorldSettings::main_thread`]): a page whose frames are slow (a software
+    /// renderer) can build more in each, and less again when they are fast.
+    ///
+    /// # Errors
+    /// [`WorldError::OutOfRange`] (`main_thread`) for a budget outside [0.1 ms, 1 s], or for
+    /// a world with worker threads (value 0: it has no budget to change); the world is
+    /// unchanged.
+    pub fn set_main_thread_budget(&mut self, budget: Duration) -> Result<(), crate::WorldError> {
+        if self.settings.main_thread.is_none() {
+            return Err(crate::WorldError::OutOfRange {
+                name: "main_thread",
+                value: 0,
+                range: "a world without worker threads",
+            });
+        }
+        let mut settings = self.settings;
+        settings.main_thread = Some(budget);
+        settings.validate()?;
+        self.settings.main_thread = Some(budget);
+        Ok(())
+    }
+
     /// Switches the mesher: every chunk with a surface is rebuilt, all in one batch (with the
     /// batches still pending merged into it), so the view keeps its old meshes until every
     /// new one is built and then shows them in one frame: meshes of two meshers never meet at
