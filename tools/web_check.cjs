@@ -160,13 +160,34 @@ const message = (page) => page.evaluate(() => {
   check('the native replay has the page\'s field hash', nativeHash === kept.field_hash,
     `page ${kept.field_hash}, loam world info ${nativeHash}`);
 
-  // 4. A reload opens the kept world with the dig.
+  // 3b. Ctrl+Z undoes the dig's stroke (the field as it was before it), Ctrl+Y redoes it;
+  // each chord held over frames.
+  const chord = async (key) => {
+    await page.keyboard.down('Control');
+    await page.keyboard.down(key);
+    await frames(2);
+    await page.keyboard.up(key);
+    await page.keyboard.up('Control');
+    await frames(2);
+  };
+  await chord('z');
+  const undone = await until(page, 60, (s) => s.last_seq > kept.last_seq && s.hashed_seq === s.last_seq);
+  check('Ctrl+Z undoes the dig', undone !== null && undone.field_hash === first.field_hash,
+    `op ${undone && undone.last_seq}, hash ${undone && undone.field_hash} (before the dig ${first.field_hash})`);
+  await chord('y');
+  const redone = await until(page, 60, (s) => undone && s.last_seq > undone.last_seq && s.hashed_seq === s.last_seq);
+  check('Ctrl+Y redoes it', redone !== null && redone.field_hash === kept.field_hash,
+    `op ${redone && redone.last_seq}, hash ${redone && redone.field_hash}`);
+  const final = await until(page, 30, (s) => s.kept_seq === s.last_seq);
+  await page.waitForFunction((seq) => window.loam.storedSeq() === seq, final.last_seq, { timeout: 30000 });
+
+  // 4. A reload opens the kept world with the dig (and its undo and redo).
   await page.reload();
   const back = await until(page, 300, (s) => s.frames > 2);
   await settled(page, 300);
   await page.screenshot({ path: shot('page-reloaded.png'), timeout: 300000 });
-  check('a reload keeps the edits', back !== null && back.last_seq === kept.last_seq
-    && back.field_hash === kept.field_hash,
+  check('a reload keeps the edits', back !== null && back.last_seq === final.last_seq
+    && back.field_hash === final.field_hash,
     `after the reload: op ${back && back.last_seq}, hash ${back && back.field_hash}`);
 
   // 5. A damaged saved world: a message, a fresh world, the bytes kept aside.

@@ -6,7 +6,8 @@
 #      chromium): the page shows terrain laid out as the native headless render of the same
 #      session; a click and a held left button dig (the pixels at the crosshair change); the
 #      world the page keeps, written to a file, has the page's field hash in `loam world
-#      info` (a native replay of its ops); a reload keeps the edit; a damaged saved world
+#      info` (a native replay of its ops); Ctrl+Z and Ctrl+Y undo and redo it; a reload
+#      keeps the edits; a damaged saved world
 #      gives a message and a fresh world, the damaged bytes kept aside; `?connect=` says
 #      that joining from a browser is not built yet.
 # Screenshots and logs stay in OUT_DIR.
