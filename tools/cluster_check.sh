@@ -83,9 +83,29 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 grep "caught up with the world's stream" "$out/node1.log" || { echo "node 1 never caught up" >&2; exit 1; }
-# Pieces the load made fall come to rest within a few seconds; their last records are then
-# in the stream and applied by both nodes before they stop.
-sleep 4
+# Pieces the load made fall come to rest, and the node deciding the blocks publishes each
+# rest; the nodes stop once the stream has been quiet for 3 s (no outcome still to come),
+# so both have applied the last one. A fixed wait of 4 s was too short on a slow run: a
+# piece still falling on the deciding node was at another place in each file.
+last_seq() {
+  "$loam" world export --nats "$url" --world-id ci --out "$out/probe.loam" \
+    | sed -n 's/.*up to stream sequence \([0-9]*\).*/\1/p'
+  rm -f "$out/probe.loam"
+}
+seen=$(last_seq)
+quiet=0
+for _ in $(seq 60); do
+  sleep 1
+  now=$(last_seq)
+  if [ "$now" = "$seen" ]; then
+    quiet=$((quiet + 1))
+    [ "$quiet" -ge 3 ] && break
+  else
+    seen=$now
+    quiet=0
+  fi
+done
+echo "the stream is quiet at sequence $seen"
 kill -TERM "$pid1" "$pid2"
 wait "$pid1" "$pid2" || { echo "a node did not stop cleanly" >&2; exit 1; }
 
