@@ -17,7 +17,10 @@ if [ "${2:-}" = "--release" ]; then
   PROFILE=release
   FLAGS=(--release)
 fi
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
+# A target folder of its own (inside the workspace's): the wasm32 build's host-side build
+# scripts and proc macros resolve other features than the native build's, and kept apart
+# the two never rebuild each other's.
+TARGET_DIR=${CARGO_TARGET_DIR:-target}/web
 
 if ! rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
@@ -34,7 +37,7 @@ if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WB_VERSION"; t
 fi
 
 echo "web_build: building loam-web for wasm32-unknown-unknown ($PROFILE)"
-cargo build --locked --target wasm32-unknown-unknown -p loam-web "${FLAGS[@]}"
+CARGO_TARGET_DIR="$TARGET_DIR" cargo build --locked --target wasm32-unknown-unknown -p loam-web "${FLAGS[@]}"
 WASM="$TARGET_DIR/wasm32-unknown-unknown/$PROFILE/loam_web.wasm"
 
 rm -rf "$OUT"
