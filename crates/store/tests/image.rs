@@ -4,23 +4,13 @@
 use loam_field::{FieldSettings, History, LogEntry};
 use loam_store::{Store, StoreError};
 
-use crate::store::{GEN, base, script, write_world};
+use crate::store::{GEN, base, script, write_script, write_world};
 
 /// The script of `store.rs` applied to a world in memory, baking every `bake_every` ops.
 fn write_in_memory(bake_every: usize) -> (Store, loam_field::Field, History) {
-    let mut field = base();
-    let mut history = History::default();
-    let mut store = Store::create_in_memory("test", GEN, field.settings(), None).unwrap();
+    let mut store = Store::create_in_memory("test", GEN, base().settings(), None).unwrap();
     assert!(store.in_memory());
-    for (i, (stroke, op)) in script(&field).into_iter().enumerate() {
-        history.apply(&mut field, stroke, &op).unwrap();
-        store
-            .append(&LogEntry::new(i as u64 + 1, stroke, op))
-            .unwrap();
-        if bake_every > 0 && (i + 1) % bake_every == 0 {
-            store.bake(&field, &history, i as u64 + 1).unwrap();
-        }
-    }
+    let (field, history) = write_script(&mut store, bake_every);
     (store, field, history)
 }
 

@@ -79,9 +79,15 @@ pub fn script(field: &Field) -> Vec<(u64, EditOp)> {
 
 /// Applies the script, appending every op and baking now and then.
 pub fn write_world(path: &std::path::Path, bake_every: usize) -> (Field, History) {
+    let mut store = Store::create(path, GEN, base().settings(), None).unwrap();
+    write_script(&mut store, bake_every)
+}
+
+/// Applies the script to a new world's `store` (a file or in memory), appending every op and
+/// baking every `bake_every` ops (0: never); returns the live field and history.
+pub fn write_script(store: &mut Store, bake_every: usize) -> (Field, History) {
     let mut field = base();
     let mut history = History::default();
-    let mut store = Store::create(path, GEN, field.settings(), None).unwrap();
     for (i, (stroke, op)) in script(&field).into_iter().enumerate() {
         history.apply(&mut field, stroke, &op).unwrap();
         store
